@@ -1,0 +1,24 @@
+"""arcadebench: published Atari and Sonic evaluation protocols, one line to use.
+
+Importing the package registers a Gymnasium id for every game and level of every built-in
+protocol (``arcadebench/SABER-Pong-v0``, ``arcadebench/Atari5-BattleZone-v0``, ...).
+"""
+
+from arcadebench.benchmarks.envs import env_id, make, register_envs
+from arcadebench.errors import ArcadebenchError, SpecError
+from arcadebench.specs import Spec, list_specs, load_spec
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ArcadebenchError",
+    "Spec",
+    "SpecError",
+    "__version__",
+    "env_id",
+    "list_specs",
+    "load_spec",
+    "make",
+]
+
+register_envs()

@@ -1,0 +1,65 @@
+"""Plain-text aligned tables: the one renderer behind ``Results.table()`` and the CLI output.
+
+Plain text (not a terminal library) so tables are identical in a terminal, a log file and a
+test, and can be pasted into a paper's appendix.
+
+Example:
+    >>> print(render_table(["game", "score"], [["pong", 21.0], ["breakout", 3.25]], title="Demo"))
+    Demo
+    game      score
+    --------  -----
+    pong      21.00
+    breakout   3.25
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+__all__ = ["format_cell", "render_table"]
+
+
+def format_cell(value: object, digits: int = 2) -> str:
+    """Format one cell: numbers with ``digits`` decimals (thousands separated), ``None`` as ``-``."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "-"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return f"{value:,.{digits}f}"
+    return str(value)
+
+
+def render_table(
+    columns: Sequence[str],
+    rows: Sequence[Sequence[object]],
+    title: str | None = None,
+    digits: int = 2,
+) -> str:
+    """Render ``rows`` under ``columns``: text left-aligned, numbers right-aligned."""
+    cells = [[format_cell(v, digits) for v in row] for row in rows]
+    numeric = [
+        all(isinstance(row[i], int | float) or row[i] is None for row in rows) and bool(rows)
+        for i in range(len(columns))
+    ]
+    widths = [max([len(c), *(len(row[i]) for row in cells)]) for i, c in enumerate(columns)]
+
+    def line(values: Sequence[str], header: bool = False) -> str:
+        parts = [
+            v.rjust(w) if numeric[i] and not header else v.ljust(w)
+            for i, (v, w) in enumerate(zip(values, widths, strict=True))
+        ]
+        return "  ".join(parts).rstrip()
+
+    out = [title] if title else []
+    out.append(line(columns, header=True))
+    out.append("  ".join("-" * w for w in widths))
+    out.extend(line(row) for row in cells)
+    return "\n".join(out)

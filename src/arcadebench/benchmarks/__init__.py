@@ -1,0 +1,1 @@
+"""Benchmarks: environments built from specs, the runner, the scorer and the reports."""

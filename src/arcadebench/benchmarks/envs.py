@@ -1,0 +1,144 @@
+"""Spec → environment: Gymnasium ids for every (protocol, game/level), and the factory behind them.
+
+``import arcadebench`` registers ``arcadebench/<Protocol>-<Game>-v<N>`` for every game of every
+built-in spec, e.g. ``arcadebench/SABER-Pong-v0`` or
+``arcadebench/Sonic-SonicTheHedgehog-GreenHillZone.Act1-v0``. The registered kwargs are the
+spec's environment settings, so ``env.spec.kwargs`` shows the protocol; passing a different value
+to ``gym.make`` is allowed but marks the environment *non-compliant* (a warning, and the
+deviation is recorded with every logged episode).
+
+Example:
+    >>> import gymnasium as gym, arcadebench
+    >>> env = gym.make("arcadebench/SABER-Pong-v0")
+    >>> env.spec.kwargs["repeat_action_probability"], env.action_space.n
+    (0.25, 18)
+    >>> env.close()
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import warnings
+from typing import Any
+
+import gymnasium as gym
+
+from arcadebench.errors import UnknownGame
+from arcadebench.specs import Spec, list_specs, load_spec
+
+__all__ = ["env_id", "make", "make_protocol_env", "parse_env_id", "register_envs", "NonCompliantWarning"]
+
+NAMESPACE = "arcadebench"
+_ID_RE = re.compile(rf"^{NAMESPACE}/(?P<prefix>[A-Za-z][A-Za-z0-9]*)-(?P<game>.+)-v(?P<version>\d+)$")
+
+
+class NonCompliantWarning(UserWarning):
+    """An environment was made with settings that differ from its protocol spec."""
+
+
+def _display_name(spec: Spec, game: str) -> str:
+    if spec.platform == "atari":
+        from ale_py.registration import rom_id_to_name
+
+        return rom_id_to_name(game)
+    return game
+
+
+def env_id(spec: Spec | str, game: str) -> str:
+    """The Gymnasium id of ``game`` under ``spec``, e.g. ``arcadebench/Atari5-BattleZone-v0``."""
+    spec = load_spec(spec)
+    game = spec.resolve_game(game)
+    return f"{NAMESPACE}/{spec.id_prefix}-{_display_name(spec, game)}-v{spec.env_version}"
+
+
+def parse_env_id(id: str) -> tuple[str, str, int]:
+    """Split an arcadebench id into ``(id_prefix, game display name, version)``; inverse of :func:`env_id`."""
+    match = _ID_RE.match(id)
+    if not match:
+        raise UnknownGame(f"{id!r} is not an arcadebench id (arcadebench/<Protocol>-<Game>-v<N>).")
+    return match["prefix"], match["game"], int(match["version"])
+
+
+def protocol_kwargs(spec: Spec) -> dict[str, Any]:
+    """The spec's environment settings as keyword arguments (what ``env.spec.kwargs`` shows)."""
+    if spec.environment is None:
+        return {}
+    return dataclasses.asdict(spec.environment)
+
+
+def _deviations(spec: Spec, settings: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    expected = protocol_kwargs(spec)
+    return {
+        key: {"spec": expected[key], "used": value}
+        for key, value in settings.items()
+        if key in expected and _normalise(value) != _normalise(expected[key])
+    }
+
+
+def _normalise(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
+
+
+def make_protocol_env(spec: str | Spec, game: str, **kwargs: Any) -> gym.Env:
+    """Build the environment of ``game`` exactly as ``spec`` defines it (the registered entry point).
+
+    Keyword arguments named like a spec setting override it (recorded as a deviation); the others
+    go to the platform builder (e.g. ``render_mode``, ``obs_type`` for Atari).
+    """
+    spec = load_spec(spec)
+    game = spec.resolve_game(game)
+    settings = protocol_kwargs(spec)
+    extra = {k: v for k, v in kwargs.items() if k not in settings}
+    settings.update({k: v for k, v in kwargs.items() if k in settings})
+    deviations = _deviations(spec, settings)
+    if deviations:
+        changed = ", ".join(f"{k}={v['used']!r} (spec: {v['spec']!r})" for k, v in deviations.items())
+        warnings.warn(
+            f"{spec.name} environment for {game!r} is non-compliant: {changed}. "
+            "Its scores are not comparable with the protocol's.",
+            NonCompliantWarning,
+            stacklevel=2,
+        )
+    if spec.platform == "atari":
+        from arcadebench.benchmarks.atari import make_atari_env
+
+        return make_atari_env(spec, game, settings, **extra)
+    if spec.platform == "retro":
+        from arcadebench.benchmarks.sonic import make_retro_env
+
+        return make_retro_env(spec, game, settings, **extra)
+    raise UnknownGame(f"the {spec.name!r} spec (platform 'none') defines scores only, no environments.")
+
+
+def make(spec: str | Spec, game: str, **kwargs: Any) -> gym.Env:
+    """Make the protocol environment of ``game``; also works for a spec YAML file of your own.
+
+    For built-in specs this is ``gym.make(env_id(spec, game), **kwargs)``.
+    """
+    spec = load_spec(spec)
+    game = spec.resolve_game(game)
+    if spec.name in list_specs() and load_spec(spec.name).hash == spec.hash:
+        return gym.make(env_id(spec, game), **kwargs)
+    return make_protocol_env(spec, game, **kwargs)
+
+
+def register_envs() -> list[str]:
+    """Register an id for every game or level of every built-in spec; returns the ids."""
+    ids = []
+    for name in list_specs():
+        spec = load_spec(name)
+        if spec.platform == "none":
+            continue
+        settings = protocol_kwargs(spec)
+        for game in spec.games:
+            id = env_id(spec, game)
+            if id not in gym.registry:
+                gym.register(
+                    id=id,
+                    entry_point=f"{__name__}:make_protocol_env",
+                    kwargs={"spec": name, "game": game, **settings},
+                )
+            ids.append(id)
+    return ids
+

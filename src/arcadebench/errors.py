@@ -1,0 +1,100 @@
+"""The errors arcadebench raises on bad input, each a single line naming the problem and the fix.
+
+Every error derives from :class:`ArcadebenchError`, so a caller (and the CLI) can catch one type
+and print ``str(error)``: the message always says *where* (file, key path or line), *what* was
+expected and *how to fix it*. Lookup errors offer "did you mean" suggestions.
+
+Classes: ArcadebenchError, SpecError, UnknownSpec, UnknownGame, InputError, RomNotFound,
+BudgetExhausted, AgentError, EmulatorInUse.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+__all__ = [
+    "AgentError",
+    "ArcadebenchError",
+    "BudgetExhausted",
+    "EmulatorInUse",
+    "InputError",
+    "RomNotFound",
+    "SpecError",
+    "UnknownGame",
+    "UnknownSpec",
+    "did_you_mean",
+]
+
+
+def did_you_mean(name: str, choices: Iterable[str], n: int = 3) -> str:
+    """Return ``" Did you mean: a, b?"`` for the close matches of ``name``, or ``""``.
+
+    Example:
+        >>> did_you_mean("pnog", ["pong", "qbert"])
+        " Did you mean: 'pong'?"
+    """
+    matches = difflib.get_close_matches(name, list(choices), n=n, cutoff=0.6)
+    if not matches:
+        return ""
+    return " Did you mean: " + ", ".join(repr(m) for m in matches) + "?"
+
+
+class ArcadebenchError(Exception):
+    """Base class: a one-line, user-facing message; never needs a traceback to be understood."""
+
+
+class SpecError(ArcadebenchError, ValueError):
+    """A protocol spec (YAML) is malformed: the message names the file, the key path and the rule.
+
+    Attributes:
+        file: the spec file (or ``"<string>"``).
+        path: the key path inside the spec, e.g. ``"environment.repeat_action_probability"``.
+    """
+
+    def __init__(self, file: str, path: str, problem: str) -> None:
+        self.file = file
+        self.path = path
+        self.problem = problem
+        where = f"{file}: {path}" if path else file
+        super().__init__(f"{where}: {problem}")
+
+
+class UnknownSpec(ArcadebenchError, LookupError):
+    """A spec name that is neither built in nor an existing YAML file."""
+
+
+class UnknownGame(ArcadebenchError, LookupError):
+    """A game or level name that the spec does not define."""
+
+
+class InputError(ArcadebenchError, ValueError):
+    """A score file (CSV/JSON) or an episode log is malformed.
+
+    Attributes:
+        file: the input file.
+        line: 1-based line number where known, else ``None``.
+    """
+
+    def __init__(self, file: str, line: int | None, problem: str) -> None:
+        self.file = file
+        self.line = line
+        self.problem = problem
+        where = f"{file}:{line}" if line is not None else file
+        super().__init__(f"{where}: {problem}")
+
+
+class RomNotFound(ArcadebenchError, FileNotFoundError):
+    """A game's ROM is not installed (stable-retro ROMs are not redistributable)."""
+
+
+class BudgetExhausted(ArcadebenchError, RuntimeError):
+    """A training loop tried to step past the protocol's interaction budget."""
+
+
+class AgentError(ArcadebenchError, RuntimeError):
+    """The agent raised; the message names the game/level, run and episode where it happened."""
+
+
+class EmulatorInUse(ArcadebenchError, RuntimeError):
+    """stable-retro allows one emulator per process and this process already has one."""

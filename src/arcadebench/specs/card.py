@@ -1,0 +1,129 @@
+"""A protocol card: the settings, rules and references of a spec as readable (label, value) rows.
+
+One data structure, rendered as text by ``arcadebench show`` and as HTML by the report, so the
+two can never disagree.
+
+Example:
+    >>> from arcadebench.specs import load_spec
+    >>> card = protocol_card(load_spec("saber"))
+    >>> dict(card["Environment"])["Max stuck time"]
+    '18,000 frames (5 min) without reward, then truncate'
+"""
+
+from __future__ import annotations
+
+from arcadebench.specs.model import AtariSettings, RetroSettings, Spec
+
+__all__ = ["frames_to_time", "protocol_card"]
+
+FRAMES_PER_SECOND = 60  # Atari 2600 and Genesis (NTSC); every paper converts frames at 60 fps
+
+Card = dict[str, list[tuple[str, str]]]
+
+
+def frames_to_time(frames: int) -> str:
+    """Human duration of ``frames`` emulator frames at 60 fps (``108000`` → ``30 min``)."""
+    seconds = frames / FRAMES_PER_SECOND
+    if seconds >= 3600 and seconds % 3600 == 0:
+        return f"{seconds / 3600:g} h"
+    if seconds >= 60:
+        return f"{seconds / 60:g} min"
+    return f"{seconds:g} s"
+
+
+def _atari_rows(env: AtariSettings) -> list[tuple[str, str]]:
+    cap = env.max_episode_frames
+    return [
+        ("Frame skip", f"{env.frameskip} frames per agent step"),
+        ("Sticky actions", f"p = {env.repeat_action_probability} per frame (ALE repeat_action_probability)"),
+        ("Action set", "full, 18 actions" if env.full_action_space else "minimal (game-specific)"),
+        ("Life information", "allowed" if env.life_information else "not allowed: episodes end on game over only"),
+        ("Max episode length", f"{cap:,} frames ({frames_to_time(cap)}), truncation" if cap else "none"),
+        (
+            "Max stuck time",
+            f"{env.max_stuck_frames:,} frames ({frames_to_time(env.max_stuck_frames)}) without reward, then truncate"
+            if env.max_stuck_frames
+            else "none",
+        ),
+        (
+            "Rollover guard",
+            f"rewards < {env.rollover_threshold:g} are score-buffer rollovers: replaced by 0 and reported"
+            if env.rollover_threshold is not None
+            else "none",
+        ),
+    ]
+
+
+def _retro_rows(env: RetroSettings, spec: Spec) -> list[tuple[str, str]]:
+    actions = spec.action_sets.get(env.action_set)
+    action_text = f"{env.action_set} (Discrete({len(actions)}))" if actions else "buttons (MultiBinary)"
+    return [
+        ("Frame skip", f"{env.frameskip} frames per timestep"),
+        ("Sticky frame skip", f"first frame of a step keeps the previous action with p = {env.sticky_probability}"),
+        ("Episode end", "level complete, life lost, or " f"{env.max_episode_steps:,} timesteps (truncation)"),
+        ("Reward", f"{env.progress_scale:g} x horizontal progress + completion bonus up to "
+         f"{env.completion_bonus:g}, decaying to 0 at {env.bonus_horizon_frames:,} frames"),
+        ("Observation", "x".join(str(d) for d in env.observation_shape) + " RGB"),
+        ("Action set", action_text),
+    ]
+
+
+def _scoring_rows(spec: Spec) -> list[tuple[str, str]]:
+    scoring, evaluation = spec.scoring, spec.evaluation
+    rows = []
+    for norm in scoring.normalised:
+        clip = []
+        if norm.floor is not None:
+            clip.append(f"floored at {norm.floor:g} %")
+        if norm.cap is not None:
+            clip.append(f"capped at {norm.cap:g} %")
+        rows.append((norm.name.upper(), f"100 (x - random) / |{norm.reference} - random|" + (f", {', '.join(clip)}" if clip else "")))
+    rows.append(("Aggregates", ", ".join(scoring.aggregates)))
+    if scoring.classes:
+        bins = ", ".join(f"{name} < {upper:g} %" if upper is not None else f"{name} >= {scoring.classes[-2][1]:g} %"
+                         for name, upper in scoring.classes)
+        rows.append(("Classes", f"of {scoring.classes_of.upper()}: {bins}"))
+    if scoring.breakthrough_of:
+        rows.append(("Breakthroughs", f"games with {scoring.breakthrough_of.upper()} >= {scoring.breakthrough_threshold:g} %"))
+    if scoring.log_transform:
+        rows.append(("Subset estimate", f"10^(sum c_g {scoring.log_transform.replace('x', 'HNS_g')}) - 1"))
+    if evaluation.episode_aggregate == "last_k":
+        checkpoints = ", ".join(f"{c / 1e6:g}M" for c in evaluation.checkpoints)
+        rows.append(("Per-game score", f"mean of the last {evaluation.k} training episodes before {checkpoints} frames and at the end"))
+    else:
+        rows.append(("Per-game score", "mean return of all complete episodes"))
+    if evaluation.budget_frames:
+        rows.append(("Budget", f"{evaluation.budget_frames:,} frames per run"))
+    if evaluation.budget_steps:
+        rows.append(("Budget", f"{evaluation.budget_steps:,} timesteps per level"))
+    return rows
+
+
+def protocol_card(spec: Spec) -> Card:
+    """Sections of (label, value) rows describing ``spec``: identity, environment, scoring, games."""
+    card: Card = {
+        "Protocol": [
+            ("Name", spec.name),
+            ("Title", spec.title),
+            ("Version", f"{spec.version} (environments v{spec.env_version})"),
+            ("Hash", spec.hash),
+            ("Citation", spec.citation),
+            *([("URL", spec.url)] if spec.url else []),
+        ]
+    }
+    if isinstance(spec.environment, AtariSettings):
+        card["Environment"] = _atari_rows(spec.environment)
+    elif isinstance(spec.environment, RetroSettings):
+        card["Environment"] = _retro_rows(spec.environment, spec)
+    card["Scoring"] = _scoring_rows(spec)
+    default = "all" if spec.default_games == spec.games else ", ".join(spec.default_games)
+    games = [("Games", f"{len(spec.games)}"), ("Default selection", default)]
+    if spec.levels:
+        for split in ("train", "test"):
+            names = [n for n, lv in spec.levels.items() if lv.split == split]
+            games.append((f"{split.capitalize()} levels", f"{len(names)}"))
+    for subset in spec.subsets.values():
+        weights = ", ".join(f"{g} {c:g}" for g, c in zip(subset.games, subset.coefficients, strict=True))
+        games.append((subset.name, weights))
+    card["Games"] = games
+    return card

@@ -1,0 +1,565 @@
+"""Load, validate and hash protocol specs: YAML in, a frozen :class:`~arcadebench.specs.model.Spec` out.
+
+Built-in specs are the ``*.yaml`` files next to this module, found by globbing (adding a protocol
+is adding a file). A user's own YAML file is accepted wherever a built-in name is. YAML is read
+with a :class:`yaml.SafeLoader` subclass that only adds two refusals — duplicate keys, which
+PyYAML would silently merge, and anchor/alias bombs — so no tag can construct Python objects.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import re
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import yaml
+
+from arcadebench.errors import SpecError, UnknownSpec, did_you_mean
+from arcadebench.specs._reader import Node
+from arcadebench.specs.model import (
+    AtariSettings,
+    Evaluation,
+    GameConstants,
+    Level,
+    Normalisation,
+    PredictionModels,
+    Published,
+    RetroGame,
+    RetroSettings,
+    Scoring,
+    Spec,
+    Subset,
+)
+from arcadebench.specs.names import name_key
+
+__all__ = ["list_specs", "load_spec", "parse_spec"]
+
+SPEC_DIR = Path(__file__).parent
+MAX_SPEC_BYTES = 2_000_000
+MAX_ALIASES = 100
+
+_CONSTANT_COLUMNS = ("random", "human", "world_record")
+_AGGREGATES = ("mean", "median", "iqm", "optimality_gap")
+_LOG_TRANSFORM = "log10(1 + max(0, x))"
+_NAME_RE = re.compile(r"^[a-z][a-z0-9_-]*$")
+_PREFIX_RE = re.compile(r"^[A-Za-z][A-Za-z0-9]*$")
+_GAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_SHA1_RE = re.compile(r"^[0-9a-f]{40}$")
+_LEVEL_KEY_RE = re.compile(r"^zone=(\d+),act=(\d+)$")
+
+
+# -- YAML -----------------------------------------------------------------------------------------
+
+
+class _StrictSafeLoader(yaml.SafeLoader):
+    """SafeLoader that refuses duplicate keys and counts aliases (billion-laughs guard)."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.aliases = 0
+
+    def compose_node(self, parent, index):  # noqa: D102 - PyYAML hook
+        if self.check_event(yaml.AliasEvent):
+            self.aliases += 1
+            if self.aliases > MAX_ALIASES:
+                mark = self.peek_event().start_mark
+                raise yaml.YAMLError(
+                    f"more than {MAX_ALIASES} YAML aliases (line {mark.line + 1}); "
+                    "a spec needs none — write the values out"
+                )
+        return super().compose_node(parent, index)
+
+    def construct_mapping(self, node, deep=False):  # noqa: D102 - PyYAML hook
+        seen: set = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if isinstance(key, list | dict):
+                continue  # unhashable keys are rejected by the base class with a clear mark
+            if key in seen:
+                raise yaml.YAMLError(
+                    f"duplicate key {key!r} at line {key_node.start_mark.line + 1}; "
+                    "each key (and each game) may appear once"
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def _parse_yaml(text: str, file: str) -> Any:
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_SPEC_BYTES:
+        raise SpecError(file, "", f"is larger than {MAX_SPEC_BYTES} bytes; a spec is a few hundred lines")
+    try:
+        return yaml.load(text, Loader=_StrictSafeLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown position"
+        problem = (exc.problem or exc.context or "invalid YAML").strip()
+        raise SpecError(file, "", f"invalid YAML at {where}: {problem}; fix the syntax there") from None
+    except (yaml.YAMLError, RecursionError, ValueError, TypeError) as exc:
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise SpecError(file, "", f"invalid YAML: {message}") from None
+
+
+def _content_hash(data: Any) -> str:
+    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+# -- sections -------------------------------------------------------------------------------------
+
+
+def _atari_settings(node: Node) -> AtariSettings:
+    f = node.mapping(
+        required=("frameskip", "repeat_action_probability", "full_action_space", "life_information"),
+        optional=("max_episode_frames", "max_stuck_frames", "rollover_threshold"),
+    )
+    none = Node(None, node.file)
+    return AtariSettings(
+        frameskip=f["frameskip"].integer(minimum=1),
+        repeat_action_probability=f["repeat_action_probability"].probability(),
+        full_action_space=f["full_action_space"].boolean(),
+        life_information=f["life_information"].boolean(),
+        max_episode_frames=f.get("max_episode_frames", none).integer(minimum=1, optional=True),
+        max_stuck_frames=f.get("max_stuck_frames", none).integer(minimum=1, optional=True),
+        rollover_threshold=f.get("rollover_threshold", none).number(optional=True),
+    )
+
+
+def _retro_settings(node: Node, action_sets: dict) -> RetroSettings:
+    f = node.mapping(
+        required=(
+            "frameskip", "sticky_probability", "max_episode_steps", "end_on_life_loss",
+            "end_on_level_complete", "observation_shape", "action_set", "reward",
+        ),
+    )
+    shape = tuple(n.integer(minimum=1) for n in f["observation_shape"].items(length=3))
+    action_set = f["action_set"].string(choices=("buttons", *action_sets))
+    reward = f["reward"].mapping(required=("progress_scale", "completion_bonus", "bonus_horizon_frames"))
+    return RetroSettings(
+        frameskip=f["frameskip"].integer(minimum=1),
+        sticky_probability=f["sticky_probability"].probability(),
+        max_episode_steps=f["max_episode_steps"].integer(minimum=1),
+        end_on_life_loss=f["end_on_life_loss"].boolean(),
+        end_on_level_complete=f["end_on_level_complete"].boolean(),
+        observation_shape=shape,  # type: ignore[arg-type]
+        action_set=action_set,
+        progress_scale=reward["progress_scale"].number(positive=True),
+        completion_bonus=reward["completion_bonus"].number(),
+        bonus_horizon_frames=reward["bonus_horizon_frames"].integer(minimum=1),
+    )
+
+
+def _game_name(node: Node) -> str:
+    name = node.value if isinstance(node.value, str) else None
+    if name is None or not _GAME_RE.match(name):
+        raise node.fail("a game name of letters, digits, '_', '.' or '-'")
+    return name
+
+
+def _constants(node: Node, platform: str) -> tuple[dict[str, GameConstants], str | None]:
+    f = node.mapping(required=("columns", "rows"), optional=("source", "extrapolated"))
+    columns = [n.string(choices=_CONSTANT_COLUMNS) for n in f["columns"].items(min_length=1)]
+    if "random" not in columns:
+        raise f["columns"].fail("a list of constant columns including 'random'")
+    if len(set(columns)) != len(columns):
+        raise f["columns"].fail("a list without repeated columns")
+    known_roms = _ale_rom_ids() if platform == "atari" else None
+    rows: dict[str, GameConstants] = {}
+    seen: dict[str, str] = {}
+    for game, row in f["rows"].entries():
+        _game_name(Node(game, node.file, row.path))
+        if known_roms is not None and game not in known_roms:
+            raise SpecError(
+                node.file, row.path,
+                f"unknown game {game!r}: not an ale-py ROM id.{did_you_mean(game, known_roms)}",
+            )
+        key = name_key(game)
+        if key in seen:
+            raise SpecError(node.file, row.path, f"duplicate game: same name as {seen[key]!r}")
+        seen[key] = game
+        values = dict(zip(columns, (n.number(optional=True) for n in row.items(length=len(columns))), strict=True))
+        if values["random"] is None:
+            raise row.child(0, None).fail("the random score (a number)")
+        for column in ("human", "world_record"):
+            if values.get(column) is not None and values[column] == values["random"]:
+                raise row.child(columns.index(column), values[column]).fail(
+                    "different from the random score (it is a normalisation denominator)"
+                )
+        rows[game] = GameConstants(**values)
+    for game_node in f["extrapolated"].items() if "extrapolated" in f else ():
+        game = game_node.string()
+        if game not in rows:
+            raise game_node.fail(f"a game of constants.rows{did_you_mean(game, rows)}")
+        rows[game] = GameConstants(**{**rows[game].__dict__, "extrapolated": True})
+    source = f["source"].string() if "source" in f else None
+    return rows, source
+
+
+@functools.lru_cache(maxsize=1)
+def _ale_rom_ids() -> frozenset[str]:
+    from ale_py import roms
+
+    return frozenset(roms.get_all_rom_ids())
+
+
+def _known_games(node: Node, games: dict) -> list[str]:
+    names = [n.string() for n in node.items(min_length=1)]
+    for i, game in enumerate(names):
+        if game not in games:
+            raise SpecError(node.file, f"{node.path}[{i}]", f"unknown game {game!r}.{did_you_mean(game, games)}")
+    if len(set(names)) != len(names):
+        raise node.fail("a list without duplicate games")
+    return names
+
+
+def _subsets(node: Node, games: dict) -> dict[str, Subset]:
+    subsets = {}
+    for name, sub in node.entries():
+        f = sub.mapping(required=("games", "coefficients"), optional=("r2", "relative_error"))
+        members = _known_games(f["games"], games)
+        coefficients = [n.number() for n in f["coefficients"].items()]
+        if len(coefficients) != len(members):
+            raise f["coefficients"].fail(f"{len(members)} coefficients, one per game of {sub.path}.games")
+        for i, c in enumerate(coefficients):
+            if c < 0:
+                raise f["coefficients"].child(i, c).fail(
+                    "non-negative (Atari-5 Proposition 2: negative weights break order preservation)"
+                )
+        r2 = f["r2"].number() if "r2" in f else None
+        if r2 is not None and not 0 <= r2 <= 1:
+            raise f["r2"].fail("a number in [0, 1]")
+        error = f["relative_error"].number() if "relative_error" in f else None
+        if error is not None and error < 0:
+            raise f["relative_error"].fail("a non-negative percentage")
+        subsets[name] = Subset(name, tuple(members), tuple(coefficients), r2, error)
+    return subsets
+
+
+def _predictions(node: Node, games: dict) -> dict[str, PredictionModels]:
+    result = {}
+    for name, pred in node.entries():
+        f = pred.mapping(required=("inputs", "models"), optional=("source",))
+        inputs = _known_games(f["inputs"], games)
+        models = {}
+        for game, row in f["models"].entries():
+            if game not in games:
+                raise SpecError(node.file, row.path, f"unknown game {game!r}.{did_you_mean(game, games)}")
+            models[game] = tuple(n.number() for n in row.items(length=len(inputs) + 1))
+        source = f["source"].string() if "source" in f else name
+        result[name] = PredictionModels(name, source, tuple(inputs), MappingProxyType(models))
+    return result
+
+
+def _scoring(node: Node, columns: set[str]) -> Scoring:
+    f = node.mapping(
+        optional=(
+            "normalised", "aggregates", "optimality_gap_threshold", "log_transform", "classes",
+            "breakthrough", "learning_efficiency", "game_time_frames_per_day",
+        )
+    )
+    normalised = []
+    for name, entry in f["normalised"].entries() if "normalised" in f else ():
+        g = entry.mapping(required=("reference",), optional=("floor", "cap"))
+        reference = g["reference"].string(choices=("human", "world_record"))
+        if reference not in columns:
+            raise g["reference"].fail(f"a column of constants.columns ({', '.join(sorted(columns))})")
+        floor = g["floor"].number() if "floor" in g else None
+        cap = g["cap"].number() if "cap" in g else None
+        if floor is not None and cap is not None and floor >= cap:
+            raise g["cap"].fail(f"greater than floor ({floor})")
+        normalised.append(Normalisation(name, reference, floor, cap))
+    names = {n.name for n in normalised}
+    aggregates = tuple(n.string(choices=_AGGREGATES) for n in f["aggregates"].items(min_length=1)) if "aggregates" in f else ("mean",)
+    classes_of, classes = None, ()
+    if "classes" in f:
+        c = f["classes"].mapping(required=("of", "bins"))
+        classes_of = c["of"].string(choices=tuple(names) or ("<a normalised score>",))
+        bins = []
+        for i, b in enumerate(c["bins"].items(min_length=2)):
+            label, upper = b.items(length=2)
+            last = i == len(c["bins"].value) - 1
+            bound = upper.number(optional=True)
+            if (bound is None) != last:
+                raise upper.fail("null for the last class only (it has no upper bound)")
+            if bins and bound is not None and bound <= bins[-1][1]:
+                raise upper.fail("greater than the previous class's upper bound")
+            bins.append((label.string(), bound))
+        classes = tuple(bins)
+    breakthrough_of = breakthrough_threshold = None
+    if "breakthrough" in f:
+        b = f["breakthrough"].mapping(required=("of", "threshold"))
+        breakthrough_of = b["of"].string(choices=tuple(names) or ("<a normalised score>",))
+        breakthrough_threshold = b["threshold"].number()
+    log_transform = f["log_transform"].string(choices=(_LOG_TRANSFORM,)) if "log_transform" in f else None
+    return Scoring(
+        normalised=tuple(normalised),
+        aggregates=aggregates,
+        optimality_gap_threshold=f["optimality_gap_threshold"].number() if "optimality_gap_threshold" in f else 100.0,
+        log_transform=log_transform,
+        classes_of=classes_of,
+        classes=classes,
+        breakthrough_of=breakthrough_of,
+        breakthrough_threshold=breakthrough_threshold,
+        learning_efficiency=f["learning_efficiency"].boolean() if "learning_efficiency" in f else False,
+        game_time_frames_per_day=(
+            f["game_time_frames_per_day"].integer(minimum=1) if "game_time_frames_per_day" in f else None
+        ),
+    )
+
+
+def _evaluation(node: Node) -> Evaluation:
+    f = node.mapping(optional=("episode_aggregate", "k", "checkpoints", "budget"))
+    aggregate = f["episode_aggregate"].string(choices=("mean", "last_k")) if "episode_aggregate" in f else "mean"
+    k = f["k"].integer(minimum=1) if "k" in f else None
+    if aggregate == "last_k" and k is None:
+        raise SpecError(node.file, f"{node.path}.k", "is required when episode_aggregate is last_k")
+    checkpoints = tuple(n.integer(minimum=1) for n in f["checkpoints"].items()) if "checkpoints" in f else ()
+    if list(checkpoints) != sorted(set(checkpoints)):
+        raise f["checkpoints"].fail("strictly increasing frame counts")
+    budget_frames = budget_steps = None
+    if "budget" in f:
+        b = f["budget"].mapping(optional=("frames", "steps"))
+        budget_frames = b["frames"].integer(minimum=1) if "frames" in b else None
+        budget_steps = b["steps"].integer(minimum=1) if "steps" in b else None
+    return Evaluation(aggregate, k, checkpoints, budget_frames, budget_steps)  # type: ignore[arg-type]
+
+
+def _action_sets(node: Node, buttons: list[str]) -> dict[str, tuple[tuple[str, ...], ...]]:
+    sets = {}
+    for name, combos in node.entries():
+        parsed = []
+        for combo in combos.items(min_length=1):
+            pressed = tuple(b.string(choices=tuple(buttons)) for b in combo.items())
+            if len(set(pressed)) != len(pressed):
+                raise combo.fail("a combination without repeated buttons")
+            if frozenset(pressed) in {frozenset(p) for p in parsed}:
+                raise combo.fail("a combination not already in this action set")
+            parsed.append(pressed)
+        sets[name] = tuple(parsed)
+    return sets
+
+
+def _retro_games(node: Node) -> dict[str, RetroGame]:
+    games = {}
+    for name, entry in node.entries():
+        f = entry.mapping(
+            required=("integration", "rom_sha1", "level_end_x"),
+            optional=("end_when", "end_when_not", "act_change_offset"),
+        )
+        sha1s = tuple(n.string() for n in f["rom_sha1"].items(min_length=1))
+        for i, sha in enumerate(sha1s):
+            if not _SHA1_RE.match(sha):
+                raise f["rom_sha1"].child(i, sha).fail("40 lower-case hex digits (a SHA-1)")
+        end_x = {}
+        for key, value in f["level_end_x"].entries():
+            match = _LEVEL_KEY_RE.match(key)
+            if not match:
+                raise value.fail("keyed by 'zone=<Z>,act=<A>'")
+            end_x[(int(match[1]), int(match[2]))] = value.integer(minimum=1)
+        conditions = {}
+        for kind in ("end_when", "end_when_not"):
+            conditions[kind] = MappingProxyType(
+                {var: n.integer() for var, n in f[kind].entries()} if kind in f else {}
+            )
+        games[name] = RetroGame(
+            name=name,
+            integration=f["integration"].string(),
+            rom_sha1=sha1s,
+            level_end_x=MappingProxyType(end_x),
+            end_when=conditions["end_when"],
+            end_when_not=conditions["end_when_not"],
+            act_change_offset=f["act_change_offset"].boolean() if "act_change_offset" in f else False,
+        )
+    return games
+
+
+def _levels(node: Node, retro_games: dict[str, RetroGame]) -> dict[str, Level]:
+    levels: dict[str, Level] = {}
+    for entry in node.items(min_length=1):
+        game_n, state_n, split_n, zone_n, act_n = entry.items(length=5)
+        game = game_n.string(choices=tuple(retro_games))
+        level = Level(
+            game=game,
+            state=_game_name(state_n),
+            split=split_n.string(choices=("train", "test")),  # type: ignore[arg-type]
+            zone=zone_n.integer(minimum=0),
+            act=act_n.integer(minimum=0),
+        )
+        if (level.zone, level.act) not in retro_games[game].level_end_x:
+            raise entry.fail(f"a level whose zone={level.zone},act={level.act} has a level_end_x in retro_games.{game}")
+        if level.name in levels:
+            raise entry.fail("a level listed once (duplicate level)")
+        levels[level.name] = level
+    return levels
+
+
+def _published(node: Node) -> Published:
+    f = node.mapping(required=("columns", "rows"), optional=("source",))
+    columns = tuple(n.string() for n in f["columns"].items(min_length=1))
+    rows = {name: tuple(n.number() for n in row.items(length=len(columns))) for name, row in f["rows"].entries()}
+    return Published(f["source"].string() if "source" in f else "", columns, MappingProxyType(rows))
+
+
+def _default_games(node: Node | None, games: tuple[str, ...], subsets: dict, levels: dict) -> tuple[str, ...]:
+    if node is None:
+        return games
+    if isinstance(node.value, list):
+        return tuple(_known_games(node, dict.fromkeys(games)))
+    selection = node.string()
+    if selection == "all":
+        return games
+    if selection in subsets:
+        return subsets[selection].games
+    if levels and selection in ("train", "test"):
+        return tuple(name for name, lv in levels.items() if lv.split == selection)
+    raise node.fail(f"'all', a subset name ({', '.join(subsets) or 'none defined'}), a split or a list of games")
+
+
+# -- the spec -------------------------------------------------------------------------------------
+
+_TOP_REQUIRED = ("name", "id_prefix", "title", "version", "citation", "platform", "scoring")
+_TOP_OPTIONAL = (
+    "env_version", "url", "environment", "default_games", "constants", "subsets", "predictions",
+    "evaluation", "published", "buttons", "action_sets", "retro_games", "levels",
+)
+_PLATFORM_SECTIONS = {
+    "atari": ({"environment", "constants"}, {"buttons", "action_sets", "retro_games", "levels"}),
+    "retro": ({"environment", "buttons", "action_sets", "retro_games", "levels"}, {"constants", "subsets", "predictions"}),
+    "none": ({"constants"}, {"environment", "buttons", "action_sets", "retro_games", "levels"}),
+}
+
+
+def parse_spec(text: str, source: str = "<string>") -> Spec:
+    """Parse and validate the YAML ``text`` of a spec; ``source`` names it in errors.
+
+    Raises:
+        SpecError: naming ``source``, the key path and the rule, for any invalid spec.
+    """
+    data = _parse_yaml(text, source)
+    top = Node(data, source).mapping(required=_TOP_REQUIRED, optional=_TOP_OPTIONAL)
+    name = top["name"].string()
+    if not _NAME_RE.match(name):
+        raise top["name"].fail("lower-case letters, digits, '_' or '-', starting with a letter")
+    id_prefix = top["id_prefix"].string()
+    if not _PREFIX_RE.match(id_prefix):
+        raise top["id_prefix"].fail("letters and digits, starting with a letter (it starts the env ids)")
+    platform = top["platform"].string(choices=tuple(_PLATFORM_SECTIONS))
+    needed, forbidden = _PLATFORM_SECTIONS[platform]
+    for key in sorted(needed - set(top)):
+        raise SpecError(source, key, f"is required for platform {platform!r} but missing")
+    for key in sorted(forbidden & set(top)):
+        raise SpecError(source, key, f"does not apply to platform {platform!r}; remove it")
+
+    constants, constants_source = _constants(top["constants"], platform) if "constants" in top else ({}, None)
+    columns = set(_CONSTANT_COLUMNS) if not constants else {
+        c for c in _CONSTANT_COLUMNS if any(getattr(g, c) is not None for g in constants.values())
+    }
+    subsets = _subsets(top["subsets"], constants) if "subsets" in top else {}
+    predictions = _predictions(top["predictions"], constants) if "predictions" in top else {}
+    scoring = _scoring(top["scoring"], columns)
+    if scoring.log_transform is None and subsets:
+        raise SpecError(source, "scoring.log_transform", f"is required when subsets are defined ({_LOG_TRANSFORM!r})")
+    evaluation = _evaluation(top["evaluation"]) if "evaluation" in top else Evaluation()
+
+    action_sets: dict = {}
+    retro_games: dict = {}
+    levels: dict = {}
+    environment: AtariSettings | RetroSettings | None = None
+    if platform == "atari":
+        environment = _atari_settings(top["environment"])
+    elif platform == "retro":
+        buttons = [n.string() for n in top["buttons"].items(min_length=1)]
+        action_sets = _action_sets(top["action_sets"], buttons)
+        environment = _retro_settings(top["environment"], action_sets)
+        retro_games = _retro_games(top["retro_games"])
+        levels = _levels(top["levels"], retro_games)
+    games = tuple(levels) if platform == "retro" else tuple(constants)
+    default_games = _default_games(top.get("default_games"), games, subsets, levels)
+
+    lookup: dict[str, str] = {}
+    for game in games:
+        lookup[name_key(game)] = game
+    for level in levels.values():
+        lookup[name_key(f"{level.game},{level.state}")] = level.name
+        lookup[name_key(f"{level.game}-v0,{level.state}")] = level.name
+    if platform == "atari":
+        from ale_py.registration import rom_id_to_name
+
+        for game in games:
+            lookup.setdefault(name_key(rom_id_to_name(game)), game)
+
+    return Spec(
+        name=name,
+        id_prefix=id_prefix,
+        title=top["title"].string(),
+        version=top["version"].integer(minimum=1),  # type: ignore[arg-type]
+        env_version=top["env_version"].integer(minimum=0) if "env_version" in top else 0,  # type: ignore[arg-type]
+        citation=" ".join(top["citation"].string().split()),
+        url=top["url"].string() if "url" in top else None,
+        platform=platform,  # type: ignore[arg-type]
+        environment=environment,
+        games=games,
+        default_games=default_games,
+        constants=MappingProxyType(constants),
+        constants_source=constants_source,
+        scoring=scoring,
+        evaluation=evaluation,
+        subsets=MappingProxyType(subsets),
+        predictions=MappingProxyType(predictions),
+        action_sets=MappingProxyType(action_sets),
+        retro_games=MappingProxyType(retro_games),
+        levels=MappingProxyType(levels),
+        published=_published(top["published"]) if "published" in top else None,
+        source=source,
+        hash=_content_hash(data),
+        _lookup=MappingProxyType(lookup),
+    )
+
+
+def list_specs() -> list[str]:
+    """Names of the built-in specs (the YAML files shipped in ``arcadebench/specs``)."""
+    return sorted(path.stem for path in SPEC_DIR.glob("*.yaml"))
+
+
+def load_spec(name_or_path: str | Path | Spec) -> Spec:
+    """Return the spec named ``name_or_path`` (built-in) or loaded from that YAML file.
+
+    Example:
+        >>> spec = load_spec("saber")
+        >>> spec.environment.repeat_action_probability, spec.environment.max_stuck_frames
+        (0.25, 18000)
+
+    Raises:
+        UnknownSpec: neither a built-in name nor an existing file (with close matches).
+        SpecError: the file is not a valid spec.
+    """
+    if isinstance(name_or_path, Spec):
+        return name_or_path
+    text = str(name_or_path)
+    builtin = SPEC_DIR / f"{text.lower()}.yaml"
+    if "/" not in text and "\\" not in text and builtin.is_file():
+        return _load_file(str(builtin), builtin.stat().st_mtime_ns)
+    path = Path(text).expanduser()
+    if path.is_file():
+        return _load_file(str(path.resolve()), path.stat().st_mtime_ns)
+    raise UnknownSpec(
+        f"{text!r} is neither a built-in spec nor a YAML file.{did_you_mean(text.lower(), list_specs())}"
+        f" Built-in specs: {', '.join(list_specs())} (see `arcadebench specs`)."
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def _load_file(path: str, _mtime_ns: int) -> Spec:
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise SpecError(path, "", f"cannot be read: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SpecError(path, "", f"is not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
+    source = Path(path).name if Path(path).parent == SPEC_DIR else path
+    return parse_spec(text, source)

@@ -1,0 +1,282 @@
+"""The typed, frozen form of a protocol spec: what `load_spec` returns.
+
+Everything a paper defines lives in one of these dataclasses, filled from the YAML by
+:mod:`arcadebench.specs.loader`; nothing downstream re-reads YAML. Mappings are read-only
+(:class:`types.MappingProxyType`), so a loaded spec cannot drift from its content hash.
+
+Classes: AtariSettings, RetroSettings, GameConstants, Subset, PredictionModels, Normalisation,
+Scoring, Evaluation, RetroGame, Level, Published, Spec.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Literal
+
+from arcadebench.errors import UnknownGame, did_you_mean
+from arcadebench.specs.names import name_key
+
+__all__ = [
+    "AtariSettings",
+    "Evaluation",
+    "GameConstants",
+    "Level",
+    "Normalisation",
+    "PredictionModels",
+    "Published",
+    "RetroGame",
+    "RetroSettings",
+    "Scoring",
+    "Spec",
+    "Subset",
+]
+
+Platform = Literal["atari", "retro", "none"]
+EMPTY: Mapping = MappingProxyType({})
+
+
+def _empty() -> Mapping:
+    return EMPTY
+
+
+@dataclass(frozen=True)
+class AtariSettings:
+    """ALE settings of an Atari protocol; each maps to an ale-py kwarg or a wrapper.
+
+    Attributes:
+        frameskip: emulator frames per agent step (ale-py ``frameskip``).
+        repeat_action_probability: per-frame sticky-action probability (Machado et al. 2018).
+        full_action_space: use all 18 actions.
+        life_information: whether life loss may be observed (``False``: ``lives`` is removed from
+            ``info`` and episodes end on game over only).
+        max_episode_frames: episode cap in emulator frames, a truncation (``None``: no cap).
+        max_stuck_frames: truncate after this many frames without a non-zero reward (SABER).
+        rollover_threshold: rewards below this are score-buffer rollovers and replaced by 0.
+    """
+
+    frameskip: int
+    repeat_action_probability: float
+    full_action_space: bool
+    life_information: bool
+    max_episode_frames: int | None
+    max_stuck_frames: int | None
+    rollover_threshold: float | None
+
+
+@dataclass(frozen=True)
+class RetroSettings:
+    """stable-retro settings of the Sonic protocol (Nichol et al. 2018, Sections 3.4-3.8)."""
+
+    frameskip: int
+    sticky_probability: float
+    max_episode_steps: int
+    end_on_life_loss: bool
+    end_on_level_complete: bool
+    observation_shape: tuple[int, int, int]
+    action_set: str
+    progress_scale: float
+    completion_bonus: float
+    bonus_horizon_frames: int
+
+
+@dataclass(frozen=True)
+class GameConstants:
+    """Per-game normalisation constants; ``None`` where the paper has no value (NA)."""
+
+    random: float | None
+    human: float | None = None
+    world_record: float | None = None
+    extrapolated: bool = False
+
+    def reference(self, name: str) -> float | None:
+        """The constant named ``name`` (``"random"``, ``"human"`` or ``"world_record"``)."""
+        return getattr(self, name)
+
+
+@dataclass(frozen=True)
+class Subset:
+    """A weighted game subset (Atari-5 Table 9): estimate = 10^(sum c_g phi(HNS_g)) - 1."""
+
+    name: str
+    games: tuple[str, ...]
+    coefficients: tuple[float, ...]
+    r2: float | None = None
+    relative_error: float | None = None
+
+
+@dataclass(frozen=True)
+class PredictionModels:
+    """Per-game linear models on a subset's log-normalised scores (Atari-5 Tables 10-11).
+
+    ``models[game]`` is ``(c, x_1, ..., x_n)``: log10(1 + s_game) = c + sum x_i log10(1 + s_i),
+    with ``s_i`` the normalised scores of ``inputs`` in order.
+    """
+
+    name: str
+    source: str
+    inputs: tuple[str, ...]
+    models: Mapping[str, tuple[float, ...]]
+
+
+@dataclass(frozen=True)
+class Normalisation:
+    """A per-game normalised score: 100 (x - random) / |reference - random|, then clipped.
+
+    Attributes:
+        name: metric name (``hns``, ``hwrns``, ``saber``, ``chns``...).
+        reference: the constant the score is normalised to (``human`` or ``world_record``).
+        floor: lower clip in percent (``None``: none).
+        cap: upper clip in percent (``None``: none); infinite scores are clipped to it too.
+    """
+
+    name: str
+    reference: str
+    floor: float | None = None
+    cap: float | None = None
+
+
+@dataclass(frozen=True)
+class Scoring:
+    """Which numbers a protocol reports and how (the conventions are written in the YAML)."""
+
+    normalised: tuple[Normalisation, ...] = ()
+    aggregates: tuple[str, ...] = ("mean",)
+    optimality_gap_threshold: float = 100.0
+    log_transform: str | None = None
+    classes_of: str | None = None
+    classes: tuple[tuple[str, float | None], ...] = ()
+    breakthrough_of: str | None = None
+    breakthrough_threshold: float | None = None
+    learning_efficiency: bool = False
+    game_time_frames_per_day: int | None = None
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """How per-game scores come from an episode log, and the interaction budget.
+
+    Attributes:
+        episode_aggregate: ``"mean"`` of all complete episodes, or ``"last_k"`` episodes
+            completed before each frame checkpoint (SABER/HWR).
+        k: episodes averaged by ``last_k``.
+        checkpoints: training-frame checkpoints for ``last_k`` (the end of the log is added).
+        budget_frames: emulator frames one run may use (``None``: unlimited).
+        budget_steps: agent steps one run may use (``None``: unlimited).
+    """
+
+    episode_aggregate: Literal["mean", "last_k"] = "mean"
+    k: int | None = None
+    checkpoints: tuple[int, ...] = ()
+    budget_frames: int | None = None
+    budget_steps: int | None = None
+
+
+@dataclass(frozen=True)
+class RetroGame:
+    """A stable-retro game of the Sonic protocol and its contest-reward parameters."""
+
+    name: str
+    integration: str
+    rom_sha1: tuple[str, ...]
+    level_end_x: Mapping[tuple[int, int], int]
+    end_when: Mapping[str, int] = field(default_factory=_empty)
+    end_when_not: Mapping[str, int] = field(default_factory=_empty)
+    act_change_offset: bool = False
+
+
+@dataclass(frozen=True)
+class Level:
+    """One Sonic level: a save state of a retro game, its split and its RAM zone/act."""
+
+    game: str
+    state: str
+    split: Literal["train", "test"]
+    zone: int
+    act: int
+
+    @property
+    def name(self) -> str:
+        """Short unique name, e.g. ``SonicTheHedgehog-GreenHillZone.Act1``."""
+        return f"{self.game.removesuffix('-Genesis')}-{self.state}"
+
+
+@dataclass(frozen=True)
+class Published:
+    """Published reference results shipped with a spec (e.g. Sonic Table 1)."""
+
+    source: str
+    columns: tuple[str, ...]
+    rows: Mapping[str, tuple[float, ...]]
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A loaded, validated protocol: settings, games, constants and reporting rules.
+
+    ``games`` are ale-py ids for Atari specs and level names for Sonic; ``hash`` is the SHA-256
+    of the spec's content (comments and formatting excluded), recorded in every log and result.
+    """
+
+    name: str
+    id_prefix: str
+    title: str
+    version: int
+    env_version: int
+    citation: str
+    url: str | None
+    platform: Platform
+    environment: AtariSettings | RetroSettings | None
+    games: tuple[str, ...]
+    default_games: tuple[str, ...]
+    constants: Mapping[str, GameConstants]
+    constants_source: str | None
+    scoring: Scoring
+    evaluation: Evaluation
+    subsets: Mapping[str, Subset] = field(default_factory=_empty)
+    predictions: Mapping[str, PredictionModels] = field(default_factory=_empty)
+    action_sets: Mapping[str, tuple[tuple[str, ...], ...]] = field(default_factory=_empty)
+    retro_games: Mapping[str, RetroGame] = field(default_factory=_empty)
+    levels: Mapping[str, Level] = field(default_factory=_empty)
+    published: Published | None = None
+    source: str = "<string>"
+    hash: str = ""
+    _lookup: Mapping[str, str] = field(default_factory=_empty, repr=False, compare=False)
+
+    @property
+    def short_hash(self) -> str:
+        """The first 12 hex digits of the content hash, for tables and file names."""
+        return self.hash.removeprefix("sha256:")[:12]
+
+    def resolve_game(self, name: str) -> str:
+        """Return the canonical game (or level) name for any common spelling of ``name``.
+
+        Accepts ale-py ids (``battle_zone``), display names (``Battle Zone``, ``BattleZone``,
+        ``Q*bert``, ``Ms. Pac-Man``) and, for Sonic, ``Game-Genesis,State`` pairs.
+
+        Raises:
+            UnknownGame: with the close matches and the list command.
+        """
+        canonical = self._lookup.get(name_key(name))
+        if canonical is None:
+            raise UnknownGame(
+                f"{name!r} is not a game of the {self.name!r} spec."
+                f"{did_you_mean(name, self.games)}"
+                f" List them with `arcadebench show {self.name}`."
+            )
+        return canonical
+
+    def games_of(self, selection: str) -> tuple[str, ...]:
+        """The games named by a selection: ``all``, a subset name, or a Sonic split."""
+        if selection == "all":
+            return self.games
+        if selection in self.subsets:
+            return self.subsets[selection].games
+        if selection in ("train", "test") and self.levels:
+            return tuple(n for n, lv in self.levels.items() if lv.split == selection)
+        choices = ["all", *self.subsets, *(["train", "test"] if self.levels else [])]
+        raise UnknownGame(
+            f"{selection!r} is not a game selection of the {self.name!r} spec; "
+            f"use one of {', '.join(choices)}."
+        )
