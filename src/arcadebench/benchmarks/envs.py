@@ -10,7 +10,7 @@ deviation is recorded with every logged episode).
 Example:
     >>> import gymnasium as gym, arcadebench
     >>> env = gym.make("arcadebench/SABER-Pong-v0")
-    >>> env.spec.kwargs["repeat_action_probability"], env.action_space.n
+    >>> env.spec.kwargs["repeat_action_probability"], int(env.action_space.n)
     (0.25, 18)
     >>> env.close()
 """
