@@ -1,0 +1,109 @@
+"""Registration: an id for every (protocol, game/level), each Atari id made and stepped for real."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import arcadebench
+from arcadebench.benchmarks.envs import NonCompliantWarning, env_id, parse_env_id, register_envs
+from arcadebench.specs import list_specs, load_spec
+
+ATARI_IDS = [env_id(name, game) for name in list_specs() if load_spec(name).platform == "atari"
+             for game in load_spec(name).games]
+
+
+def test_every_game_and_level_of_every_spec_is_registered():
+    ids = register_envs()
+    expected = sum(len(load_spec(name).games) for name in list_specs())
+    assert len(ids) == len(set(ids)) == expected == 57 + 57 + 61 + 58
+    assert all(i in gym.registry for i in ids)
+
+
+@pytest.mark.parametrize("id", ["arcadebench/SABER-Pong-v0", "arcadebench/Atari5-BattleZone-v0",
+                                "arcadebench/HWR-MontezumaRevenge-v0",
+                                "arcadebench/Sonic-SonicTheHedgehog-GreenHillZone.Act1-v0"])
+def test_documented_ids_exist(id):
+    assert id in gym.registry
+
+
+def test_env_id_and_parse_env_id_are_inverse():
+    for name in list_specs():
+        spec = load_spec(name)
+        for game in spec.games:
+            prefix, display, version = parse_env_id(env_id(spec, game))
+            assert prefix == spec.id_prefix and version == spec.env_version
+            assert spec.resolve_game(display) == game
+
+
+def test_saber_pong_is_configured_exactly_as_table_1():
+    env = gym.make("arcadebench/SABER-Pong-v0")
+    try:
+        ale = env.unwrapped.ale
+        assert ale.getFloat("repeat_action_probability") == pytest.approx(0.25)
+        assert env.action_space.n == 18
+        assert ale.getInt("max_num_frames_per_episode") == 21_600_000
+        assert env.spec.kwargs["max_stuck_frames"] == 18_000
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("id", ATARI_IDS)
+def test_every_atari_id_can_be_made_and_stepped(id):
+    env = gym.make(id)
+    try:
+        obs, info = env.reset(seed=0)
+        assert obs.shape == (210, 160, 3)
+        assert env.action_space.n == 18  # every shipped Atari protocol uses the full action set
+        total_frames = 0
+        for _ in range(3):
+            obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
+            assert np.isfinite(reward)
+            total_frames = info["episode_frame_number"]
+        assert total_frames == 12
+        assert "lives" not in info  # no shipped Atari protocol allows life information
+    finally:
+        env.close()
+
+
+def test_overriding_a_protocol_setting_warns_non_compliant():
+    with pytest.warns(NonCompliantWarning, match=r"repeat_action_probability=0.0 \(spec: 0.25\)"):
+        env = gym.make("arcadebench/SABER-Pong-v0", repeat_action_probability=0.0)
+    try:
+        assert env.unwrapped.ale.getFloat("repeat_action_probability") == 0.0
+    finally:
+        env.close()
+
+
+def test_non_protocol_kwargs_do_not_warn():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NonCompliantWarning)
+        env = gym.make("arcadebench/Atari5-Qbert-v0", render_mode="rgb_array")
+    env.close()
+
+
+def test_make_works_for_a_user_spec_file():
+    path = Path(__file__).parent / "data" / "specs" / "minimal_atari.yaml"
+    env = arcadebench.make(str(path), "Q*bert")
+    try:
+        env.reset(seed=1)
+        assert env.unwrapped.ale.getInt("max_num_frames_per_episode") == 108_000
+    finally:
+        env.close()
+
+
+def test_make_of_a_builtin_goes_through_the_registry():
+    env = arcadebench.make("atari5", "Battle Zone")
+    try:
+        assert env.spec.id == "arcadebench/Atari5-BattleZone-v0"
+    finally:
+        env.close()
+
+
+def test_unknown_id_suggests_close_matches():
+    with pytest.raises(gym.error.NameNotFound, match="Did you mean: `SABER-Pong`"):
+        gym.make("arcadebench/SABER-Pongg-v0")
