@@ -5,6 +5,7 @@ protocol (``arcadebench/SABER-Pong-v0``, ``arcadebench/Atari5-BattleZone-v0``, .
 """
 
 from arcadebench.benchmarks.envs import env_id, make, register_envs
+from arcadebench.benchmarks.results import score
 from arcadebench.errors import ArcadebenchError, SpecError
 from arcadebench.specs import Spec, list_specs, load_spec
 
@@ -19,6 +20,7 @@ __all__ = [
     "list_specs",
     "load_spec",
     "make",
+    "score",
 ]
 
 register_envs()

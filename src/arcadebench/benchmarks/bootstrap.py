@@ -1,0 +1,202 @@
+"""Stratified bootstrap confidence intervals, vectorised: rliable's semantics without its loop.
+
+Agarwal et al. (2021, "Deep RL at the Edge of the Statistical Precipice", Section 4) estimate
+the uncertainty of an aggregate over a few runs by resampling runs *within each game* (the
+stratified bootstrap), evaluating the aggregate on every resample and taking percentiles. rliable
+implements this with one Python call per repetition and draws from numpy's global RNG, which
+ignores its ``random_state`` (see ``shared/research/style.md``). Here every repetition is drawn
+at once from a seeded :class:`numpy.random.Generator` and the statistic is evaluated on a
+``(reps, runs, games)`` batch, so 2,000 repetitions cost one vectorised call.
+
+Semantics (identical to ``rliable.library.StratifiedBootstrap`` with ``task_bootstrap=False``
+and ``get_interval_estimates(method="percentile")``, checked against rliable in the tests):
+
+- A resample draws, for every game independently, as many runs as the game has, with
+  replacement, from that game's runs. Unlike rliable, games may have different numbers of runs
+  (``NaN`` padding below a game's runs, the :mod:`~arcadebench.benchmarks.scoring` contract).
+- The interval is the ``(1 - level) / 2`` and ``(1 + level) / 2`` percentiles of the bootstrap
+  distribution with linear interpolation (``np.percentile``'s default, as arch uses).
+
+Functions: resample_runs, bootstrap_distribution, percentile_interval, stratified_interval,
+interval_estimates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from arcadebench.benchmarks.scoring import ScoringError
+
+__all__ = [
+    "bootstrap_distribution",
+    "interval_estimates",
+    "percentile_interval",
+    "resample_runs",
+    "stratified_interval",
+]
+
+Array = NDArray[np.float64]
+Statistic = Callable[[Array], ArrayLike]
+
+#: Upper bound on the elements of one resampled batch (reps x runs x games); larger bootstraps
+#: run in several batches so memory stays bounded (~100 MB for float64 intermediates).
+MAX_BATCH_ELEMENTS = 4_000_000
+
+
+def _generator(seed: int | np.random.Generator) -> np.random.Generator:
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise ScoringError(f"`seed` must be a non-negative integer or a numpy Generator, got {seed!r}")
+    return np.random.default_rng(int(seed))
+
+
+def _compact(scores: ArrayLike) -> tuple[Array, NDArray[np.intp]]:
+    """Validate a ``(runs, games)`` matrix and move each game's runs to the top (``NaN`` below)."""
+    scores = np.asarray(scores, dtype=np.float64)
+    if scores.ndim != 2:
+        raise ScoringError(f"`scores` must be a (runs, games) matrix, got shape {scores.shape}")
+    missing = np.isnan(scores)
+    order = np.argsort(missing, axis=0, kind="stable")
+    compact = np.take_along_axis(scores, order, axis=0)
+    runs = (~missing).sum(axis=0)
+    if scores.shape[1] and runs.min(initial=1) == 0:
+        empty = np.flatnonzero(runs == 0).tolist()
+        raise ScoringError(f"`scores` must have at least one run per game; games {empty} have none")
+    return compact, runs
+
+
+def resample_runs(
+    scores: ArrayLike, reps: int, rng: np.random.Generator, runs: ArrayLike | None = None
+) -> Array:
+    """``reps`` stratified resamples of a ``(runs, games)`` matrix: shape ``(reps, runs, games)``.
+
+    Row ``r`` of game ``g`` in a resample is run ``U{0, n_g - 1}`` of game ``g``, independently
+    for every row, game and repetition; rows at or below ``n_g`` stay ``NaN``. ``scores`` must
+    already have each game's ``n_g`` runs on top (``runs`` gives the counts; computed if omitted).
+
+    Example:
+        >>> sample = resample_runs([[1.0, 5.0], [2.0, np.nan]], 3, np.random.default_rng(0))
+        >>> sample.shape, bool(np.isnan(sample[:, 1, 1]).all()), set(sample[:, :, 0].ravel()) <= {1.0, 2.0}
+        ((3, 2, 2), True, True)
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    if runs is None:
+        scores, runs = _compact(scores)
+    runs = np.asarray(runs)
+    n_runs, n_games = scores.shape
+    index = rng.integers(0, np.maximum(runs, 1), size=(reps, n_runs, n_games))
+    sample = scores[index, np.arange(n_games)]
+    padding = np.arange(n_runs)[:, None] >= runs[None, :]
+    if padding.any():
+        sample[:, padding] = np.nan
+    return sample
+
+
+def bootstrap_distribution(
+    scores: ArrayLike,
+    statistic: Statistic,
+    *,
+    reps: int = 2000,
+    seed: int | np.random.Generator = 0,
+) -> Array:
+    """The statistic on ``reps`` stratified resamples: shape ``(reps, k)``.
+
+    ``statistic`` maps ``(..., runs, games)`` to ``(..., k)`` (or ``(...,)`` for one number),
+    vectorised over the leading axes, like every function of
+    :mod:`~arcadebench.benchmarks.scoring`. Repetitions are evaluated in batches of at most
+    :data:`MAX_BATCH_ELEMENTS` resampled scores; the draws do not depend on the batching.
+    """
+    if isinstance(reps, bool) or not isinstance(reps, int | np.integer) or reps < 1:
+        raise ScoringError(f"`reps` must be a positive integer, got {reps!r}")
+    rng = _generator(seed)
+    compact, runs = _compact(scores)
+    per_rep = max(1, compact.size)
+    batch = max(1, MAX_BATCH_ELEMENTS // per_rep)
+    parts = []
+    done = 0
+    while done < reps:
+        size = min(batch, reps - done)
+        sample = resample_runs(compact, size, rng, runs)
+        values = np.asarray(statistic(sample), dtype=np.float64)
+        parts.append(values.reshape(size, -1))
+        done += size
+    return np.concatenate(parts, axis=0)
+
+
+def percentile_interval(samples: ArrayLike, level: float = 0.95) -> Array:
+    """Percentile-method interval of a ``(reps, k)`` bootstrap distribution: shape ``(2, k)``.
+
+    Row 0 holds the ``100 (1 - level) / 2`` percentiles and row 1 the ``100 (1 + level) / 2``
+    ones, linearly interpolated as ``np.percentile`` (arch's ``conf_int(method="percentile")``).
+    Infinite values are ordered like numbers (an interval may end at ``inf``); a point between a
+    finite value and ``inf`` is ``inf``, never ``NaN``.
+
+    Example:
+        >>> percentile_interval(np.arange(101.0)[:, None], 0.5).ravel().tolist()
+        [25.0, 75.0]
+    """
+    if isinstance(level, bool) or not isinstance(level, int | float) or not 0.0 < level < 1.0:
+        raise ScoringError(f"`level` must be a number strictly between 0 and 1, got {level!r}")
+    samples = np.asarray(samples, dtype=np.float64)
+    if samples.ndim == 1:
+        samples = samples[:, None]
+    alpha = (1.0 - level) / 2.0
+    q = [100.0 * alpha, 100.0 * (1.0 - alpha)]
+    with np.errstate(invalid="ignore"):
+        result = np.percentile(samples, q, axis=0)
+    broken = np.isnan(result) & ~np.isnan(samples).any(axis=0)
+    if broken.any():  # inf - inf inside the interpolation: take the order statistic above
+        result = np.where(broken, np.percentile(samples, q, axis=0, method="higher"), result)
+    return result
+
+
+def stratified_interval(
+    scores: ArrayLike,
+    statistic: Statistic,
+    *,
+    level: float = 0.95,
+    reps: int = 2000,
+    seed: int | np.random.Generator = 0,
+) -> tuple[Array, Array]:
+    """Point estimate ``(k,)`` and percentile interval ``(2, k)`` of ``statistic`` on ``scores``.
+
+    Example:
+        >>> from arcadebench.benchmarks.scoring import aggregate_mean
+        >>> point, ci = stratified_interval([[10.0], [14.0]], aggregate_mean, reps=1000, seed=1)
+        >>> point.tolist(), ci.ravel().tolist()
+        ([12.0], [10.0, 14.0])
+    """
+    compact, _ = _compact(scores)
+    point = np.asarray(statistic(compact), dtype=np.float64).reshape(-1)
+    samples = bootstrap_distribution(compact, statistic, reps=reps, seed=seed)
+    return point, percentile_interval(samples, level)
+
+
+def interval_estimates(
+    score_dict: Mapping[str, ArrayLike],
+    statistic: Statistic,
+    *,
+    level: float = 0.95,
+    reps: int = 2000,
+    seed: int = 0,
+) -> tuple[dict[str, Array], dict[str, Array]]:
+    """rliable's ``get_interval_estimates(score_dict, func, method="percentile")``, vectorised.
+
+    Returns ``(points, intervals)`` keyed like ``score_dict``, each interval of shape
+    ``(2, k)``. Each algorithm gets its own generator derived from ``seed`` and its position, so
+    results do not depend on global state (unlike rliable, whose draws ignore ``random_state``).
+    """
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise ScoringError(f"`seed` must be a non-negative integer, got {seed!r}")
+    sequence = np.random.SeedSequence(int(seed))
+    children = sequence.spawn(len(score_dict))
+    points, intervals = {}, {}
+    for child, (name, scores) in zip(children, score_dict.items(), strict=True):
+        points[name], intervals[name] = stratified_interval(
+            scores, statistic, level=level, reps=reps, seed=np.random.default_rng(child)
+        )
+    return points, intervals

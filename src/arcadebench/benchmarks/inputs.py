@@ -1,0 +1,520 @@
+"""Read raw per-game scores — CSV, JSON, a mapping or episode logs — into one structure.
+
+This is how published results are scored retroactively (the Atari-5 paper's main use) and how
+a training run's monitor logs reach the scorer: every source becomes a :class:`RawScores`
+(algorithm -> game -> one score per run), with game names resolved by the spec. Every bad input
+is one :class:`~arcadebench.errors.InputError` naming the file, the line and the value; nothing
+is silently dropped except explicit NA.
+
+Formats:
+
+- CSV with a header: ``game,score`` and optionally ``algorithm`` (default: the file's stem),
+  ``run`` (several rows of a game = several runs) and ``frames`` (training frames used). Game
+  names in any common spelling (``Battle Zone``, ``battle_zone``, ``Q*bert``). Scores are
+  numbers, ``inf``/``infinite`` (SABER's infinite gameplay) or empty/``NA``/``N/A`` (missing).
+  Lines starting with ``#`` are comments (e.g. a licence note).
+- JSON ``{"<algorithm>": {"<game>": score | [score per run]}}`` with the same score values
+  (``null`` = missing), or an ``arcadebench-results/1`` file (its runs are re-scored).
+- Episode logs (``.jsonl``, or a directory of them): see :mod:`arcadebench.benchmarks.records`.
+
+Classes: RunScores, AlgorithmScores, RawScores, ScoreCollector.
+Functions: read_csv, read_json, read_mapping, read_scores, parse_score.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from arcadebench.errors import InputError, UnknownGame
+from arcadebench.specs import Spec
+
+__all__ = [
+    "AlgorithmScores",
+    "RawScores",
+    "RunScores",
+    "ScoreCollector",
+    "parse_score",
+    "read_csv",
+    "read_json",
+    "read_mapping",
+    "read_scores",
+]
+
+#: Score files larger than this are refused (a 61-game table of 1,000 runs is a few MB).
+MAX_SCORE_FILE_BYTES = 64_000_000
+
+CSV_COLUMNS = ("game", "score", "algorithm", "run", "frames")
+_REQUIRED = ("game", "score")
+_MISSING = frozenset({"", "na", "n/a"})
+_INFINITE = frozenset({"inf", "+inf", "infinite", "infinity", "+infinity"})
+_NUMBER = re.compile(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$")
+RESULTS_FORMAT = "arcadebench-results/1"
+
+
+@dataclass(frozen=True)
+class RunScores:
+    """One algorithm's scores on one game: one entry per run (seed), in input order.
+
+    Attributes:
+        scores: the per-run raw score (``inf`` for infinite gameplay).
+        runs: the run ids (``""`` for a source that has one unnamed run).
+        frames: training frames each run used, ``None`` where not given.
+        episodes: episodes behind each score (episode logs only; ``None`` otherwise).
+    """
+
+    scores: tuple[float, ...]
+    runs: tuple[str, ...]
+    frames: tuple[float | None, ...]
+    episodes: tuple[int | None, ...]
+
+
+@dataclass(frozen=True)
+class AlgorithmScores:
+    """One algorithm's scores: at the end of training, and at each frame checkpoint (logs)."""
+
+    games: Mapping[str, RunScores]
+    checkpoints: Mapping[int, Mapping[str, RunScores]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RawScores:
+    """Raw scores of every algorithm found in the inputs, game names canonical for the spec."""
+
+    algorithms: Mapping[str, AlgorithmScores]
+    sources: tuple[str, ...] = ()
+
+
+class ScoreCollector:
+    """Accumulates scores from several sources and refuses duplicates across all of them.
+
+    A (algorithm, checkpoint, game, run) key may be given once; the error names both places.
+    Explicit NA rows take part in the duplicate check but add no score.
+    """
+
+    def __init__(self) -> None:
+        self._cells: dict[tuple[str, int | None, str], dict[str, tuple]] = {}
+        self._where: dict[tuple[str, int | None, str, str], str] = {}
+        self._order: list[str] = []
+        self.sources: list[str] = []
+
+    def add(
+        self,
+        algorithm: str,
+        game: str,
+        run: str,
+        score: float | None,
+        *,
+        where: tuple[str, int | None],
+        frames: float | None = None,
+        episodes: int | None = None,
+        checkpoint: int | None = None,
+    ) -> None:
+        """Record one run's score (``None`` = explicit NA); ``where`` is ``(file, line)``."""
+        key = (algorithm, checkpoint, game, run)
+        here = f"{where[0]}:{where[1]}" if where[1] is not None else where[0]
+        if key in self._where:
+            what = f"run {run!r} of {game}" if run else game
+            at = f" at checkpoint {checkpoint:,}" if checkpoint is not None else ""
+            raise InputError(
+                where[0], where[1],
+                f"duplicate score for {what}{at} of algorithm {algorithm!r} (first at "
+                f"{self._where[key]}); give each run its own `run` id or remove one",
+            )
+        self._where[key] = here
+        if algorithm not in self._order:
+            self._order.append(algorithm)
+        if score is not None:
+            self._cells.setdefault((algorithm, checkpoint, game), {})[run] = (score, frames, episodes)
+
+    def build(self, spec: Spec) -> RawScores:
+        """The collected scores, games in the spec's order, runs in input order."""
+        position = {g: i for i, g in enumerate(spec.games)}
+        algorithms: dict[str, AlgorithmScores] = {}
+        for algorithm in self._order:
+            games: dict[str, RunScores] = {}
+            checkpoints: dict[int, dict[str, RunScores]] = {}
+            cells = sorted(
+                ((c, g, runs) for (a, c, g), runs in self._cells.items() if a == algorithm),
+                key=lambda t: (t[0] is not None, t[0] or 0, position.get(t[1], len(position))),
+            )
+            for checkpoint, game, runs in cells:
+                target = games if checkpoint is None else checkpoints.setdefault(checkpoint, {})
+                target[game] = RunScores(
+                    scores=tuple(v[0] for v in runs.values()),
+                    runs=tuple(runs),
+                    frames=tuple(v[1] for v in runs.values()),
+                    episodes=tuple(v[2] for v in runs.values()),
+                )
+            algorithms[algorithm] = AlgorithmScores(games, checkpoints)
+        return RawScores(algorithms, tuple(self.sources))
+
+
+# -- values ---------------------------------------------------------------------------------------
+
+
+def parse_score(text: str) -> float | None:
+    """A score cell: a number, ``inf``/``infinite`` (infinite gameplay) or NA (``None``).
+
+    Raises:
+        ValueError: for anything else (``nan``, ``-inf``, ``1,000``, words); the callers turn
+            it into an :class:`InputError` with the file and line.
+
+    Example:
+        >>> parse_score("12.5"), parse_score("Infinite"), parse_score("N/A")
+        (12.5, inf, None)
+    """
+    token = text.strip().lower()
+    if token in _MISSING:
+        return None
+    if token in _INFINITE:
+        return math.inf
+    if not _NUMBER.match(token):
+        raise ValueError(text)
+    value = float(token)
+    if not math.isfinite(value):
+        raise ValueError(text)
+    return value
+
+
+def _parse_frames(text: str) -> float | None:
+    token = text.strip()
+    if token.lower() in _MISSING:
+        return None
+    if not _NUMBER.match(token):
+        raise ValueError(text)
+    value = float(token)
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(text)
+    return value
+
+
+def _resolve(spec: Spec, name: object, file: str, line: int | None) -> str:
+    if not isinstance(name, str) or not name.strip():
+        raise InputError(file, line, f"game must be a non-empty name, got {name!r}")
+    try:
+        return spec.resolve_game(name.strip())
+    except UnknownGame as error:
+        raise InputError(file, line, f"unknown game: {error}") from None
+
+
+def _read_text(path: Path) -> str:
+    file = str(path)
+    try:
+        size = path.stat().st_size
+    except OSError as error:
+        raise InputError(file, None, f"cannot read the file: {error.strerror or error}") from None
+    if size > MAX_SCORE_FILE_BYTES:
+        raise InputError(file, None, f"is {size:,} bytes, more than the {MAX_SCORE_FILE_BYTES:,} a score file may have")
+    try:
+        return path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise InputError(file, None, f"is not UTF-8 text (byte {error.start}); save it as UTF-8") from None
+    except OSError as error:
+        raise InputError(file, None, f"cannot read the file: {error.strerror or error}") from None
+
+
+# -- CSV ------------------------------------------------------------------------------------------
+
+
+def read_csv(
+    spec: Spec, path: str | os.PathLike, collector: ScoreCollector | None = None, *, text: str | None = None
+) -> ScoreCollector:
+    """Read a score CSV (``game,score[,algorithm][,run][,frames]``) into ``collector``.
+
+    ``text`` replaces the file's content (the file name is still used in messages).
+
+    Raises:
+        InputError: empty file, unknown or missing columns, a row with the wrong number of
+            fields, an unknown game (with "did you mean"), a non-numeric score or frames, an
+            empty algorithm or run, or a duplicate (algorithm, game, run).
+    """
+    path = Path(path)
+    file = str(path)
+    collector = collector if collector is not None else ScoreCollector()
+    text = _read_text(path) if text is None else text
+    if "\x00" in text:
+        raise InputError(file, None, "contains NUL bytes; a score CSV is plain text")
+    lines = [(n, line) for n, line in enumerate(text.splitlines(keepends=True), 1)
+             if not line.lstrip().startswith("#")]
+    reader = csv.reader(io.StringIO("".join(line for _, line in lines)), strict=True)
+
+    def line_of() -> int:
+        return lines[min(reader.line_num, len(lines)) - 1][0] if lines else 1
+
+    header: list[str] | None = None
+    default_algorithm = path.stem
+    rows = 0
+    try:
+        for row in reader:
+            if not row or all(not cell.strip() for cell in row):
+                continue
+            line = line_of()
+            if header is None:
+                header = _csv_header(row, file, line)
+                continue
+            if len(row) != len(header):
+                raise InputError(
+                    file, line,
+                    f"has {len(row)} fields, expected {len(header)} ({','.join(header)}): {','.join(row)!r}",
+                )
+            cells = dict(zip(header, (cell.strip() for cell in row), strict=True))
+            rows += 1
+            _csv_row(spec, cells, default_algorithm, collector, file, line)
+    except csv.Error as error:
+        raise InputError(file, line_of(), f"is not valid CSV: {error}") from None
+    if header is None:
+        raise InputError(file, None, "is empty; expected a header line `game,score` and one row per game")
+    if rows == 0:
+        raise InputError(file, None, "has a header but no score rows")
+    collector.sources.append(file)
+    return collector
+
+
+def _csv_header(row: Sequence[str], file: str, line: int) -> list[str]:
+    header = [cell.strip().lower() for cell in row]
+    for name in header:
+        if name not in CSV_COLUMNS:
+            raise InputError(
+                file, line,
+                f"unknown column {name!r}; a score CSV has the columns game, score and optionally "
+                "algorithm, run, frames (is the header line missing?)",
+            )
+    duplicates = sorted({c for c in header if header.count(c) > 1})
+    if duplicates:
+        raise InputError(file, line, f"column {duplicates[0]!r} appears twice in the header")
+    for name in _REQUIRED:
+        if name not in header:
+            raise InputError(file, line, f"the header has no {name!r} column; it needs at least `game,score`")
+    return header
+
+
+def _csv_row(
+    spec: Spec, cells: Mapping[str, str], default_algorithm: str, collector: ScoreCollector, file: str, line: int
+) -> None:
+    game = _resolve(spec, cells["game"], file, line)
+    try:
+        score = parse_score(cells["score"])
+    except ValueError:
+        raise InputError(
+            file, line,
+            f"score {cells['score']!r} of {game} is not a number; use a number, inf/infinite, or NA for a missing score",
+        ) from None
+    frames = None
+    if "frames" in cells:
+        try:
+            frames = _parse_frames(cells["frames"])
+        except ValueError:
+            raise InputError(
+                file, line, f"frames {cells['frames']!r} of {game} must be a non-negative number or empty"
+            ) from None
+    algorithm = cells.get("algorithm", default_algorithm)
+    if not algorithm:
+        raise InputError(file, line, "the algorithm is empty; name it or drop the `algorithm` column")
+    run = cells.get("run", "")
+    if "run" in cells and not run:
+        raise InputError(file, line, f"the run id of {game} is empty; give every row a run id")
+    collector.add(algorithm, game, run, score, where=(file, line), frames=frames)
+
+
+# -- JSON -----------------------------------------------------------------------------------------
+
+
+def _reject_constant(name: str) -> float:
+    if name == "Infinity":
+        return math.inf
+    raise ValueError(f"{name} is not a score")
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [k for k, _ in pairs]
+    if len(set(keys)) != len(keys):
+        duplicate = next(k for k in keys if keys.count(k) > 1)
+        raise ValueError(f"duplicate key {duplicate!r}")
+    return dict(pairs)
+
+
+def _line_of(text: str, key: str, start: int = 0) -> int | None:
+    """Best-effort line of a JSON key in ``text`` (json reports no positions for values)."""
+    position = text.find(json.dumps(key), start)
+    return None if position < 0 else text.count("\n", 0, position) + 1
+
+
+def read_json(
+    spec: Spec, path: str | os.PathLike, collector: ScoreCollector | None = None, *, text: str | None = None
+) -> ScoreCollector:
+    """Read ``{"<algorithm>": {"<game>": score | [runs]}}`` (or a results file) into ``collector``.
+
+    Raises:
+        InputError: invalid JSON (with its line), duplicate keys, a wrong shape (with the
+            expected one), an unknown game, a score that is not a number/``"inf"``/``null``.
+    """
+    path = Path(path)
+    file = str(path)
+    collector = collector if collector is not None else ScoreCollector()
+    text = _read_text(path) if text is None else text
+    if not text.strip():
+        raise InputError(file, None, 'is empty; expected {"<algorithm>": {"<game>": score or [scores per run]}}')
+    try:
+        data = json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_reject_constant)
+    except json.JSONDecodeError as error:
+        raise InputError(file, error.lineno, f"is not valid JSON: {error.msg} (column {error.colno})") from None
+    except (ValueError, RecursionError) as error:
+        message = "is nested too deeply" if isinstance(error, RecursionError) else f"is not valid: {error}"
+        raise InputError(file, None, message) from None
+    if isinstance(data, dict) and isinstance(data.get("format"), str) and data["format"].startswith("arcadebench-results"):
+        _read_results(spec, data, collector, file, text)
+    else:
+        _read_mapping(spec, data, collector, file, text)
+    collector.sources.append(file)
+    return collector
+
+
+def read_mapping(spec: Spec, data: Mapping, collector: ScoreCollector | None = None) -> ScoreCollector:
+    """Read an in-memory ``{"<algorithm>": {"<game>": score | [runs]}}`` mapping."""
+    collector = collector if collector is not None else ScoreCollector()
+    _read_mapping(spec, data, collector, "<mapping>", None)
+    collector.sources.append("<mapping>")
+    return collector
+
+
+_SHAPE = '{"<algorithm>": {"<game>": score or [scores per run]}}'
+
+
+def _json_score(value: object, file: str, line: int | None, what: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise InputError(file, line, f"score of {what} must be a number, \"inf\" or null, got {value!r}")
+    if isinstance(value, int | float):
+        value = float(value)
+        if math.isnan(value) or value == -math.inf:
+            raise InputError(file, line, f"score of {what} must be a number, \"inf\" or null, got {value!r}")
+        return value
+    if hasattr(value, "dtype") and getattr(value, "shape", None) == ():  # numpy scalar in a mapping
+        return _json_score(value.item(), file, line, what)  # type: ignore[attr-defined]
+    if isinstance(value, str):
+        try:
+            return parse_score(value)
+        except ValueError:
+            pass
+    raise InputError(file, line, f"score of {what} must be a number, \"inf\" or null, got {value!r}")
+
+
+def _read_mapping(spec: Spec, data: object, collector: ScoreCollector, file: str, text: str | None) -> None:
+    if not isinstance(data, Mapping) or not data:
+        raise InputError(file, None, f"must be a non-empty object {_SHAPE}, got {type(data).__name__}")
+    for algorithm, games in data.items():
+        line = _line_of(text, str(algorithm)) if text else None
+        if not isinstance(algorithm, str) or not algorithm:
+            raise InputError(file, line, f"algorithm names must be non-empty strings, got {algorithm!r}")
+        if not isinstance(games, Mapping):
+            raise InputError(file, line, f"algorithm {algorithm!r} must map games to scores ({_SHAPE}), got {type(games).__name__}")
+        start = text.find(json.dumps(algorithm)) if text else 0
+        for name, value in games.items():
+            line = _line_of(text, str(name), max(start, 0)) if text else None
+            game = _resolve(spec, name, file, line)
+            what = f"{game} ({algorithm})"
+            if isinstance(value, list | tuple) or (hasattr(value, "ndim") and getattr(value, "ndim", 0) == 1):
+                values = list(value)  # type: ignore[arg-type]
+                if not values:
+                    raise InputError(file, line, f"{what} has an empty list of runs; use null for a missing score")
+                for i, item in enumerate(values):
+                    score = _json_score(item, file, line, f"{what} run {i}")
+                    collector.add(algorithm, game, str(i), score, where=(file, line))
+            else:
+                collector.add(algorithm, game, "", _json_score(value, file, line, what), where=(file, line))
+
+
+def _read_results(spec: Spec, data: dict, collector: ScoreCollector, file: str, text: str) -> None:
+    """Re-score an ``arcadebench-results/1`` file: the per-run raw scores of every block."""
+    algorithms = data.get("algorithms")
+    if not isinstance(algorithms, dict):
+        raise InputError(file, None, 'a results file must have an "algorithms" object')
+    for algorithm, entry in algorithms.items():
+        if not isinstance(entry, dict):
+            raise InputError(file, _line_of(text, algorithm), f"algorithm {algorithm!r} must be an object")
+        blocks: list[tuple[int | None, object]] = [(None, entry.get("games", {}))]
+        checkpoints = entry.get("checkpoints", {})
+        if not isinstance(checkpoints, dict):
+            raise InputError(file, _line_of(text, "checkpoints"), '"checkpoints" must be an object')
+        for label, block in checkpoints.items():
+            if not (isinstance(label, str) and label.isdigit()) or not isinstance(block, dict):
+                raise InputError(file, _line_of(text, label), f"checkpoint {label!r} must be a frame count with an object")
+            blocks.append((int(label), block.get("games", {})))
+        for checkpoint, games in blocks:
+            if not isinstance(games, dict):
+                raise InputError(file, _line_of(text, "games"), '"games" must be an object')
+            for name, cell in games.items():
+                line = _line_of(text, name)
+                game = _resolve(spec, name, file, line)
+                runs = cell.get("runs") if isinstance(cell, dict) else None
+                if not isinstance(runs, list) or not runs:
+                    raise InputError(file, line, f'{game} of {algorithm!r} needs a non-empty "runs" list to be re-scored')
+                frames = cell.get("frames")
+                if not (isinstance(frames, int | float) and not isinstance(frames, bool)
+                        and math.isfinite(frames) and frames >= 0):
+                    frames = None
+                for i, item in enumerate(runs):
+                    score = _json_score(item, file, line, f"{game} ({algorithm}) run {i}")
+                    collector.add(algorithm, game, str(i), score, where=(file, line),
+                                  frames=frames, checkpoint=checkpoint)
+
+
+# -- dispatch -------------------------------------------------------------------------------------
+
+
+def _expand(sources: object) -> list[object]:
+    if isinstance(sources, str | os.PathLike | Mapping):
+        return [sources]
+    if isinstance(sources, Iterable):
+        items = list(sources)
+        if not items:
+            raise InputError("<scores>", None, "no score files given")
+        return items
+    raise InputError("<scores>", None, f"scores must be a path, a list of paths or a mapping, got {type(sources).__name__}")
+
+
+def read_scores(spec: Spec, sources: object) -> RawScores:
+    """Read every source (``.csv``, ``.json``, ``.jsonl``, a directory of logs, or a mapping).
+
+    Raises:
+        InputError: a missing file, an unknown suffix, or anything the readers refuse.
+    """
+    from arcadebench.benchmarks.records import read_logs
+
+    collector = ScoreCollector()
+    logs: list[Path] = []
+    for source in _expand(sources):
+        if isinstance(source, Mapping):
+            read_mapping(spec, source, collector)
+            continue
+        if not isinstance(source, str | os.PathLike):
+            raise InputError("<scores>", None, f"a score source must be a path or a mapping, got {type(source).__name__}")
+        path = Path(source)
+        if path.is_dir():
+            found = sorted(path.rglob("*.jsonl"))
+            if not found:
+                raise InputError(str(path), None, "is a directory without episode logs (*.jsonl)")
+            logs.extend(found)
+        elif not path.exists():
+            raise InputError(str(path), None, "no such file")
+        elif path.suffix.lower() == ".csv":
+            read_csv(spec, path, collector)
+        elif path.suffix.lower() == ".json":
+            read_json(spec, path, collector)
+        elif path.suffix.lower() == ".jsonl":
+            logs.append(path)
+        else:
+            raise InputError(str(path), None, "has an unknown suffix; give a .csv or .json score file or a .jsonl episode log")
+    if logs:
+        read_logs(spec, logs, collector)
+    return collector.build(spec)

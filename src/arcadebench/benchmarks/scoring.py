@@ -1,0 +1,313 @@
+"""Scoring as pure functions over one array contract: per-game scores, aggregates, estimates.
+
+Every function takes score arrays of shape ``(..., runs, games)`` (rliable's
+``(num_runs x num_tasks)`` contract, with any leading batch axes so the bootstrap can evaluate
+thousands of resamples in one call) and does no I/O. ``NaN`` marks *no run*: a game with fewer
+runs than the widest game is padded with ``NaN`` below its runs. Scores themselves are never
+``NaN`` (inputs reject it); ``+inf`` is allowed (SABER's "infinite gameplay").
+
+Conventions (the papers' own, checked against their published numbers; see ``data/README.md``):
+
+- Normalised score = 100 (x - random) / |reference - random| (Atari-5 Eq. 2, HWR Eqs. 3-5,
+  SABER Appendix D Eq. 1), computed by :func:`arcadebench.benchmarks.normalise.normalise`. A
+  score equal to its reference is exactly 100 % (see :func:`normalised_score`).
+- SABER = HWRNS capped **above** at 200 %, no lower clip (SABER Section 3.2: both papers'
+  published means keep the negative per-game values); infinite gameplay contributes the cap.
+- CHNS = clip(HNS, 0, 100) (Agent57; HWR "Capped Normalized Score").
+- HWRB counts games with HWRNS >= 100 % (HWR: sum_g (HWRNS_g >= 1)); exact ties count.
+- Classes of SABER Section 3.2: failing < 1, poor < 10, medium < 50, fair < 100, superhuman
+  otherwise (so exactly 100 % is superhuman, consistent with HWRB).
+- Aggregates follow rliable (Agarwal et al. 2021, ``rliable/metrics.py``): mean and median over
+  the games of each game's mean over runs; IQM (25 % trimmed mean) and optimality gap over all
+  (run, game) scores pooled. Games without a score are absent from the arrays (dropped, not
+  zero-filled), as in both papers' tables.
+
+Functions: normalised_score, game_means, aggregate_mean, aggregate_median, aggregate_iqm,
+aggregate_optimality_gap, class_index, class_histogram, breakthroughs, subset_score,
+predicted_scores, learning_efficiency, game_time_days.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from arcadebench.benchmarks.normalise import log_normalise, normalise, subset_estimate
+from arcadebench.errors import ArcadebenchError
+
+__all__ = [
+    "AGGREGATES",
+    "ScoringError",
+    "aggregate_iqm",
+    "aggregate_mean",
+    "aggregate_median",
+    "aggregate_optimality_gap",
+    "breakthroughs",
+    "class_histogram",
+    "class_index",
+    "game_means",
+    "game_time_days",
+    "learning_efficiency",
+    "normalised_score",
+    "predicted_scores",
+    "subset_score",
+]
+
+Array = NDArray[np.float64]
+
+
+class ScoringError(ArcadebenchError, ValueError):
+    """An argument of the scoring API is out of its domain (shape, level, repetitions...)."""
+
+
+def _scores(scores: ArrayLike, name: str = "scores") -> Array:
+    """Check the ``(..., runs, games)`` contract at the boundary and return a float array."""
+    array = np.asarray(scores, dtype=np.float64)
+    if array.ndim < 2:
+        raise ScoringError(
+            f"`{name}` must be an array of shape (..., runs, games), got shape {array.shape}"
+        )
+    return array
+
+
+# -- per-game scores ------------------------------------------------------------------------------
+
+
+def normalised_score(
+    raw: ArrayLike,
+    random: ArrayLike,
+    reference: ArrayLike,
+    floor: float | None = None,
+    cap: float | None = None,
+) -> Array:
+    """Per-run normalised score in percent, with exact 100 % for a score equal to its reference.
+
+    The formula is :func:`~arcadebench.benchmarks.normalise.normalise` (HNS: Atari-5 Eq. 2 /
+    HWR Eq. 4; HWRNS: HWR Eq. 5; SABER: cap 200, Section 3.2; CHNS: floor 0, cap 100). Floating
+    point can put ``100 (w - r) / |w - r|`` one ulp below 100 (it does for SABER's Pong record),
+    which would drop a record-equalling game out of HWRB and the superhuman class; the papers
+    count those ties (``data/README.md``), so a raw score equal to the reference is set to
+    exactly +-100 before clipping. ``NaN`` (no run, or no constant) stays ``NaN``.
+
+    Example:
+        >>> normalised_score([[21.0, 25.0]], [-20.34, 0.0], [21.0, 100.0]).tolist()
+        [[100.0, 25.0]]
+        >>> normalised_score([[float("inf"), -5.0]], [0.0, 0.0], [10.0, 10.0], cap=200).tolist()
+        [[200.0, -50.0]]
+    """
+    raw = np.asarray(raw, dtype=np.float64)
+    random = np.asarray(random, dtype=np.float64)
+    reference = np.asarray(reference, dtype=np.float64)
+    score = normalise(raw, random, reference)
+    tie = raw == reference
+    if np.any(tie):
+        score = np.where(tie, np.where(reference > random, 100.0, -100.0), score)
+    if floor is not None or cap is not None:
+        score = np.clip(score, -np.inf if floor is None else floor, np.inf if cap is None else cap)
+    return score
+
+
+def game_means(scores: ArrayLike) -> Array:
+    """Each game's mean over its runs, ignoring ``NaN`` padding: ``(..., runs, games) -> (..., games)``.
+
+    A game with no run at all gives ``NaN``.
+
+    Example:
+        >>> game_means([[1.0, 4.0], [3.0, float("nan")]]).tolist()
+        [2.0, 4.0]
+    """
+    scores = _scores(scores)
+    valid = ~np.isnan(scores)
+    count = valid.sum(axis=-2)
+    total = np.where(valid, scores, 0.0).sum(axis=-2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return total / count
+
+
+def aggregate_mean(scores: ArrayLike) -> Array:
+    """Mean over games of the per-game mean over runs (rliable ``aggregate_mean``).
+
+    Example:
+        >>> float(aggregate_mean([[0.0, 10.0], [2.0, 20.0]]))
+        8.0
+    """
+    means = game_means(scores)
+    if means.shape[-1] == 0:
+        return np.full(means.shape[:-1], np.nan)
+    return means.mean(axis=-1)
+
+
+def aggregate_median(scores: ArrayLike) -> Array:
+    """Median over games of the per-game mean over runs (rliable ``aggregate_median``).
+
+    With an even number of games it is the midpoint of the two middle games (numpy/rliable).
+
+    Example:
+        >>> float(aggregate_median([[1.0, 5.0, 100.0, 3.0]]))
+        4.0
+    """
+    means = game_means(scores)
+    if means.shape[-1] == 0:
+        return np.full(means.shape[:-1], np.nan)
+    return np.median(means, axis=-1)
+
+
+def _pooled(scores: Array) -> tuple[Array, Array]:
+    """All (run, game) scores of each batch item sorted ascending (``NaN`` last), and counts."""
+    flat = scores.reshape(*scores.shape[:-2], -1)
+    return np.sort(flat, axis=-1), (~np.isnan(flat)).sum(axis=-1)
+
+
+def aggregate_iqm(scores: ArrayLike) -> Array:
+    """Interquartile mean: the 25 % trimmed mean of all (run, game) scores pooled.
+
+    Same trimming as rliable's ``aggregate_iqm`` (``scipy.stats.trim_mean(x, 0.25)``): with
+    ``n`` scores, the ``floor(n / 4)`` lowest and highest are dropped (Agarwal et al. 2021,
+    Section 4).
+
+    Example:
+        >>> float(aggregate_iqm([[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 100.0]]))
+        4.5
+    """
+    ordered, count = _pooled(_scores(scores))
+    cut = count // 4
+    position = np.arange(ordered.shape[-1])
+    keep = (position >= cut[..., None]) & (position < (count - cut)[..., None])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(keep, ordered, 0.0).sum(axis=-1) / (count - 2 * cut)
+
+
+def aggregate_optimality_gap(scores: ArrayLike, threshold: float = 100.0) -> Array:
+    """How far below ``threshold`` the scores fall on average: ``threshold - mean(min(s, threshold))``.
+
+    Over all (run, game) scores pooled, as rliable's ``aggregate_optimality_gap`` (whose
+    ``gamma=1`` is our 100 % for scores in percent).
+
+    Example:
+        >>> float(aggregate_optimality_gap([[50.0, 150.0], [100.0, 0.0]], threshold=100.0))
+        37.5
+    """
+    scores = _scores(scores)
+    valid = ~np.isnan(scores)
+    axes = (-2, -1)
+    count = valid.sum(axis=axes)
+    total = np.where(valid, np.minimum(scores, threshold), 0.0).sum(axis=axes)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return threshold - total / count
+
+
+AGGREGATES: Mapping[str, Callable[..., Array]] = {
+    "mean": aggregate_mean,
+    "median": aggregate_median,
+    "iqm": aggregate_iqm,
+    "optimality_gap": aggregate_optimality_gap,
+}
+"""The aggregate functions by the names a spec's ``scoring.aggregates`` uses."""
+
+
+# -- classes and counts ---------------------------------------------------------------------------
+
+
+def class_index(values: ArrayLike, classes: Sequence[tuple[str, float | None]]) -> NDArray[np.intp]:
+    """Index of each value's class; ``classes`` are ``(label, exclusive upper bound)``, last ``None``.
+
+    SABER Section 3.2: failing (< 1 %), poor (< 10 %), medium (< 50 %), fair (< 100 %),
+    superhuman (>= 100 %). A value equal to a bound belongs to the class above it.
+
+    Example:
+        >>> bins = [("failing", 1), ("poor", 10), ("superhuman", None)]
+        >>> class_index([0.5, 1.0, 10.0, float("inf")], bins).tolist()
+        [0, 1, 2, 2]
+    """
+    bounds = np.asarray([b for _, b in classes if b is not None], dtype=np.float64)
+    values = np.asarray(values, dtype=np.float64)
+    if np.isnan(values).any():
+        raise ScoringError("`values` must not contain NaN (drop games without a score first)")
+    return np.searchsorted(bounds, values, side="right")
+
+
+def class_histogram(values: ArrayLike, classes: Sequence[tuple[str, float | None]]) -> dict[str, int]:
+    """Number of games in each class (every class present, zero included), SABER Figure 4.
+
+    Example:
+        >>> class_histogram([0.0, 5.0, 100.0], [("failing", 1), ("poor", 10), ("superhuman", None)])
+        {'failing': 1, 'poor': 1, 'superhuman': 1}
+    """
+    counts = np.bincount(class_index(values, classes), minlength=len(classes))
+    return {label: int(n) for (label, _), n in zip(classes, counts, strict=True)}
+
+
+def breakthroughs(values: ArrayLike, threshold: float = 100.0) -> int:
+    """Number of games whose score is at least ``threshold`` (HWRB: HWRNS >= 100 %, HWR paper).
+
+    Example:
+        >>> breakthroughs([99.9, 100.0, float("inf")])
+        2
+    """
+    values = np.asarray(values, dtype=np.float64)
+    return int(np.count_nonzero(values >= threshold))
+
+
+# -- Atari-5 ---------------------------------------------------------------------------------------
+
+
+def subset_score(hns: ArrayLike, coefficients: Sequence[float]) -> Array:
+    """Atari-X estimate of the 57-game median HNS: 10^(sum_g c_g log10(1 + max(0, HNS_g))) - 1.
+
+    Atari-5 Eq. 3 and Appendix E with the Table 9 coefficients (no intercept); ``hns`` has the
+    subset's games on its last axis in the order of ``coefficients``.
+
+    Example:
+        >>> round(float(subset_score([99.0, 99.0], [0.5, 0.5])), 6)
+        99.0
+    """
+    return subset_estimate(log_normalise(hns), coefficients)
+
+
+def predicted_scores(
+    inputs: ArrayLike, models: Mapping[str, Sequence[float]]
+) -> dict[str, float]:
+    """Predicted HNS of every modelled game from the subset's HNS (Atari-5 Tables 10-11).
+
+    ``models[game] = (c, x_1, ..., x_n)``: log10(1 + s) = c + sum_i x_i log10(1 + max(0, s_i))
+    (Eqs. 10-11), with ``inputs`` the HNS of the model's input games in order.
+
+    Example:
+        >>> predicted_scores([99.0], {"pong": (0.0, 1.0)})
+        {'pong': 99.0}
+    """
+    logs = log_normalise(inputs)
+    return {
+        game: float(subset_estimate(logs, coefs[1:], intercept=coefs[0]))
+        for game, coefs in models.items()
+    }
+
+
+# -- learning efficiency (HWR paper) ---------------------------------------------------------------
+
+
+def learning_efficiency(value: ArrayLike, frames: ArrayLike) -> Array:
+    """A metric per training frame: ``value / frames`` (HWR Eq. 7, e.g. mean HNS / Num.Frames).
+
+    Example:
+        >>> float(learning_efficiency(200.0, 2e8))
+        1e-06
+    """
+    frames = np.asarray(frames, dtype=np.float64)
+    if np.any(frames <= 0):
+        raise ScoringError(f"`frames` must be positive, got {frames.tolist()!r}")
+    return np.asarray(value, dtype=np.float64) / frames
+
+
+def game_time_days(frames: ArrayLike, frames_per_day: float) -> Array:
+    """Real-time game play of ``frames`` in days: frames / (108,000 x 2 x 24) (HWR Eq. 6).
+
+    Example:
+        >>> round(float(game_time_days(200_000_000, 5_184_000)), 1)
+        38.6
+    """
+    if frames_per_day <= 0:
+        raise ScoringError(f"`frames_per_day` must be positive, got {frames_per_day!r}")
+    return np.asarray(frames, dtype=np.float64) / frames_per_day
