@@ -1,0 +1,198 @@
+"""Standard agent-side observation preprocessing (opt-in; never part of a protocol's score).
+
+The published Atari agents (DQN, Rainbow, IQN; Mnih et al. 2015, Methods "Preprocessing") and the
+Sonic baselines see grayscale 84x84 frames stacked by four; Atari agents also take the
+pixel-wise maximum of a step's last two frames, against the flicker of Atari 2600 sprites.
+
+Design (Atari): the protocol env plays its 4 frames inside ale-py's ``AtariEnv.step``, so a
+wrapper only ever sees the last frame and cannot max-pool; dropping the env to one frame per step
+and skipping in a wrapper (Gymnasium's ``AtariPreprocessing``) would change the protocol's frame
+loop and cost a Python step per frame. So the standard observation is a mode of the env itself:
+``gym.make("arcadebench/SABER-Pong-v0", obs_type="standard")`` builds :class:`StandardAtariEnv`,
+an ``AtariEnv`` whose ``step`` runs the identical per-frame loop (same ``ale.act`` calls, so the
+same per-frame sticky actions from the same ALE random stream, the same frame cap and the same
+``info``) and only reads the screen differently: ALE's own grayscale screen of the last two
+frames into preallocated buffers, their maximum in place, an OpenCV ``INTER_AREA`` resize to
+84x84 (area averaging, what ``AtariPreprocessing`` and baselines' ``WarpFrame`` use) written
+straight into a preallocated stack of 4. The protocol wrappers (stuck time, frame limit, rollover
+guard, no life information) sit on top unchanged, and ``obs_type`` is not a protocol setting, so
+no deviation is recorded. Its output equals ``AtariPreprocessing(AtariEnv(frameskip=1),
+frame_skip=4, noop_max=0, screen_size=84) + FrameStackObservation(4)`` for the same seed and
+actions (tested), except on an episode's last step, where ``AtariPreprocessing`` stops mid-skip
+and keeps stale buffers while ale-py stops emulating at the terminal frame.
+
+Design (stable-retro, Sonic): the baselines use baselines' ``WarpFrame`` (OpenCV RGB-to-gray,
+``INTER_AREA`` 84x84) and a stack of 4, without max-pooling — the sticky frame skip keeps only
+the last frame, and Genesis games do not flicker like the 2600. :func:`standard_retro_observations`
+composes :class:`CvGrayscaleObservation` (OpenCV's luma, which Gymnasium's
+``GrayscaleObservation`` does not use) with Gymnasium's ``ResizeObservation`` (OpenCV
+``INTER_AREA``) and ``FrameStackObservation`` (stack on a new first axis, padded with the reset
+frame).
+
+Classes: StandardAtariEnv, CvGrayscaleObservation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import cv2
+import gymnasium as gym
+import numpy as np
+from ale_py.env import AtariEnv
+from gymnasium.wrappers import FrameStackObservation, ResizeObservation
+
+from arcadebench.wrappers._checks import InvalidArgument, check_int
+
+__all__ = ["CvGrayscaleObservation", "StandardAtariEnv", "standard_retro_observations"]
+
+
+class StandardAtariEnv(AtariEnv):
+    """ale-py's ``AtariEnv`` with the standard observation: max-pooled, grayscale, 84x84, stacked.
+
+    Everything but the observation is ``AtariEnv``'s (see the module docstring for why this is
+    an env and not a wrapper). Observation: ``uint8`` array ``(stack_size, screen_size,
+    screen_size)``, oldest frame first; each frame is the maximum of ALE's grayscale screens of the
+    step's last two frames (one frame when ``frameskip`` is 1), resized with ``cv2.INTER_AREA``.
+    After ``reset`` the stack holds the reset frame ``stack_size`` times. Continuous actions,
+    stochastic frame skip and sound observations are not supported.
+
+    Example:
+        >>> env = StandardAtariEnv("pong", frameskip=4, repeat_action_probability=0.25)
+        >>> obs, info = env.reset(seed=0)
+        >>> obs.shape, obs.dtype, env.observation_space.shape
+        ((4, 84, 84), dtype('uint8'), (4, 84, 84))
+        >>> obs, reward, terminated, truncated, info = env.step(0)
+        >>> info["episode_frame_number"]
+        4
+        >>> env.close()
+    """
+
+    def __init__(
+        self, game: str = "pong", *, screen_size: int = 84, stack_size: int = 4, **kwargs: Any
+    ) -> None:
+        """Make the env.
+
+        Args:
+            game: ale-py game id.
+            screen_size: side of the square resized frame (84).
+            stack_size: frames in the stack (4).
+            **kwargs: ``AtariEnv`` arguments (``frameskip``, ``repeat_action_probability``,
+                ``full_action_space``, ``max_num_frames_per_episode``, ``mode``, ...).
+        """
+        screen_size = check_int("screen_size", screen_size, minimum=1)
+        stack_size = check_int("stack_size", stack_size, minimum=1)
+        frameskip = kwargs.get("frameskip", 4)
+        check_int("frameskip", frameskip, minimum=1)
+        for name in ("continuous", "sound_obs"):
+            if kwargs.get(name, False):
+                raise InvalidArgument(f"`{name}` must be False for StandardAtariEnv, got True")
+        if kwargs.get("obs_type", "grayscale") != "grayscale":
+            raise InvalidArgument(
+                f"`obs_type` must be left out for StandardAtariEnv, got {kwargs['obs_type']!r}"
+            )
+        kwargs["obs_type"] = "grayscale"
+        kwargs["frameskip"] = frameskip
+        super().__init__(game, **kwargs)
+        gym.utils.EzPickle.__init__(
+            self, game, screen_size=screen_size, stack_size=stack_size, **kwargs
+        )
+        height, width = self.ale.getScreenDims()
+        self._screens = (np.zeros((height, width), np.uint8), np.zeros((height, width), np.uint8))
+        self._stack = np.zeros((stack_size, screen_size, screen_size), np.uint8)
+        self._size = (screen_size, screen_size)
+        self.observation_space = gym.spaces.Box(0, 255, self._stack.shape, np.uint8)
+
+    def _push(self, screen: np.ndarray) -> np.ndarray:
+        """Shift the stack by one and resize ``screen`` into its newest slot; return a copy."""
+        stack = self._stack
+        stack[:-1] = stack[1:]
+        cv2.resize(screen, self._size, dst=stack[-1], interpolation=cv2.INTER_AREA)
+        return stack.copy()
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Reset as ``AtariEnv`` does; the stack is filled with the reset frame."""
+        screen, info = super().reset(seed=seed, options=options)
+        self._stack[:] = cv2.resize(screen, self._size, interpolation=cv2.INTER_AREA)
+        return self._stack.copy(), info
+
+    def step(  # type: ignore[override]
+        self, action: int
+    ) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        """``AtariEnv.step``'s frame loop, reading the grayscale screen of the last two frames."""
+        action_idx = self._action_set[action]
+        ale = self.ale
+        last, second_last = self._screens
+        frameskip = self._frameskip
+        reward = 0.0
+        for frame in range(frameskip):
+            reward += ale.act(action_idx, 1.0)
+            if frame == frameskip - 2:
+                ale.getScreenGrayscale(second_last)
+        ale.getScreenGrayscale(last)
+        if frameskip > 1:
+            np.maximum(last, second_last, out=last)
+        obs = self._push(last)
+        terminated = ale.game_over(with_truncation=False)
+        truncated = ale.game_truncated()
+        return obs, reward, terminated, truncated, self._get_info()
+
+
+class CvGrayscaleObservation(
+    gym.ObservationWrapper, gym.utils.RecordConstructorArgs
+):
+    """Convert RGB frames to grayscale with OpenCV (``cv2.COLOR_RGB2GRAY``), as the baselines did.
+
+    Why: the Sonic baselines' ``WarpFrame`` (openai/baselines ``atari_wrappers.py``) converts
+    with ``cv2.cvtColor(frame, cv2.COLOR_RGB2GRAY)`` — rounded ITU-R BT.601 luma
+    (0.299 R + 0.587 G + 0.114 B) — while Gymnasium's ``GrayscaleObservation`` truncates a
+    BT.709 weighting (0.2125, 0.7154, 0.0721), so its frames differ.
+
+    Example:
+        >>> import stable_retro
+        >>> env = CvGrayscaleObservation(
+        ...     stable_retro.make("Airstriker-Genesis-v0", render_mode=None))
+        >>> obs, _ = env.reset(seed=0)
+        >>> obs.shape, env.observation_space.shape
+        ((224, 320), (224, 320))
+        >>> env.close()
+    """
+
+    def __init__(self, env: gym.Env) -> None:
+        """Wrap ``env``, whose observations are ``(height, width, 3)`` RGB ``uint8`` images."""
+        space = env.observation_space
+        if not isinstance(space, gym.spaces.Box) or len(space.shape) != 3 or space.shape[2] != 3:
+            raise InvalidArgument(
+                f"`env` must have (height, width, 3) RGB observations, got {space!r}"
+            )
+        gym.utils.RecordConstructorArgs.__init__(self)
+        gym.ObservationWrapper.__init__(self, env)
+        self.observation_space = gym.spaces.Box(0, 255, space.shape[:2], np.uint8)
+
+    def observation(self, observation: np.ndarray) -> np.ndarray:
+        """The grayscale frame."""
+        return cv2.cvtColor(observation, cv2.COLOR_RGB2GRAY)
+
+
+def standard_retro_observations(
+    env: gym.Env, screen_size: int = 84, stack_size: int = 4
+) -> gym.Env:
+    """The Sonic baselines' observations: grayscale, ``INTER_AREA`` resize, stack of 4.
+
+    Returns ``FrameStackObservation(ResizeObservation(CvGrayscaleObservation(env)))``; apply it
+    outside the protocol env (it changes only what the agent sees).
+
+    Example:
+        >>> import stable_retro
+        >>> env = standard_retro_observations(
+        ...     stable_retro.make("Airstriker-Genesis-v0", render_mode=None))
+        >>> env.reset(seed=0)[0].shape
+        (4, 84, 84)
+        >>> env.close()
+    """
+    screen_size = check_int("screen_size", screen_size, minimum=1)
+    stack_size = check_int("stack_size", stack_size, minimum=1)
+    env = ResizeObservation(CvGrayscaleObservation(env), (screen_size, screen_size))
+    return FrameStackObservation(env, stack_size)
