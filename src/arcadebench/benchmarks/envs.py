@@ -18,6 +18,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import warnings
 from typing import Any
@@ -26,6 +27,7 @@ import gymnasium as gym
 
 from arcadebench.errors import UnknownGame
 from arcadebench.specs import Spec, list_specs, load_spec
+from arcadebench.wrappers.monitor import LOG_DIR_ENV, EpisodeMonitor, log_path
 
 __all__ = ["env_id", "make", "make_protocol_env", "parse_env_id", "register_envs", "NonCompliantWarning"]
 
@@ -80,14 +82,26 @@ def _normalise(value: Any) -> Any:
     return tuple(value) if isinstance(value, list) else value
 
 
-def make_protocol_env(spec: str | Spec, game: str, **kwargs: Any) -> gym.Env:
+def make_protocol_env(
+    spec: str | Spec,
+    game: str,
+    log_dir: str | os.PathLike | None = None,
+    run: str = "0",
+    resume: bool = False,
+    **kwargs: Any,
+) -> gym.Env:
     """Build the environment of ``game`` exactly as ``spec`` defines it (the registered entry point).
 
     Keyword arguments named like a spec setting override it (recorded as a deviation); the others
-    go to the platform builder (e.g. ``render_mode``, ``obs_type`` for Atari).
+    go to the platform builder (e.g. ``render_mode``, ``obs_type`` for Atari). The outermost
+    wrapper is the :class:`~arcadebench.wrappers.monitor.EpisodeMonitor`; it writes episodes to
+    ``<log_dir>/<spec>/<game>/<run>.jsonl`` when ``log_dir`` (or ``$ARCADEBENCH_LOG_DIR``) is
+    set, continuing that run's log only with ``resume=True``, and nothing otherwise.
     """
     spec = load_spec(spec)
     game = spec.resolve_game(game)
+    log_dir = log_dir if log_dir is not None else os.environ.get(LOG_DIR_ENV) or None
+    log = log_path(log_dir, spec.name, game, run) if log_dir is not None else None
     settings = protocol_kwargs(spec)
     extra = {k: v for k, v in kwargs.items() if k not in settings}
     settings.update({k: v for k, v in kwargs.items() if k in settings})
@@ -103,12 +117,19 @@ def make_protocol_env(spec: str | Spec, game: str, **kwargs: Any) -> gym.Env:
     if spec.platform == "atari":
         from arcadebench.benchmarks.atari import make_atari_env
 
-        return make_atari_env(spec, game, settings, **extra)
-    if spec.platform == "retro":
+        env = make_atari_env(spec, game, settings, **extra)
+    elif spec.platform == "retro":
         from arcadebench.benchmarks.sonic import make_retro_env
 
-        return make_retro_env(spec, game, settings, **extra)
-    raise UnknownGame(f"the {spec.name!r} spec (platform 'none') defines scores only, no environments.")
+        env = make_retro_env(spec, game, settings, **extra)
+    else:
+        raise UnknownGame(f"the {spec.name!r} spec (platform 'none') defines scores only, no environments.")
+    try:
+        return EpisodeMonitor(env, spec, game, log=log, run=run, resume=resume, deviations=deviations,
+                              settings=settings, env_id=env_id(spec, game))
+    except BaseException:
+        env.close()  # e.g. the log is in use: free the emulator (stable-retro allows one per process)
+        raise
 
 
 def make(spec: str | Spec, game: str, **kwargs: Any) -> gym.Env:
