@@ -175,6 +175,11 @@ class TimeLimit(_GymTimeLimit):
         >>> env.close()
     """
 
+    # Gymnasium's TimeLimit reports itself as ``env.spec.max_episode_steps`` instead of as an
+    # additional wrapper, so ``gym.make(env.spec)`` would rebuild Gymnasium's class, without the
+    # label. Use the standard property: this wrapper, with its argument, in the wrapper list.
+    spec = gym.Wrapper.spec
+
     def __init__(self, env: gym.Env, max_episode_steps: int) -> None:
         """Wrap ``env``; ``max_episode_steps`` agent steps end an episode (Sonic: 4,500)."""
         max_episode_steps = check_int("max_episode_steps", max_episode_steps, minimum=1)

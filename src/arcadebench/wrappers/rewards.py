@@ -370,7 +370,11 @@ class SonicProgressReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
     ) -> tuple[Any, dict[str, Any]]:
         """Reset the env; the reset frame's position is the origin of progress."""
         obs, info = self.env.reset(seed=seed, options=options)
-        self._rule.reset(self._reset_ram(info))
+        ram = self._reset_ram(info)
+        try:
+            self._rule.reset(ram)
+        except KeyError as missing:
+            raise _missing_variable(missing, ram) from None
         self._frame = 0
         protocol_info(info)["progress"] = 0.0
         return obs, info
@@ -382,16 +386,19 @@ class SonicProgressReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
         try:
             reward, done, reason, progress = self._rule.update(info, self._frame)
         except KeyError as missing:
-            raise InvalidArgument(
-                f"`env` must report the RAM variable {missing} in info, got info keys "
-                f"{sorted(info)!r}"
-            ) from None
+            raise _missing_variable(missing, info) from None
         protocol_info(info)["progress"] = progress
         if done:
             terminated = True
             if reason is not None:
                 set_end_reason(info, reason)  # type: ignore[arg-type]
         return obs, reward, terminated, truncated, info
+
+
+def _missing_variable(missing: KeyError, ram: Mapping[str, Any]) -> InvalidArgument:
+    return InvalidArgument(
+        f"`env` must report the RAM variable {missing} in info, got info keys {sorted(ram)!r}"
+    )
 
 
 class AllowBacktracking(gym.Wrapper, gym.utils.RecordConstructorArgs):

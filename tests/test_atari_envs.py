@@ -1,0 +1,90 @@
+"""The Atari protocol envs: wrappers composed from the spec in the documented order, visible in
+``env.spec``, through Gymnasium's checker and an async vector env."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import arcadebench  # noqa: F401  (registers the ids)
+from arcadebench.benchmarks.atari import make_atari_env
+from arcadebench.benchmarks.envs import protocol_kwargs
+from arcadebench.specs import load_spec
+
+ONE_PER_PROTOCOL = ["arcadebench/SABER-Pong-v0", "arcadebench/HWR-Pong-v0", "arcadebench/Atari5-Phoenix-v0"]
+
+
+def protocol_wrappers(env):
+    """(name, kwargs) of the protocol wrappers, inner to outer (the monitor is not ours)."""
+    return [(w.name, w.kwargs) for w in env.spec.additional_wrappers if w.name != "EpisodeMonitor"]
+
+
+@pytest.mark.parametrize(("id", "expected"), [
+    ("arcadebench/SABER-Pong-v0", [("RolloverGuard", {"threshold": -1000.0}),
+                                   ("MaxStuckTime", {"max_stuck_frames": 18_000}),
+                                   ("EpisodeFrameLimit", {"max_episode_frames": 21_600_000}),
+                                   ("NoLifeInformation", {})]),
+    ("arcadebench/HWR-Pong-v0", [("EpisodeFrameLimit", {"max_episode_frames": 108_000}),
+                                 ("NoLifeInformation", {})]),
+    ("arcadebench/Atari5-Phoenix-v0", [("EpisodeFrameLimit", {"max_episode_frames": 108_000}),
+                                       ("NoLifeInformation", {})]),
+])
+def test_wrappers_follow_the_spec_in_the_documented_order(id, expected):
+    env = gym.make(id)
+    try:
+        assert protocol_wrappers(env) == expected
+        assert env.spec.additional_wrappers[-1].name == "EpisodeMonitor"  # outermost
+        assert gym.envs.registration.EnvSpec.from_json(env.spec.to_json()) == env.spec
+    finally:
+        env.close()
+
+
+def test_every_setting_selects_its_wrapper():
+    settings = protocol_kwargs(load_spec("saber")) | {
+        "rollover_threshold": None, "max_stuck_frames": 600, "max_episode_frames": None,
+        "life_information": True}
+    env = make_atari_env(load_spec("saber"), "pong", settings)
+    try:
+        assert type(env).__name__ == "MaxStuckTime" and type(env.env).__name__ == "AtariEnv"
+        assert env.unwrapped.ale.getInt("max_num_frames_per_episode") == 0  # no cap
+        assert "lives" in env.reset(seed=0)[1]
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("id", ONE_PER_PROTOCOL)
+@pytest.mark.parametrize("obs_type", ["rgb", "standard"])
+@pytest.mark.filterwarnings("ignore:.*different from the unwrapped")
+def test_check_env_passes(id, obs_type):
+    env = gym.make(id, obs_type=obs_type)
+    try:
+        # the render check would make a "human" env, which opens a window
+        check_env(env, skip_render_check=True)
+    finally:
+        env.close()
+
+
+def test_an_async_vector_env_of_a_protocol_id():
+    envs = gym.make_vec("arcadebench/SABER-Breakout-v0", num_envs=2, vectorization_mode="async")
+    try:
+        obs, info = envs.reset(seed=[0, 1])
+        assert obs.shape == (2, 210, 160, 3) and "lives" not in info
+        for step in range(1, 51):
+            obs, reward, terminated, truncated, info = envs.step(np.zeros(2, dtype=np.int64))
+        assert info["episode_frame_number"].tolist() == [200, 200]
+        assert info["arcadebench"]["stuck_frames"].tolist() == [200, 200]
+    finally:
+        envs.close()
+
+
+def test_an_async_vector_env_with_standard_observations():
+    envs = gym.make_vec("arcadebench/HWR-Pong-v0", num_envs=2, vectorization_mode="async",
+                        obs_type="standard")
+    try:
+        obs, _ = envs.reset(seed=0)
+        obs = envs.step(np.array([0, 1]))[0]
+        assert obs.shape == (2, 4, 84, 84) and obs.dtype == np.uint8
+    finally:
+        envs.close()
