@@ -22,13 +22,33 @@ import numpy as np
 
 import arcadebench
 from arcadebench.benchmarks.normalise import log_normalise, subset_estimate
-from arcadebench.benchmarks.subset import fit_predictions, nested_selection, prepare, read_scores, to_yaml
+from arcadebench.benchmarks.subset import (
+    fit_predictions,
+    nested_selection,
+    prepare,
+    read_scores,
+    to_yaml,
+)
 
-TASKS = ["reach", "push", "pick", "place", "stack", "slide", "open_drawer", "close_drawer",
-         "turn_knob", "press_button", "insert_peg", "find_key"]
+TASKS = [
+    "reach",
+    "push",
+    "pick",
+    "place",
+    "stack",
+    "slide",
+    "open_drawer",
+    "close_drawer",
+    "turn_knob",
+    "press_button",
+    "insert_peg",
+    "find_key",
+]
 
 
-def simulate(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def simulate(
+    rng: np.random.Generator, n: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Raw scores of ``n`` algorithms on TASKS, and the tasks' random/expert constants."""
     loading = np.linspace(0.6, 1.4, len(TASKS))  # how much each task rewards general skill
     exploration = np.where(np.isin(TASKS, ["insert_peg", "find_key", "stack"]), 1.0, 0.15)
@@ -37,7 +57,13 @@ def simulate(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray, 
     expert = (random + rng.uniform(100.0, 1000.0, len(TASKS))).round(1)
     skill = rng.normal(0.0, 0.6, (n, 1))
     explore = rng.normal(0.0, 0.6, (n, 1))
-    log_score = 2.0 + loading * skill + exploration * explore - difficulty + rng.normal(0.0, 0.12, (n, len(TASKS)))
+    log_score = (
+        2.0
+        + loading * skill
+        + exploration * explore
+        - difficulty
+        + rng.normal(0.0, 0.12, (n, len(TASKS)))
+    )
     normalised = 10.0 ** np.maximum(log_score, 0.0) - 1.0  # percent of the expert score
     raw = random + (expert - random) * normalised / 100.0
     return raw, normalised, random, expert
@@ -45,7 +71,9 @@ def simulate(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray, 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, help="directory for scores.csv and mysuite.yaml (default: a temp dir)")
+    parser.add_argument(
+        "--out", type=Path, help="directory for scores.csv and mysuite.yaml (default: a temp dir)"
+    )
     args = parser.parse_args(argv)
     out = args.out or Path(tempfile.mkdtemp(prefix="mysuite-"))
     out.mkdir(parents=True, exist_ok=True)
@@ -68,34 +96,63 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     data = prepare(read_scores(scores_csv), min_games=10, min_algorithms=40)
     subsets = nested_selection(data, prefix="MySuite", sizes=(3, 1), validation=(3,), extended=6)
     for name, fit in subsets.items():
-        print(f"{name:<14} {', '.join(fit.games)}  (weights {', '.join(f'{c:.3f}' for c in fit.coefficients)}; "
-              f"CV R2 {fit.cv_r2:.3f}, ~rel. err. {fit.cv_relative_error:.1f}%)")
+        print(
+            f"{name:<14} {', '.join(fit.games)}  (weights "
+            f"{', '.join(f'{c:.3f}' for c in fit.coefficients)}; "
+            f"CV R2 {fit.cv_r2:.3f}, ~rel. err. {fit.cv_relative_error:.1f}%)"
+        )
     predictions = fit_predictions(data, subsets["MySuite-3"])
 
     # 3. The spec: constants, subsets and per-task models, loadable like a built-in protocol.
     spec_path = out / "mysuite.yaml"
-    spec_path.write_text(to_yaml(data, subsets, [predictions], name="mysuite",
-                                 title="MySuite: 12 simulated manipulation tasks and their 3-task subset",
-                                 citation="arcadebench examples/custom_suite_subset.py (simulated data)"))
+    spec_path.write_text(
+        to_yaml(
+            data,
+            subsets,
+            [predictions],
+            name="mysuite",
+            title="MySuite: 12 simulated manipulation tasks and their 3-task subset",
+            citation="arcadebench examples/custom_suite_subset.py (simulated data)",
+        )
+    )
     spec = arcadebench.load_spec(str(spec_path))
-    print(f"\nwrote {spec_path}: spec {spec.name!r}, {len(spec.games)} tasks, subsets {', '.join(spec.subsets)}")
+    print(
+        f"\nwrote {spec_path}: spec {spec.name!r}, {len(spec.games)} tasks, subsets "
+        f"{', '.join(spec.subsets)}"
+    )
 
     # 4. A new agent plays only the three MySuite-3 tasks; score it with the spec.
     new_raw, new_normalised, _, _ = simulate(np.random.default_rng(7), 1)
-    played = {task: float(new_raw[0, TASKS.index(task)]) for task in spec.subsets["MySuite-3"].games}
+    played = {
+        task: float(new_raw[0, TASKS.index(task)]) for task in spec.subsets["MySuite-3"].games
+    }
     results = arcadebench.score(spec, {"new-agent": played}, reps=0)
     estimate = results.algorithms["new-agent"]["aggregates"]["mysuite3"]
     # the same number by hand: Eq. 1 on the log-normalised scores (Eqs. 3, 10-11)
-    hns = [100.0 * (played[t] - spec.constants[t].random) / (spec.constants[t].human - spec.constants[t].random)
-           for t in spec.subsets["MySuite-3"].games]
+    hns = [
+        100.0
+        * (played[t] - spec.constants[t].random)
+        / (spec.constants[t].human - spec.constants[t].random)
+        for t in spec.subsets["MySuite-3"].games
+    ]
     by_hand = float(subset_estimate(log_normalise(hns), spec.subsets["MySuite-3"].coefficients))
     true_median = float(np.median(new_normalised))
-    print(f"new agent: MySuite-3 estimate of the 12-task median {estimate:.1f}% "
-          f"(true median {true_median:.1f}%, by hand {by_hand:.1f}%)")
+    print(
+        f"new agent: MySuite-3 estimate of the 12-task median {estimate:.1f}% "
+        f"(true median {true_median:.1f}%, by hand {by_hand:.1f}%)"
+    )
     predicted = predictions.predict(dict(zip(spec.subsets["MySuite-3"].games, hns, strict=True)))
-    worst = max(TASKS, key=lambda t: abs(np.log10(1 + predicted[t]) - np.log10(1 + new_normalised[0, TASKS.index(t)])))
-    print(f"per-task predictions (Section 4.4): explained variance {100 * predictions.explained_variance:.1f}%, "
-          f"worst-predicted task {worst}")
+    worst = max(
+        TASKS,
+        key=lambda t: abs(
+            np.log10(1 + predicted[t]) - np.log10(1 + new_normalised[0, TASKS.index(t)])
+        ),
+    )
+    print(
+        "per-task predictions (Section 4.4): explained variance "
+        f"{100 * predictions.explained_variance:.1f}%, "
+        f"worst-predicted task {worst}"
+    )
     return {"estimate": estimate, "by_hand": by_hand, "true_median": true_median}
 
 

@@ -23,7 +23,13 @@ import numpy as np
 
 import arcadebench
 from arcadebench._table import render_table
-from arcadebench.benchmarks.subset import ATARI5_DATASET, best_subsets, nested_selection, prepare, read_scores
+from arcadebench.benchmarks.subset import (
+    ATARI5_DATASET,
+    best_subsets,
+    nested_selection,
+    prepare,
+    read_scores,
+)
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -41,8 +47,14 @@ def _machine() -> dict:
         available = len(os.sched_getaffinity(0))
     except AttributeError:
         available = os.cpu_count() or 1
-    return {"cpu": cpu, "cpus_available": available, "python": platform.python_version(),
-            "numpy": np.__version__, "platform": platform.platform(), "arcadebench": arcadebench.__version__}
+    return {
+        "cpu": cpu,
+        "cpus_available": available,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "platform": platform.platform(),
+        "arcadebench": arcadebench.__version__,
+    }
 
 
 def main() -> None:
@@ -55,37 +67,89 @@ def main() -> None:
     data = prepare(read_scores(ATARI5_DATASET))
     load_seconds = time.perf_counter() - started
     runs = []
-    process_counts = [machine["cpus_available"]] if args.quick else sorted({1, machine["cpus_available"]})
+    process_counts = (
+        [machine["cpus_available"]] if args.quick else sorted({1, machine["cpus_available"]})
+    )
     for processes in process_counts:
         search = best_subsets(data, 5, processes=processes)
-        runs.append({
-            "run": "size 5, 10-fold CV", "processes": search.processes, "subsets": search.n_subsets,
-            "non_negative": search.n_nonnegative, "seconds": round(search.seconds, 2),
-            "subsets_per_second": round(search.n_subsets / search.seconds),
-            "selected": list(search.best.games), "matches_paper": search.best.games == spec.subsets["Atari-5"].games,
-        })
+        runs.append(
+            {
+                "run": "size 5, 10-fold CV",
+                "processes": search.processes,
+                "subsets": search.n_subsets,
+                "non_negative": search.n_nonnegative,
+                "seconds": round(search.seconds, 2),
+                "subsets_per_second": round(search.n_subsets / search.seconds),
+                "selected": list(search.best.games),
+                "matches_paper": search.best.games == spec.subsets["Atari-5"].games,
+            }
+        )
     if not args.quick:
         started = time.perf_counter()
         found = nested_selection(data, processes=machine["cpus_available"])
         seconds = time.perf_counter() - started
-        matches = all(found[name].games == spec.subsets[name].games
-                      and tuple(round(c, 4) for c in found[name].coefficients) == spec.subsets[name].coefficients
-                      for name in spec.subsets)
-        runs.append({
-            "run": "nested selection (Table 2)", "processes": machine["cpus_available"], "subsets": None,
-            "non_negative": None, "seconds": round(seconds, 2), "subsets_per_second": None,
-            "selected": {name: list(fit.games) for name, fit in found.items()}, "matches_paper": matches,
-        })
-    rows = [[r["run"], r["processes"], r["subsets"], r["non_negative"], r["seconds"], r["subsets_per_second"],
-             r["matches_paper"]] for r in runs]
-    print(render_table(["run", "processes", "subsets", "non-negative", "seconds", "subsets/s", "paper's subsets"],
-                       rows, title=f"Atari-5 subset search on {machine['cpu']} ({machine['cpus_available']} CPUs "
-                                   f"available); data loaded in {load_seconds:.2f} s"))
+        matches = all(
+            found[name].games == spec.subsets[name].games
+            and tuple(round(c, 4) for c in found[name].coefficients)
+            == spec.subsets[name].coefficients
+            for name in spec.subsets
+        )
+        runs.append(
+            {
+                "run": "nested selection (Table 2)",
+                "processes": machine["cpus_available"],
+                "subsets": None,
+                "non_negative": None,
+                "seconds": round(seconds, 2),
+                "subsets_per_second": None,
+                "selected": {name: list(fit.games) for name, fit in found.items()},
+                "matches_paper": matches,
+            }
+        )
+    rows = [
+        [
+            r["run"],
+            r["processes"],
+            r["subsets"],
+            r["non_negative"],
+            r["seconds"],
+            r["subsets_per_second"],
+            r["matches_paper"],
+        ]
+        for r in runs
+    ]
+    print(
+        render_table(
+            [
+                "run",
+                "processes",
+                "subsets",
+                "non-negative",
+                "seconds",
+                "subsets/s",
+                "paper's subsets",
+            ],
+            rows,
+            title=f"Atari-5 subset search on {machine['cpu']} ({machine['cpus_available']} CPUs "
+            f"available); data loaded in {load_seconds:.2f} s",
+        )
+    )
     RESULTS.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     out = RESULTS / "bench_subset.json"
-    out.write_text(json.dumps({"benchmark": "subset", "time": stamp, "machine": machine,
-                               "load_seconds": round(load_seconds, 3), "runs": runs}, indent=2) + "\n")
+    out.write_text(
+        json.dumps(
+            {
+                "benchmark": "subset",
+                "time": stamp,
+                "machine": machine,
+                "load_seconds": round(load_seconds, 3),
+                "runs": runs,
+            },
+            indent=2,
+        )
+        + "\n"
+    )
     print(f"\nwrote {out}")
 
 

@@ -46,7 +46,16 @@ ATARI5 = TABLE_9["Atari-5"].games
 DQN7 = ("beam_rider", "breakout", "enduro", "pong", "qbert", "seaquest", "space_invaders")
 # Every game of Table 2's subsets, plus the games of the runner-up subsets of the full search.
 PAPER_GAMES = tuple(dict.fromkeys(g for s in TABLE_9.values() for g in s.games))
-RUNNERS_UP = ("assault", "pitfall", "road_runner", "riverraid", "asterix", "kung_fu_master", "zaxxon", "alien")
+RUNNERS_UP = (
+    "assault",
+    "pitfall",
+    "road_runner",
+    "riverraid",
+    "asterix",
+    "kung_fu_master",
+    "zaxxon",
+    "alien",
+)
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +126,9 @@ def test_section_5_1_single_game_r2_zaxxon_best_surround_worst(data):
 
 def test_fit_counts_only_algorithms_with_every_subset_game(data):
     assert fit_subset(data, ["name_this_game"]).n_algorithms == 62
-    assert fit_subset(data, ATARI5).n_algorithms == 44  # Phoenix has 45 algorithms, Double Dunk's overlap 44
+    assert (
+        fit_subset(data, ATARI5).n_algorithms == 44
+    )  # Phoenix has 45 algorithms, Double Dunk's overlap 44
 
 
 # -- the searches --------------------------------------------------------------------------------
@@ -134,46 +145,75 @@ def test_size_5_search_selects_atari5(data):
 
 def test_nested_selection_reproduces_table_2(data):
     found = nested_selection(data, within=PAPER_GAMES + RUNNERS_UP, processes=1)
-    assert list(found) == ["Atari-1", "Atari-3", "Atari-5", "Atari-10", "Atari-3-Val", "Atari-5-Val"]
+    assert list(found) == [
+        "Atari-1",
+        "Atari-3",
+        "Atari-5",
+        "Atari-10",
+        "Atari-3-Val",
+        "Atari-5-Val",
+    ]
     for name, fit in found.items():
         published = TABLE_9[name]
         assert fit.name == name
         assert fit.games == published.games, name  # same order as Table 9, `always` games last
         assert tuple(round(c, 4) for c in fit.coefficients) == published.coefficients, name
-        assert (round(fit.cv_r2, 3), round(fit.cv_relative_error, 1)) == (published.r2, published.relative_error)
+        assert (round(fit.cv_r2, 3), round(fit.cv_relative_error, 1)) == (
+            published.r2,
+            published.relative_error,
+        )
 
 
 def test_validation_searches_exclude_the_test_games(data):
-    found = nested_selection(data, sizes=(5,), validation=(3,), extended=None,
-                             within=ATARI5 + ("assault", "ms_pacman", "yars_revenge", "zaxxon"), processes=1)
+    found = nested_selection(
+        data,
+        sizes=(5,),
+        validation=(3,),
+        extended=None,
+        within=ATARI5 + ("assault", "ms_pacman", "yars_revenge", "zaxxon"),
+        processes=1,
+    )
     assert set(found["Atari-3-Val"].games).isdisjoint(ATARI5)
 
 
 def test_exclude_always_and_within(data):
-    search = best_subsets(data, 3, within=ATARI5, exclude=["Q*bert"], always=["Phoenix"], processes=1, top=20)
+    search = best_subsets(
+        data, 3, within=ATARI5, exclude=["Q*bert"], always=["Phoenix"], processes=1, top=20
+    )
     assert search.n_subsets == math.comb(3, 2)  # battle_zone, double_dunk, name_this_game choose 2
     assert all(f.games[-1] == "phoenix" and "qbert" not in f.games for f in search.fits)
 
 
 def test_authors_rule_and_algorithm_1_agree_on_atari5(data):
-    # atari5.py cross-validates only the 20 lowest in-sample MSEs and never rejects negative weights.
+    # atari5.py cross-validates only the 20 lowest in-sample MSEs, never rejecting negative weights.
     space = ATARI5 + RUNNERS_UP
     fits = [fit_subset(data, c) for c in itertools.combinations(space, 5)]
     authors = min(sorted(fits, key=lambda f: f.mse)[:20], key=lambda f: f.cv_mse)
     assert authors.games == best_subsets(data, 5, within=space, processes=1).best.games == ATARI5
 
 
-# -- the vectorised engine against direct fits ------------------------------------------------------
+# -- the vectorised engine against direct fits -----------------------------------------------------
 
 
 @pytest.mark.parametrize("intercept", [False, True])
 def test_engine_cv_mse_equals_direct_fits_on_real_data(data, intercept):
-    space = ("battle_zone", "double_dunk", "phoenix", "pitfall", "pong", "skiing", "venture", "yars_revenge")
+    space = (
+        "battle_zone",
+        "double_dunk",
+        "phoenix",
+        "pitfall",
+        "pong",
+        "skiing",
+        "venture",
+        "yars_revenge",
+    )
     search = best_subsets(data, 3, within=space, intercept=intercept, top=100, processes=1)
     direct = [fit_subset(data, c, intercept=intercept) for c in itertools.combinations(space, 3)]
     nonnegative = [f for f in direct if min(f.coefficients) >= 0]
     assert search.n_fitted == len(direct) and search.n_nonnegative == len(nonnegative)
-    assert [f.games for f in search.fits] == [f.games for f in sorted(nonnegative, key=lambda f: f.cv_mse)]
+    assert [f.games for f in search.fits] == [
+        f.games for f in sorted(nonnegative, key=lambda f: f.cv_mse)
+    ]
     # the engine's own ranking numbers (normal equations) agree with lstsq
     problem_result = _engine_rows(data, space, 3, intercept)
     by_games = {f.games: f for f in direct}
@@ -189,16 +229,28 @@ def _engine_rows(data, space, size, intercept):
     if intercept:
         x = np.column_stack([x, np.ones(len(x))])
         present = np.column_stack([present, np.ones(len(x), dtype=bool)])
-    problem = subset._Problem(x, subset._presence_bits(present), np.asarray(data.y), 10, 1982, intercept, 10**6)
+    problem = subset._Problem(
+        x, subset._presence_bits(present), np.asarray(data.y), 10, 1982, intercept, 10**6
+    )
     tail = [len(space)] if intercept else []
-    (start, combos), = subset._combination_blocks(range(len(space)), size, tail, 10**6)
+    ((start, combos),) = subset._combination_blocks(range(len(space)), size, tail, 10**6)
     out = subset._search_chunk(problem, start, combos)
-    return {tuple(space[j] for j in row[:size]): cv for row, cv in zip(out["combos"], out["cv_mse"], strict=True)}
+    return {
+        tuple(space[j] for j in row[:size]): cv
+        for row, cv in zip(out["combos"], out["cv_mse"], strict=True)
+    }
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 2**32 - 1), size=st.integers(1, 3), intercept=st.booleans(), folds=st.integers(2, 6))
-def test_engine_matches_brute_force_on_random_data_with_missing_scores(seed, size, intercept, folds):
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    size=st.integers(1, 3),
+    intercept=st.booleans(),
+    folds=st.integers(2, 6),
+)
+def test_engine_matches_brute_force_on_random_data_with_missing_scores(
+    seed, size, intercept, folds
+):
     rng = np.random.default_rng(seed)
     m, n = int(rng.integers(12, 80)), 6
     scores = rng.lognormal(3.0, 1.5, size=(m, n)) - 5.0
@@ -222,7 +274,9 @@ def test_engine_matches_brute_force_on_random_data_with_missing_scores(seed, siz
     search = best_subsets(data, size, intercept=intercept, folds=folds, top=100, processes=1)
     assert search.n_nonnegative == len(direct)
     expected = sorted(direct, key=lambda f: f.cv_mse)
-    assert [f.cv_mse for f in search.fits] == pytest.approx([f.cv_mse for f in expected], rel=1e-9, abs=1e-12)
+    assert [f.cv_mse for f in search.fits] == pytest.approx(
+        [f.cv_mse for f in expected], rel=1e-9, abs=1e-12
+    )
 
 
 def test_parallel_search_equals_serial(data, monkeypatch):
@@ -246,8 +300,11 @@ def test_fold_ids_follow_sklearn_kfold_shuffle_convention():
 
 def test_hand_computable_median_game_is_found_with_weight_one():
     # a_i < b_i < c_i for every algorithm: the 3-game median is b, so {b} predicts it exactly.
-    records = [(f"alg{i}", game, float(v)) for i in range(12)
-               for game, v in (("a", i), ("b", 10 * i + 5), ("c", 100 * i + 50))]
+    records = [
+        (f"alg{i}", game, float(v))
+        for i in range(12)
+        for game, v in (("a", i), ("b", 10 * i + 5), ("c", 100 * i + 50))
+    ]
     data = prepare(ScoreTable.from_records(records), min_games=3)
     best = best_subsets(data, 1, processes=1).best
     assert best.games == ("b",)
@@ -255,7 +312,7 @@ def test_hand_computable_median_game_is_found_with_weight_one():
     assert best.r2 == pytest.approx(1.0) and best.cv_mse == pytest.approx(0.0, abs=1e-20)
 
 
-# -- per-game models (Tables 10-11, Section 5.5) -------------------------------------------------------
+# -- per-game models (Tables 10-11, Section 5.5) ---------------------------------------------------
 
 
 @pytest.mark.parametrize("name", ["Atari-5", "Atari-10"])
@@ -272,14 +329,22 @@ def test_section_5_5_variance_explained_and_well_predicted_games(data):
     atari10 = fit_predictions(data, TABLE_9["Atari-10"].games, "Atari-10")
     assert round(100 * atari5.explained_variance, 1) == 71.5
     assert round(100 * atari10.explained_variance, 1) == 80.0
-    assert sum(m.r2 > 0.8 for m in atari5.models.values()) == 17  # "17 games ... R2 greater than 0.8"
+    assert (
+        sum(m.r2 > 0.8 for m in atari5.models.values()) == 17
+    )  # "17 games ... R2 greater than 0.8"
     assert atari5.models["battle_zone"].coefficients == (0.0, 1.0, 0.0, 0.0, 0.0, 0.0)
 
 
 def test_predictions_apply_eqs_10_and_11(data):
     fitted = fit_predictions(data, fit_subset(data, ATARI5, name="Atari-5"))
     assert fitted.name == "Atari-5"
-    hns = {"Battle Zone": 120.0, "Double Dunk": 300.0, "Name This Game": 150.0, "Phoenix": 80.0, "Q*bert": 90.0}
+    hns = {
+        "Battle Zone": 120.0,
+        "Double Dunk": 300.0,
+        "Name This Game": 150.0,
+        "Phoenix": 80.0,
+        "Q*bert": 90.0,
+    }
     predicted = fitted.predict(hns)
     assert predicted["battle_zone"] == pytest.approx(120.0)
     phi = log_normalise([hns[g] for g in hns])
@@ -298,7 +363,7 @@ def test_subset_estimate_of_a_fit_equals_the_spec_formula(data):
     assert fit.estimate(hns) == pytest.approx(float(expected), rel=1e-3)
 
 
-# -- YAML export -------------------------------------------------------------------------------------
+# -- YAML export -----------------------------------------------------------------------------------
 
 HEADER = """name: mysuite
 id_prefix: MySuite
@@ -323,8 +388,9 @@ def test_exported_fragment_completed_with_the_header_loads_as_a_spec(data, tmp_p
     for name, published in TABLE_9.items():
         assert spec.subsets[name] == published  # games, coefficients, r2 and relative error
     assert spec.constants["zaxxon"].random == SPEC.constants["zaxxon"].random
-    assert spec.predictions["Atari-5"].models["alien"] == pytest.approx(SPEC.predictions["Atari-5"].models["alien"],
-                                                                        abs=5.1e-4)
+    assert spec.predictions["Atari-5"].models["alien"] == pytest.approx(
+        SPEC.predictions["Atari-5"].models["alien"], abs=5.1e-4
+    )
 
 
 def test_exported_spec_scores_a_new_algorithm(data, tmp_path):
@@ -333,19 +399,33 @@ def test_exported_spec_scores_a_new_algorithm(data, tmp_path):
     path.write_text(to_yaml(data, [best], name="atari5-refit"))
     spec = arcadebench.load_spec(str(path))
     assert spec.name == "atari5-refit" and spec.id_prefix == "Atari5Refit"
-    raw = {"Battle Zone": 37187.5, "Double Dunk": -16.4, "Name This Game": 8049.0, "Phoenix": 7242.6, "Q*bert": 13455.0}
+    raw = {
+        "Battle Zone": 37187.5,
+        "Double Dunk": -16.4,
+        "Name This Game": 8049.0,
+        "Phoenix": 7242.6,
+        "Q*bert": 13455.0,
+    }
     subset_scores = [raw[g] for g in raw]
-    hns = {spec.resolve_game(g): 100.0 * (v - spec.constants[spec.resolve_game(g)].random)
-           / (spec.constants[spec.resolve_game(g)].human - spec.constants[spec.resolve_game(g)].random)
-           for g, v in zip(raw, subset_scores, strict=True)}
+    hns = {
+        spec.resolve_game(g): 100.0
+        * (v - spec.constants[spec.resolve_game(g)].random)
+        / (spec.constants[spec.resolve_game(g)].human - spec.constants[spec.resolve_game(g)].random)
+        for g, v in zip(raw, subset_scores, strict=True)
+    }
     assert hns == pytest.approx(dict.fromkeys(ATARI5, 100.0))
     estimate = subset_estimate(log_normalise([100.0] * 5), spec.subsets["Atari-5"].coefficients)
-    assert float(estimate) == pytest.approx(10 ** (sum(TABLE_9["Atari-5"].coefficients) * math.log10(101)) - 1)
+    assert float(estimate) == pytest.approx(
+        10 ** (sum(TABLE_9["Atari-5"].coefficients) * math.log10(101)) - 1
+    )
 
 
 def test_export_of_normalised_scores_and_odd_names_loads(tmp_path):
-    records = [(f"alg{i}", game, float(v)) for i in range(12)
-               for game, v in (("Q*bert (hard)", i), ("on", 10 * i + 5), ("c", 100 * i + 50))]
+    records = [
+        (f"alg{i}", game, float(v))
+        for i in range(12)
+        for game, v in (("Q*bert (hard)", i), ("on", 10 * i + 5), ("c", 100 * i + 50))
+    ]
     data = prepare(ScoreTable.from_records(records), min_games=3)
     best = best_subsets(data, 1, processes=1).best.renamed("Tiny-1")
     text = to_yaml(data, [best], [fit_predictions(data, best)], name="tiny")
@@ -377,7 +457,10 @@ def _write(tmp_path: Path, text: str, name: str = "scores.csv") -> Path:
 
 
 def test_read_raw_scores_with_constants_case_insensitive(tmp_path):
-    path = _write(tmp_path, "ALGORITHM,Game,Score,Random,HUMAN\nA,pong,0,-20,20\nB,pong,20,-20,20\nA,qbert,-,0,10\n")
+    path = _write(
+        tmp_path,
+        "ALGORITHM,Game,Score,Random,HUMAN\nA,pong,0,-20,20\nB,pong,20,-20,20\nA,qbert,-,0,10\n",
+    )
     table = read_scores(path)
     assert table.algorithms == ("A", "B") and table.games == ("pong",)  # "-" is a missing score
     assert table.scores.tolist() == [[50.0], [100.0]]
@@ -402,21 +485,32 @@ def test_identical_duplicates_merge_and_different_ones_fail(tmp_path):
     ok = _write(tmp_path, "algorithm,game,normalized\nA,g,1\nA,g,1.0\n")
     assert read_scores(ok).scores.tolist() == [[1.0]]
     bad = _write(tmp_path, "algorithm,game,normalized\nA,g,1\nA,g,2\n", "bad.csv")
-    with pytest.raises(InputError, match=re.escape("bad.csv:3: a second, different score for ('A', 'g') (line 2")):
+    with pytest.raises(
+        InputError, match=re.escape("bad.csv:3: a second, different score for ('A', 'g') (line 2")
+    ):
         read_scores(bad)
 
 
-@pytest.mark.parametrize("text, message", [
-    ("algorithm,score\nA,1\n", "has no 'game' column"),
-    ("algorithm,game,score\nA,g,1\n", "needs `score` with `random` and `human`"),
-    ("algorithm,game,normalised\nA,g,abc\n", ":2: column 'normalised' must be a number, got 'abc'"),
-    ("algorithm,game,normalised\nA,g,inf\n", ":2: column 'normalised' must be finite"),
-    ("algorithm,game,score,random,human\nA,g,1,0,10\nB,g,1,0,11\n", ":3: constants of 'g'"),
-    ("algorithm,game,score,random,human\nA,g,1,5,5\n", "random and human scores of 'g' must differ"),
-    ("algorithm,game,normalised,good\nA,g,1,maybe\n", "column 'good' must be True or False"),
-    ("", "is empty"),
-    ("algorithm,game,normalised\n", "has no scores"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("algorithm,score\nA,1\n", "has no 'game' column"),
+        ("algorithm,game,score\nA,g,1\n", "needs `score` with `random` and `human`"),
+        (
+            "algorithm,game,normalised\nA,g,abc\n",
+            ":2: column 'normalised' must be a number, got 'abc'",
+        ),
+        ("algorithm,game,normalised\nA,g,inf\n", ":2: column 'normalised' must be finite"),
+        ("algorithm,game,score,random,human\nA,g,1,0,10\nB,g,1,0,11\n", ":3: constants of 'g'"),
+        (
+            "algorithm,game,score,random,human\nA,g,1,5,5\n",
+            "random and human scores of 'g' must differ",
+        ),
+        ("algorithm,game,normalised,good\nA,g,1,maybe\n", "column 'good' must be True or False"),
+        ("", "is empty"),
+        ("algorithm,game,normalised\n", "has no scores"),
+    ],
+)
 def test_bad_score_files_raise_one_line_input_errors(tmp_path, text, message):
     with pytest.raises(InputError, match=re.escape(message)) as info:
         read_scores(_write(tmp_path, text))
@@ -426,11 +520,13 @@ def test_bad_score_files_raise_one_line_input_errors(tmp_path, text, message):
 def test_missing_file_and_unknown_spec_game(tmp_path):
     with pytest.raises(InputError, match="no such file"):
         read_scores(tmp_path / "nope.csv")
-    with pytest.raises(InputError, match=r":2: 'pnog' is not a game of the 'atari5' spec. Did you mean: 'pong'"):
+    with pytest.raises(
+        InputError, match=r":2: 'pnog' is not a game of the 'atari5' spec. Did you mean: 'pong'"
+    ):
         read_scores(_write(tmp_path, "algorithm,game,score\nA,pnog,1\n"), spec="atari5")
 
 
-# -- argument checks ---------------------------------------------------------------------------------
+# -- argument checks -------------------------------------------------------------------------------
 
 
 def test_prepare_filters_and_errors():
@@ -440,8 +536,12 @@ def test_prepare_filters_and_errors():
     assert data.candidates == ("g1", "g2")
     with pytest.raises(SubsetError, match="no game .* is scored by 2 of the 1 algorithms"):
         prepare(ScoreTable.from_records(records), min_games=2)
-    assert prepare(ScoreTable.from_records(records), min_games=1, min_target=2.5).table.algorithms == ("B",)
-    with pytest.raises(SubsetError, match="no algorithm .* passes the filters .* lower `min_games`"):
+    assert prepare(
+        ScoreTable.from_records(records), min_games=1, min_target=2.5
+    ).table.algorithms == ("B",)
+    with pytest.raises(
+        SubsetError, match="no algorithm .* passes the filters .* lower `min_games`"
+    ):
         prepare(ScoreTable.from_records(records), min_games=3)
     with pytest.raises(SubsetError, match="`target` must be one of median, mean, got 'iqm'"):
         prepare(ScoreTable.from_records(records), target="iqm")
@@ -450,7 +550,10 @@ def test_prepare_filters_and_errors():
 def test_search_argument_errors(data):
     with pytest.raises(SubsetError, match="`size` must be at most 5"):
         best_subsets(data, 6, within=ATARI5)
-    with pytest.raises(SubsetError, match=re.escape("C(56, 5) = 3,819,816 subsets is larger than max_subsets=1,000")):
+    with pytest.raises(
+        SubsetError,
+        match=re.escape("C(56, 5) = 3,819,816 subsets is larger than max_subsets=1,000"),
+    ):
         best_subsets(data, 5, max_subsets=1000)
     with pytest.raises(UnknownGame, match="Did you mean: 'pong'"):
         best_subsets(data, 1, within=["pnog"])

@@ -141,7 +141,8 @@ class ScoreTable:
         scores = np.array(self.scores, dtype=np.float64)
         if scores.shape != (len(self.algorithms), len(self.games)):
             raise SubsetError(
-                f"`scores` must have shape ({len(self.algorithms)}, {len(self.games)}), got {scores.shape}"
+                f"`scores` must have shape ({len(self.algorithms)}, {len(self.games)}), got "
+                f"{scores.shape}"
             )
         scores.setflags(write=False)
         object.__setattr__(self, "scores", scores)
@@ -171,8 +172,12 @@ class ScoreTable:
             value = float(score)
             if constants is not None:
                 if game not in constants:
-                    raise InputError(source, i, f"game {game!r} has no (random, human) constants"
-                                     f"{did_you_mean(game, constants)}; add them to `constants`")
+                    raise InputError(
+                        source,
+                        i,
+                        f"game {game!r} has no (random, human) constants"
+                        f"{did_you_mean(game, constants)}; add them to `constants`",
+                    )
                 random, human = constants[game]
                 value = float(normalise(value, random, human))
             entries.append((str(algorithm), str(game), value, i))
@@ -195,21 +200,31 @@ class ScoreTable:
 
 
 def _build_table(
-    entries: list[tuple[str, str, float, int]], constants: Mapping[str, tuple[float, float]], source: str
+    entries: list[tuple[str, str, float, int]],
+    constants: Mapping[str, tuple[float, float]],
+    source: str,
 ) -> ScoreTable:
     if not entries:
-        raise InputError(source, None, "has no scores; it needs one (algorithm, game, score) row per result")
+        raise InputError(
+            source, None, "has no scores; it needs one (algorithm, game, score) row per result"
+        )
     seen: dict[tuple[str, str], tuple[float, int]] = {}
     for algorithm, game, value, line in entries:
         if not math.isfinite(value):
-            raise InputError(source, line, f"the score of ({algorithm!r}, {game!r}) must be finite, got {value!r}")
+            raise InputError(
+                source,
+                line,
+                f"the score of ({algorithm!r}, {game!r}) must be finite, got {value!r}",
+            )
         key = (algorithm, game)
         if key in seen:
             first, first_line = seen[key]
             if not math.isclose(first, value, rel_tol=1e-12, abs_tol=1e-12):
                 raise InputError(
-                    source, line,
-                    f"a second, different score for ({algorithm!r}, {game!r}) (line {first_line} has "
+                    source,
+                    line,
+                    f"a second, different score for ({algorithm!r}, {game!r}) (line {first_line} "
+                    "has "
                     f"{first!r}, this row {value!r}); keep one row per algorithm and game",
                 )
             continue
@@ -261,10 +276,14 @@ def read_scores(path: str | Path, spec: Any = None) -> ScoreTable:
             return _read_rows(csv.reader(f), source, spec)
     except FileNotFoundError:
         raise InputError(
-            str(path), None, f"no such file; pass a CSV of (algorithm, game, score) rows or {ATARI5_DATASET!r}"
+            str(path),
+            None,
+            f"no such file; pass a CSV of (algorithm, game, score) rows or {ATARI5_DATASET!r}",
         ) from None
     except UnicodeDecodeError as exc:
-        raise InputError(str(path), None, f"is not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
+        raise InputError(
+            str(path), None, f"is not UTF-8 text (byte {exc.start}); save it as UTF-8"
+        ) from None
     except OSError as exc:
         raise InputError(str(path), None, f"cannot be read: {exc.strerror or exc}") from None
     except csv.Error as exc:
@@ -274,7 +293,9 @@ def read_scores(path: str | Path, spec: Any = None) -> ScoreTable:
 def _read_rows(reader: Iterator[list[str]], source: str, spec: Any) -> ScoreTable:
     header = next(reader, None)
     if header is None:
-        raise InputError(source, None, "is empty; it needs a header row (algorithm, game, score, ...)")
+        raise InputError(
+            source, None, "is empty; it needs a header row (algorithm, game, score, ...)"
+        )
     keys = [re.sub(r"[\s-]+", "_", h.strip().lower()) for h in header]
     index: dict[str, int] = {}
     for column, aliases in _COLUMNS.items():
@@ -285,8 +306,12 @@ def _read_rows(reader: Iterator[list[str]], source: str, spec: Any) -> ScoreTabl
     flags = [keys.index(flag) for flag in _FLAGS if flag in keys]
     for needed in ("algorithm", "game"):
         if needed not in index:
-            raise InputError(source, 1, f"has no {needed!r} column (columns: {', '.join(header)}); "
-                             f"name one of {', '.join(_COLUMNS[needed])}")
+            raise InputError(
+                source,
+                1,
+                f"has no {needed!r} column (columns: {', '.join(header)}); "
+                f"name one of {', '.join(_COLUMNS[needed])}",
+            )
     if "score" in index and "random" in index and "human" in index:
         mode = "raw"
     elif "score" in index and spec is not None:
@@ -294,8 +319,12 @@ def _read_rows(reader: Iterator[list[str]], source: str, spec: Any) -> ScoreTabl
     elif "normalised" in index:
         mode = "normalised"
     else:
-        raise InputError(source, 1, "needs `score` with `random` and `human` columns (or a spec for the "
-                         "constants), or a `normalised` column of normalised scores in percent")
+        raise InputError(
+            source,
+            1,
+            "needs `score` with `random` and `human` columns (or a spec for the "
+            "constants), or a `normalised` column of normalised scores in percent",
+        )
 
     entries: list[tuple[str, str, float, int]] = []
     constants: dict[str, tuple[float, float]] = {}
@@ -323,19 +352,35 @@ def _read_rows(reader: Iterator[list[str]], source: str, spec: Any) -> ScoreTabl
         if value is None:
             continue
         if mode == "raw":
-            random = _number(cells[index["random"]], source, line, header[index["random"]], required=True)
-            human = _number(cells[index["human"]], source, line, header[index["human"]], required=True)
+            random = _number(
+                cells[index["random"]], source, line, header[index["random"]], required=True
+            )
+            human = _number(
+                cells[index["human"]], source, line, header[index["human"]], required=True
+            )
         elif mode == "spec":
             constant = spec.constants.get(game)
             if constant is None or constant.human is None:
-                raise InputError(source, line, f"the {spec.name!r} spec has no random/human constants for {game!r}")
+                raise InputError(
+                    source,
+                    line,
+                    f"the {spec.name!r} spec has no random/human constants for {game!r}",
+                )
             random, human = constant.random, constant.human
         if mode != "normalised":
             if game in constants and constants[game] != (random, human):
-                raise InputError(source, line, f"constants of {game!r} ({random!r}, {human!r}) differ from line "
-                                 f"{constants_line[game]} {constants[game]!r}; one (random, human) per game")
+                raise InputError(
+                    source,
+                    line,
+                    f"constants of {game!r} ({random!r}, {human!r}) differ from line "
+                    f"{constants_line[game]} {constants[game]!r}; one (random, human) per game",
+                )
             if random == human:
-                raise InputError(source, line, f"random and human scores of {game!r} must differ, both {random!r}")
+                raise InputError(
+                    source,
+                    line,
+                    f"random and human scores of {game!r} must differ, both {random!r}",
+                )
             constants.setdefault(game, (random, human))
             constants_line.setdefault(game, line)
             value = float(normalise(value, random, human))
@@ -352,7 +397,9 @@ def _number(cell: str, source: str, line: int, column: str, required: bool = Fal
     try:
         value = float(text.replace(",", ""))
     except ValueError:
-        raise InputError(source, line, f"column {column!r} must be a number, got {cell!r}") from None
+        raise InputError(
+            source, line, f"column {column!r} must be a number, got {cell!r}"
+        ) from None
     if not math.isfinite(value):
         raise InputError(source, line, f"column {column!r} must be finite, got {cell!r}")
     return value
@@ -385,7 +432,8 @@ class SubsetData:
         x: log-normalised scores (Eq. 3), NaN = missing.
         candidates: games scored by at least ``min_algorithms`` of the kept algorithms: the games
             a subset may use.
-        dropped_algorithms: algorithms with fewer than ``min_games`` games (or below ``min_target``).
+        dropped_algorithms: algorithms with fewer than ``min_games`` games (or at most
+            ``min_target``).
         dropped_games: games of the table that are not candidates.
         min_games: the per-algorithm threshold used.
         min_algorithms: the per-game threshold used.
@@ -412,8 +460,10 @@ class SubsetData:
         for name in names:
             game = lookup.get(name_key(name))
             if game is None:
-                raise UnknownGame(f"{what} {name!r} is not a game of {self.table.source}."
-                                  f"{did_you_mean(name, self.table.games)}")
+                raise UnknownGame(
+                    f"{what} {name!r} is not a game of {self.table.source}."
+                    f"{did_you_mean(name, self.table.games)}"
+                )
             if game not in out:
                 out.append(game)
         return tuple(out)
@@ -449,7 +499,9 @@ def prepare(
     if min_algorithms is None:
         min_algorithms = min_games
     if not isinstance(min_algorithms, int) or min_algorithms < 0:
-        raise SubsetError(f"`min_algorithms` must be a non-negative integer, got {min_algorithms!r}")
+        raise SubsetError(
+            f"`min_algorithms` must be a non-negative integer, got {min_algorithms!r}"
+        )
     counts = np.sum(~np.isnan(table.scores), axis=1)
     summary = table.summary(target)
     keep = counts >= min_games
@@ -461,13 +513,19 @@ def prepare(
             f"{int(counts.max())}, min_games={min_games}); lower `min_games` (--min-games)"
         )
     scores = table.scores[keep]
-    kept = ScoreTable(tuple(a for a, k in zip(table.algorithms, keep, strict=True) if k), table.games,
-                      scores, table.constants, table.source)
+    kept = ScoreTable(
+        tuple(a for a, k in zip(table.algorithms, keep, strict=True) if k),
+        table.games,
+        scores,
+        table.constants,
+        table.source,
+    )
     per_game = np.sum(~np.isnan(scores), axis=0)
     candidates = tuple(g for g, n in zip(table.games, per_game, strict=True) if n >= min_algorithms)
     if not candidates:
         raise SubsetError(
-            f"no game of {table.source} is scored by {min_algorithms} of the {int(keep.sum())} algorithms "
+            f"no game of {table.source} is scored by {min_algorithms} of the {int(keep.sum())} "
+            "algorithms "
             f"kept; lower `min_algorithms` (--min-algorithms)"
         )
     y = log_normalise(summary[keep])
@@ -529,13 +587,15 @@ class SubsetFit:
         return dataclasses.replace(self, name=name)
 
     def estimate(self, scores: Mapping[str, float]) -> float:
-        """The estimated target (e.g. the 57-game median HNS) from normalised ``scores`` (Eqs. 10-11).
+        """The estimated target (e.g. 57-game median HNS) from normalised ``scores`` (Eqs. 10-11).
 
         Raises:
             SubsetError: a game of the subset is missing from ``scores``.
         """
         values = _lookup_scores(scores, self.games)
-        return float(subset_estimate(log_normalise(values), self.coefficients, self.intercept or 0.0))
+        return float(
+            subset_estimate(log_normalise(values), self.coefficients, self.intercept or 0.0)
+        )
 
 
 def _lookup_scores(scores: Mapping[str, float], games: Sequence[str]) -> NDArray[np.float64]:
@@ -609,7 +669,8 @@ def fit_subset(
     n, q = x.shape
     if n < max(folds, q + 1):
         raise SubsetError(
-            f"only {n} algorithms have scores for all of {', '.join(resolved)}; a {folds}-fold fit of "
+            f"only {n} algorithms have scores for all of {', '.join(resolved)}; a {folds}-fold "
+            "fit of "
             f"{q} parameters needs at least {max(folds, q + 1)}"
         )
     beta = np.linalg.lstsq(x, y, rcond=None)[0]
@@ -716,9 +777,15 @@ def _mask_stats(
     fold_yy = (w @ (y * y)).reshape(g, folds)
     fold_n = weights.sum(axis=2)
     return {
-        "gram": fold_gram.sum(axis=1), "xy": fold_xy.sum(axis=1), "yy": fold_yy.sum(axis=1),
-        "sy": masks.astype(float) @ y, "n": fold_n.sum(axis=1),
-        "fold_gram": fold_gram, "fold_xy": fold_xy, "fold_yy": fold_yy, "fold_n": fold_n,
+        "gram": fold_gram.sum(axis=1),
+        "xy": fold_xy.sum(axis=1),
+        "yy": fold_yy.sum(axis=1),
+        "sy": masks.astype(float) @ y,
+        "n": fold_n.sum(axis=1),
+        "fold_gram": fold_gram,
+        "fold_xy": fold_xy,
+        "fold_yy": fold_yy,
+        "fold_n": fold_n,
     }
 
 
@@ -771,38 +838,67 @@ def _search_chunk(problem: _Problem, start: int, combos: NDArray[np.intp]) -> di
         n_fitted += len(chosen)
         ok = np.all(beta[:, :n_weights] >= 0.0, axis=1)
         n_nonnegative += int(ok.sum())
-        chosen, mid, sub, gram, xy, beta, sse, n = (a[ok] for a in (chosen, mid, sub, gram, xy, beta, sse, n))
+        chosen, mid, sub, gram, xy, beta, sse, n = (
+            a[ok] for a in (chosen, mid, sub, gram, xy, beta, sse, n)
+        )
         cv = np.empty(len(chosen))
         fold = np.arange(problem.folds)
         for b0 in range(0, len(chosen), _CV_BATCH):
             sl = slice(b0, b0 + _CV_BATCH)
             bm, bs = mid[sl], sub[sl]
-            test_gram = stats["fold_gram"][bm[:, None, None, None], fold[None, :, None, None],
-                                           bs[:, None, :, None], bs[:, None, None, :]]
+            test_gram = stats["fold_gram"][
+                bm[:, None, None, None],
+                fold[None, :, None, None],
+                bs[:, None, :, None],
+                bs[:, None, None, :],
+            ]
             test_xy = stats["fold_xy"][bm[:, None, None], fold[None, :, None], bs[:, None, :]]
-            train = _solve((gram[sl, None] - test_gram).reshape(-1, q, q),
-                           (xy[sl, None] - test_xy).reshape(-1, q)).reshape(-1, problem.folds, q)
-            test_sse = (stats["fold_yy"][bm] - 2.0 * np.sum(train * test_xy, axis=2)
-                        + _quadratic(train, test_gram))
+            train = _solve(
+                (gram[sl, None] - test_gram).reshape(-1, q, q),
+                (xy[sl, None] - test_xy).reshape(-1, q),
+            ).reshape(-1, problem.folds, q)
+            test_sse = (
+                stats["fold_yy"][bm]
+                - 2.0 * np.sum(train * test_xy, axis=2)
+                + _quadratic(train, test_gram)
+            )
             cv[sl] = np.mean(test_sse / stats["fold_n"][bm], axis=1)
         best = np.lexsort((chosen, cv))[: problem.keep]
-        kept.append((start + chosen[best], combos[chosen[best]], beta[best], sse[best] / n[best],
-                     cv[best], n[best]))
+        kept.append(
+            (
+                start + chosen[best],
+                combos[chosen[best]],
+                beta[best],
+                sse[best] / n[best],
+                cv[best],
+                n[best],
+            )
+        )
     if kept:
-        index, rows, betas, mse, cv, n = (np.concatenate(parts) for parts in zip(*kept, strict=True))
+        index, rows, betas, mse, cv, n = (
+            np.concatenate(parts) for parts in zip(*kept, strict=True)
+        )
         best = np.lexsort((index, cv))[: problem.keep]
         index, rows, betas, mse, cv, n = (a[best] for a in (index, rows, betas, mse, cv, n))
     else:
         index, rows = np.empty(0, dtype=np.intp), np.empty((0, q), dtype=np.intp)
         betas, mse, cv, n = np.empty((0, q)), np.empty(0), np.empty(0), np.empty(0)
-    return {"index": index, "combos": rows, "beta": betas, "mse": mse, "cv_mse": cv, "n": n,
-            "fitted": n_fitted, "nonnegative": n_nonnegative}
+    return {
+        "index": index,
+        "combos": rows,
+        "beta": betas,
+        "mse": mse,
+        "cv_mse": cv,
+        "n": n,
+        "fitted": n_fitted,
+        "nonnegative": n_nonnegative,
+    }
 
 
 def _combination_blocks(
     pool: Sequence[int], r: int, tail: Sequence[int], chunk: int
 ) -> Iterator[tuple[int, NDArray[np.intp]]]:
-    """All r-subsets of ``pool`` (lexicographic), ``tail`` appended to each, in blocks of ``chunk``."""
+    """All r-subsets of ``pool`` (lexicographic), ``tail`` appended to each, ``chunk`` at a time."""
     iterator = itertools.combinations(pool, r)
     tail_array = np.asarray(tail, dtype=np.intp)
     start = 0
@@ -839,7 +935,9 @@ def _run_blocks(
         for start, combos in blocks:  # at most 2 blocks per worker in flight: bounded memory
             pending.add(pool.submit(_search_chunk, problem, start, combos))
             if len(pending) >= 2 * processes:
-                done, pending = concurrent.futures.wait(pending, return_when=concurrent.futures.FIRST_COMPLETED)
+                done, pending = concurrent.futures.wait(
+                    pending, return_when=concurrent.futures.FIRST_COMPLETED
+                )
                 results.extend(f.result() for f in done)
         results.extend(f.result() for f in pending)
     return results
@@ -934,15 +1032,20 @@ def best_subsets(
     pool, always_games = _search_space(data, exclude, within, always)
     r = size - len(always_games)
     if r < 0:
-        raise SubsetError(f"`size` must be at least the {len(always_games)} games of `always`, got {size}")
+        raise SubsetError(
+            f"`size` must be at least the {len(always_games)} games of `always`, got {size}"
+        )
     if r > len(pool):
-        raise SubsetError(f"`size` must be at most {len(pool) + len(always_games)} (the games to choose "
-                          f"from), got {size}")
+        raise SubsetError(
+            f"`size` must be at most {len(pool) + len(always_games)} (the games to choose "
+            f"from), got {size}"
+        )
     n_subsets = math.comb(len(pool), r)
     if n_subsets > max_subsets:
         raise SubsetError(
             f"a search of C({len(pool)}, {r}) = {n_subsets:,} subsets is larger than max_subsets="
-            f"{max_subsets:,}; narrow it with `within`/`exclude` (--within/--exclude) or raise the limit"
+            f"{max_subsets:,}; narrow it with `within`/`exclude` (--within/--exclude) or raise "
+            "the limit"
         )
     games = data.table.games
     columns = [games.index(g) for g in (*pool, *always_games)]
@@ -952,9 +1055,18 @@ def best_subsets(
     if intercept:
         x = np.column_stack([x, np.ones(len(x))])
         present = np.column_stack([present, np.ones(len(x), dtype=bool)])
-    tail = list(range(len(pool), len(pool) + len(always_games))) + ([len(columns)] if intercept else [])
-    problem = _Problem(x=x, bits=_presence_bits(present), y=np.asarray(data.y), folds=folds, seed=seed,
-                       intercept=intercept, keep=top + 16)
+    tail = list(range(len(pool), len(pool) + len(always_games))) + (
+        [len(columns)] if intercept else []
+    )
+    problem = _Problem(
+        x=x,
+        bits=_presence_bits(present),
+        y=np.asarray(data.y),
+        folds=folds,
+        seed=seed,
+        intercept=intercept,
+        keep=top + 16,
+    )
     workers = _default_processes() if processes is None else processes
     workers = 1 if n_subsets < _PARALLEL_MIN else min(workers, -(-n_subsets // _CHUNK))
     parts = _run_blocks(problem, _combination_blocks(range(len(pool)), r, tail, _CHUNK), workers)
@@ -963,13 +1075,17 @@ def best_subsets(
     combos = np.concatenate([p["combos"] for p in parts])
     if not len(index):
         raise SubsetError(
-            f"no subset of {size} games has non-negative weights and at least {max(folds, size + 1)} "
+            f"no subset of {size} games has non-negative weights and at least "
+            f"{max(folds, size + 1)} "
             "algorithms with all of its games; widen the search or lower `folds`"
         )
     order = np.lexsort((index, cv))[: problem.keep]
     names = (*pool, *always_games)
     n_weights = r + len(always_games)
-    fits = [fit_subset(data, [names[j] for j in combos[i, :n_weights]], intercept, folds, seed) for i in order]
+    fits = [
+        fit_subset(data, [names[j] for j in combos[i, :n_weights]], intercept, folds, seed)
+        for i in order
+    ]
     fits.sort(key=lambda fit: fit.cv_mse)  # stable: ties keep enumeration order
     return SubsetSearch(
         size=size,
@@ -994,14 +1110,20 @@ def _search_space(
         if game not in data.candidates:
             n = int(np.sum(~np.isnan(data.x[:, data.table.games.index(game)])))
             raise SubsetError(
-                f"{game!r} is scored by {n} of the {len(data.table.algorithms)} algorithms, fewer than "
-                f"min_algorithms={data.min_algorithms}; lower it (--min-algorithms) or leave the game out"
+                f"{game!r} is scored by {n} of the {len(data.table.algorithms)} algorithms, fewer "
+                "than "
+                f"min_algorithms={data.min_algorithms}; lower it (--min-algorithms) or leave the "
+                "game out"
             )
     clash = excluded & set(always_games)
     if clash:
-        raise SubsetError(f"`always` and `exclude` must not share games, both have {sorted(clash)!r}")
+        raise SubsetError(
+            f"`always` and `exclude` must not share games, both have {sorted(clash)!r}"
+        )
     universe = set(chosen) if chosen is not None else set(data.candidates)
-    pool = tuple(g for g in data.candidates if g in universe and g not in excluded and g not in always_games)
+    pool = tuple(
+        g for g in data.candidates if g in universe and g not in excluded and g not in always_games
+    )
     return pool, always_games
 
 
@@ -1037,7 +1159,10 @@ def nested_selection(
         extended: size of the extended test subset (``None`` for none).
         exclude: games no subset may use.
         within: restrict every search to these games (e.g. to keep a test fast).
-        folds, seed, processes, max_subsets: as for :func:`best_subsets`.
+        folds: as for :func:`best_subsets`.
+        seed: as for :func:`best_subsets`.
+        processes: as for :func:`best_subsets`.
+        max_subsets: as for :func:`best_subsets`.
 
     Returns:
         ``name -> fit`` in Table 2's order: test subsets by size, the extended one, validation.
@@ -1046,7 +1171,10 @@ def nested_selection(
         SubsetError: sizes out of order, or more games than the candidates allow.
     """
     if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_.-]*", prefix or ""):
-        raise SubsetError(f"`prefix` must be letters, digits, '_', '.' or '-', starting with a letter, got {prefix!r}")
+        raise SubsetError(
+            "`prefix` must be letters, digits, '_', '.' or '-', starting with a letter, got "
+            f"{prefix!r}"
+        )
     sizes, validation = tuple(sizes), tuple(validation)
     if not sizes or any(b >= a for a, b in itertools.pairwise(sizes)) or sizes[-1] < 1:
         raise SubsetError(f"`sizes` must be decreasing positive integers, got {sizes!r}")
@@ -1054,7 +1182,13 @@ def nested_selection(
         raise SubsetError(f"`validation` must be increasing positive integers, got {validation!r}")
     if extended is not None and extended <= sizes[0]:
         raise SubsetError(f"`extended` must be larger than sizes[0]={sizes[0]}, got {extended!r}")
-    options = {"folds": folds, "seed": seed, "processes": processes, "max_subsets": max_subsets, "top": 1}
+    options = {
+        "folds": folds,
+        "seed": seed,
+        "processes": processes,
+        "max_subsets": max_subsets,
+        "top": 1,
+    }
     excluded = list(data.resolve(exclude, "excluded game"))
     found: dict[str, SubsetFit] = {}
     test = best_subsets(data, sizes[0], exclude=excluded, within=within, **options).best
@@ -1066,12 +1200,24 @@ def nested_selection(
     val: SubsetFit | None = None
     val_fits: dict[str, SubsetFit] = {}
     for size in validation:
-        val = best_subsets(data, size, exclude=[*excluded, *test.games], within=within,
-                           always=val.games if val else (), **options).best
+        val = best_subsets(
+            data,
+            size,
+            exclude=[*excluded, *test.games],
+            within=within,
+            always=val.games if val else (),
+            **options,
+        ).best
         val_fits[f"{prefix}-{size}-Val"] = val.renamed(f"{prefix}-{size}-Val")
     if extended is not None:
-        fit = best_subsets(data, extended, exclude=[*excluded, *(val.games if val else ())], within=within,
-                           always=test.games, **options).best
+        fit = best_subsets(
+            data,
+            extended,
+            exclude=[*excluded, *(val.games if val else ())],
+            within=within,
+            always=test.games,
+            **options,
+        ).best
         found[f"{prefix}-{extended}"] = fit.renamed(f"{prefix}-{extended}")
     ordered = dict(sorted(found.items(), key=lambda item: len(item[1].games)))
     ordered.update(val_fits)
@@ -1119,14 +1265,14 @@ class PredictionFit:
     source: str = ""
 
     def predict(self, scores: Mapping[str, float]) -> dict[str, float]:
-        """Predicted normalised score of every game from the inputs' normalised ``scores`` (Eqs. 10-11)."""
+        """Each game's predicted normalised score from the inputs' ``scores`` (Eq. 11)."""
         return predict_scores(self, scores)
 
 
 def fit_predictions(
     data: SubsetData, inputs: Sequence[str] | SubsetFit, name: str | None = None
 ) -> PredictionFit:
-    """Fit every game's log-normalised score from the ``inputs``' ones, with intercept (Section 4.4).
+    """Fit each game's log-normalised score from the ``inputs``' ones, with intercept (Section 4.4).
 
     Each game's model uses the algorithms (after the Section 4.1 algorithm filter) with scores for
     the game and all inputs; an input game's model is the identity (Tables 10-11 rows with a 1).
@@ -1165,7 +1311,9 @@ def fit_predictions(
         sse = float(np.sum((target[rows] - design @ beta) ** 2))
         ss = float(np.sum((target[rows] - target[rows].mean()) ** 2))
         total_sse, total_ss = total_sse + sse, total_ss + ss
-        models[game] = GameModel(game, tuple(float(b) for b in beta), 1.0 - sse / ss if ss > 0 else math.nan, n)
+        models[game] = GameModel(
+            game, tuple(float(b) for b in beta), 1.0 - sse / ss if ss > 0 else math.nan, n
+        )
     explained = 1.0 - total_sse / total_ss if total_ss > 0 else math.nan
     return PredictionFit(name, games, MappingProxyType(models), explained, data.table.source)
 
@@ -1221,10 +1369,16 @@ def _spec_game_names(games: Iterable[str]) -> dict[str, str]:
     names: dict[str, str] = {}
     used: dict[str, str] = {}
     for game in games:
-        name = game if _GAME_NAME.match(game) else re.sub(r"[^A-Za-z0-9_.-]+", "_", game).strip("_.-") or "game"
+        name = (
+            game
+            if _GAME_NAME.match(game)
+            else re.sub(r"[^A-Za-z0-9_.-]+", "_", game).strip("_.-") or "game"
+        )
         key = name_key(name)
         if key in used:
-            raise SubsetError(f"games {used[key]!r} and {game!r} have the same spec name {name!r}; rename one")
+            raise SubsetError(
+                f"games {used[key]!r} and {game!r} have the same spec name {name!r}; rename one"
+            )
         used[key] = game
         names[game] = name
     return names
@@ -1240,7 +1394,7 @@ def to_yaml(
     citation: str | None = None,
     digits: int = 4,
 ) -> str:
-    """Write subsets (Table 9) and per-game models (Tables 10-11) as YAML in the ``atari5.yaml`` format.
+    """Write subsets (Table 9) and per-game models (Tables 10-11) as YAML like ``atari5.yaml``.
 
     The fragment has ``constants`` (the table's random/human constants; ``[0.0, 100.0]`` when the
     input was already normalised, so spec scoring passes normalised scores through), ``subsets``
@@ -1269,11 +1423,18 @@ def to_yaml(
     subsets = list(subsets)
     for fit in subsets:
         if not fit.name:
-            raise SubsetError(f"every subset needs a name (use fit.renamed('X-5')), got {fit.games!r} without one")
+            raise SubsetError(
+                f"every subset needs a name (use fit.renamed('X-5')), got {fit.games!r} without one"
+            )
         if fit.intercept is not None:
-            raise SubsetError(f"subset {fit.name!r} has an intercept; a spec subset has none (Section 4.3)")
+            raise SubsetError(
+                f"subset {fit.name!r} has an intercept; a spec subset has none (Section 4.3)"
+            )
     if name is not None and not re.fullmatch(r"[a-z][a-z0-9_-]*", name):
-        raise SubsetError(f"`name` must be lower-case letters, digits, '_' or '-', starting with a letter, got {name!r}")
+        raise SubsetError(
+            "`name` must be lower-case letters, digits, '_' or '-', starting with a letter, got "
+            f"{name!r}"
+        )
     spec_names = _spec_game_names(table.games)
     out: list[str] = []
     if name is not None:
@@ -1281,45 +1442,83 @@ def to_yaml(
         out += [
             f"name: {_yaml_str(name)}",
             f"id_prefix: {prefix}",
-            f"title: {_yaml_str(title or f'{name}: representative subsets fitted with arcadebench subset')}",
+            f"title: {_yaml_str(title or f'{name}: representative subsets (arcadebench subset)')}",
             "version: 1",
-            "citation: " + _yaml_str(citation or (
-                "Subsets chosen with the method of Aitchison, Sweetser and Hutter (2023), Atari-5: "
-                f"Distilling the Arcade Learning Environment down to Five Games (ICML); data: {table.source}.")),
+            "citation: "
+            + _yaml_str(
+                citation
+                or (
+                    "Subsets chosen with the method of Aitchison, Sweetser and Hutter (2023), "
+                    "Atari-5: "
+                    "Distilling the Arcade Learning Environment down to Five Games (ICML); data: "
+                    f"{table.source}."
+                )
+            ),
             "platform: none",
             "",
         ]
-    out.append(f"# Normalisation constants of {table.source} (Eq. 2: 100 (x - random) / (human - random)).")
+    out.append(
+        f"# Normalisation constants of {table.source} (Eq. 2: 100 (x - random) / (human - random))."
+    )
     if not table.constants:
-        out.append("# The scores were already normalised: random 0 and human 100 leave them unchanged.")
-    out += ["constants:", f"  source: {_yaml_str(table.source)}", "  columns: [random, human]", "  rows:"]
+        out.append(
+            "# The scores were already normalised: random 0 and human 100 leave them unchanged."
+        )
+    out += [
+        "constants:",
+        f"  source: {_yaml_str(table.source)}",
+        "  columns: [random, human]",
+        "  rows:",
+    ]
     width = max(len(_yaml_str(spec_names[g])) for g in table.games) + 1
     for game in table.games:
         random, human = table.constants.get(game, (0.0, 100.0))
         key = (_yaml_str(spec_names[game]) + ":").ljust(width)
         out.append(f"    {key} [{_yaml_float(random)}, {_yaml_float(human)}]")
-    out += ["", "# Best subsets (Algorithm 1): weights on log10(1 + max(0, score)), no intercept; r2 and",
-            "# relative_error are the k-fold cross-validated figures (Table 2).", "subsets:"]
+    out += [
+        "",
+        "# Best subsets (Algorithm 1): weights on log10(1 + max(0, score)), no intercept; r2 and",
+        "# relative_error are the k-fold cross-validated figures (Table 2).",
+        "subsets:",
+    ]
     for fit in subsets:
         games = ", ".join(_yaml_str(spec_names[g]) for g in fit.games)
-        out += [f"  {_yaml_str(fit.name)}:", f"    games: [{games}]",
-                f"    coefficients: [{', '.join(_yaml_float(c, digits) for c in fit.coefficients)}]"]
+        out += [
+            f"  {_yaml_str(fit.name)}:",
+            f"    games: [{games}]",
+            f"    coefficients: [{', '.join(_yaml_float(c, digits) for c in fit.coefficients)}]",
+        ]
         if math.isfinite(fit.cv_r2) and 0.0 <= round(fit.cv_r2, 3) <= 1.0:
             out.append(f"    r2: {_yaml_float(fit.cv_r2, 3)}")
         out.append(f"    relative_error: {_yaml_float(fit.cv_relative_error, 1)}")
     predictions = list(predictions)
     if predictions:
-        out += ["", "# Per-game models (Tables 10-11): log10(1 + s) = c + sum x_i log10(1 + s_i); rows are",
-                "# [c, x_1, ..., x_n] in the order of `inputs`.", "predictions:"]
+        out += [
+            "",
+            "# Per-game models (Tables 10-11): log10(1 + s) = c + sum x_i log10(1 + s_i); rows are",
+            "# [c, x_1, ..., x_n] in the order of `inputs`.",
+            "predictions:",
+        ]
         for pred in predictions:
             inputs = ", ".join(_yaml_str(spec_names[g]) for g in pred.inputs)
-            out += [f"  {_yaml_str(pred.name)}:", f"    source: {_yaml_str(f'fitted on {table.source}')}",
-                    f"    inputs: [{inputs}]", "    models:"]
+            out += [
+                f"  {_yaml_str(pred.name)}:",
+                f"    source: {_yaml_str(f'fitted on {table.source}')}",
+                f"    inputs: [{inputs}]",
+                "    models:",
+            ]
             width = max(len(_yaml_str(spec_names[g])) for g in pred.models) + 1
             for game, model in pred.models.items():
                 key = (_yaml_str(spec_names[game]) + ":").ljust(width)
-                out.append(f"      {key} [{', '.join(_yaml_float(c, digits) for c in model.coefficients)}]")
+                out.append(
+                    f"      {key} [{', '.join(_yaml_float(c, digits) for c in model.coefficients)}]"
+                )
     if name is not None:
-        out += ["", "scoring:", "  normalised:", "    hns: {reference: human}",
-                '  log_transform: "log10(1 + max(0, x))"']
+        out += [
+            "",
+            "scoring:",
+            "  normalised:",
+            "    hns: {reference: human}",
+            '  log_transform: "log10(1 + max(0, x))"',
+        ]
     return "\n".join(out) + "\n"

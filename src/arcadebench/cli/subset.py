@@ -37,39 +37,88 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "subset",
         help="choose the games that best predict a suite's median score (the Atari-5 method)",
         description=(
-            "Search all subsets of --size games for the one whose log-normalised scores best predict "
-            "log10(1 + the median normalised score) over all games: least squares without intercept, "
-            "non-negative weights, ranked by k-fold cross-validated error (Atari-5 paper, Algorithm 1)."
+            "Search all subsets of --size games for the one whose log-normalised scores best "
+            "predict "
+            "log10(1 + the median normalised score) over all games: least squares without "
+            "intercept, "
+            "non-negative weights, ranked by k-fold cross-validated error (Atari-5 paper, "
+            "Algorithm 1)."
         ),
     )
-    parser.add_argument("scores", help=f"CSV with algorithm, game and score (+ random, human) columns, or "
-                                       f"{ATARI5_DATASET!r} for the Atari-5 paper's data set")
+    parser.add_argument(
+        "scores",
+        help=f"CSV with algorithm, game and score (+ random, human) columns, or "
+        f"{ATARI5_DATASET!r} for the Atari-5 paper's data set",
+    )
     parser.add_argument("--size", type=int, default=5, help="games per subset (default 5)")
-    parser.add_argument("--target", choices=("median", "mean"), default="median",
-                        help="summary score to predict (default: median, as the paper)")
-    parser.add_argument("--folds", type=int, default=10, help="k of the k-fold cross-validation (default 10)")
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED,
-                        help=f"seed of the fold permutation (default {DEFAULT_SEED}, the authors')")
-    parser.add_argument("--exclude", nargs="+", default=[], metavar="GAME", help="games no subset may use")
+    parser.add_argument(
+        "--target",
+        choices=("median", "mean"),
+        default="median",
+        help="summary score to predict (default: median, as the paper)",
+    )
+    parser.add_argument(
+        "--folds", type=int, default=10, help="k of the k-fold cross-validation (default 10)"
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=DEFAULT_SEED,
+        help=f"seed of the fold permutation (default {DEFAULT_SEED}, the authors')",
+    )
+    parser.add_argument(
+        "--exclude", nargs="+", default=[], metavar="GAME", help="games no subset may use"
+    )
     parser.add_argument("--within", nargs="+", metavar="GAME", help="search only these games")
-    parser.add_argument("--always", nargs="+", default=[], metavar="GAME", help="games every subset includes")
-    parser.add_argument("--min-games", type=int, default=DEFAULT_MIN_GAMES,
-                        help=f"drop algorithms with fewer games (default {DEFAULT_MIN_GAMES}, Section 4.1)")
-    parser.add_argument("--min-algorithms", type=int,
-                        help="drop games scored by fewer of the remaining algorithms (default: --min-games)")
-    parser.add_argument("--min-target", type=float,
-                        help="drop algorithms whose summary score is not above this (the authors' code: 40)")
-    parser.add_argument("--intercept", action="store_true", help="also fit an intercept (not for a spec)")
+    parser.add_argument(
+        "--always", nargs="+", default=[], metavar="GAME", help="games every subset includes"
+    )
+    parser.add_argument(
+        "--min-games",
+        type=int,
+        default=DEFAULT_MIN_GAMES,
+        help=f"drop algorithms with fewer games (default {DEFAULT_MIN_GAMES}, Section 4.1)",
+    )
+    parser.add_argument(
+        "--min-algorithms",
+        type=int,
+        help="drop games scored by fewer of the remaining algorithms (default: --min-games)",
+    )
+    parser.add_argument(
+        "--min-target",
+        type=float,
+        help="drop algorithms whose summary score is not above this (the authors' code: 40)",
+    )
+    parser.add_argument(
+        "--intercept", action="store_true", help="also fit an intercept (not for a spec)"
+    )
     parser.add_argument("--top", type=int, default=10, help="subsets to list (default 10)")
-    parser.add_argument("--nested", action="store_true",
-                        help="the paper's nested selection: PREFIX-5 > -3 > -1, -3-Val < -5-Val, -10 (sizes follow --size)")
-    parser.add_argument("--prefix", help="name of the subsets (default: Atari for the Atari-5 data, else Subset)")
-    parser.add_argument("--predictions", action="store_true",
-                        help="also list the per-game prediction models and their R2 (Tables 10-11)")
-    parser.add_argument("--yaml", metavar="OUT", help="write constants, subsets and per-game models as YAML")
-    parser.add_argument("--spec-name", metavar="NAME", help="make the --yaml output a complete spec named NAME")
-    parser.add_argument("--spec", help="spec whose game names (and constants, if the CSV has none) to use")
-    parser.add_argument("--processes", type=int, help="worker processes (default: the CPUs available)")
+    parser.add_argument(
+        "--nested",
+        action="store_true",
+        help="the paper's nested selection: PREFIX-5 > -3 > -1, -3-Val < -5-Val, -10 "
+        "(sizes follow --size)",
+    )
+    parser.add_argument(
+        "--prefix", help="name of the subsets (default: Atari for the Atari-5 data, else Subset)"
+    )
+    parser.add_argument(
+        "--predictions",
+        action="store_true",
+        help="also list the per-game prediction models and their R2 (Tables 10-11)",
+    )
+    parser.add_argument(
+        "--yaml", metavar="OUT", help="write constants, subsets and per-game models as YAML"
+    )
+    parser.add_argument(
+        "--spec-name", metavar="NAME", help="make the --yaml output a complete spec named NAME"
+    )
+    parser.add_argument(
+        "--spec", help="spec whose game names (and constants, if the CSV has none) to use"
+    )
+    parser.add_argument(
+        "--processes", type=int, help="worker processes (default: the CPUs available)"
+    )
     parser.set_defaults(handler=_subset)
 
 
@@ -77,25 +126,46 @@ def _subset(args: argparse.Namespace) -> int:
     if args.spec_name and not args.yaml:
         raise SubsetError("`--spec-name` needs `--yaml OUT` (the file the spec is written to)")
     table = read_scores(args.scores, spec=args.spec)
-    data = prepare(table, target=args.target, min_games=args.min_games,
-                   min_algorithms=args.min_algorithms, min_target=args.min_target)
+    data = prepare(
+        table,
+        target=args.target,
+        min_games=args.min_games,
+        min_algorithms=args.min_algorithms,
+        min_target=args.min_target,
+    )
     prefix = args.prefix or ("Atari" if args.scores == ATARI5_DATASET else "Subset")
     print(_describe(data))
     print()
     options = {"folds": args.folds, "seed": args.seed, "processes": args.processes}
     if args.nested:
         if args.intercept or args.always:
-            raise SubsetError("`--nested` takes no --intercept or --always (the paper's layout fixes them)")
+            raise SubsetError(
+                "`--nested` takes no --intercept or --always (the paper's layout fixes them)"
+            )
         fits = _nested(data, args, prefix, options)
-        models_for = [name for name in (f"{prefix}-{args.size}", f"{prefix}-{2 * args.size}") if name in fits]
+        models_for = [
+            name for name in (f"{prefix}-{args.size}", f"{prefix}-{2 * args.size}") if name in fits
+        ]
     else:
-        search = best_subsets(data, args.size, exclude=args.exclude, within=args.within, always=args.always,
-                              intercept=args.intercept, top=args.top, **options)
+        search = best_subsets(
+            data,
+            args.size,
+            exclude=args.exclude,
+            within=args.within,
+            always=args.always,
+            intercept=args.intercept,
+            top=args.top,
+            **options,
+        )
         _print_search(search.fits, args.intercept)
-        print(f"\nsearched {search.n_subsets:,} subsets of {len(search.pool) + len(search.always)} games: "
-              f"{search.n_fitted:,} with enough algorithms, {search.n_nonnegative:,} with non-negative weights "
-              f"(cross-validated); {search.seconds:.1f} s on {search.processes} process"
-              f"{'es' if search.processes > 1 else ''}")
+        print(
+            f"\nsearched {search.n_subsets:,} subsets of {len(search.pool) + len(search.always)} "
+            "games: "
+            f"{search.n_fitted:,} with enough algorithms, {search.n_nonnegative:,} with "
+            "non-negative weights "
+            f"(cross-validated); {search.seconds:.1f} s on {search.processes} process"
+            f"{'es' if search.processes > 1 else ''}"
+        )
         fits = {f"{prefix}-{args.size}": search.best.renamed(f"{prefix}-{args.size}")}
         models_for = [f"{prefix}-{args.size}"]
     predictions = [fit_predictions(data, fits[name]) for name in dict.fromkeys(models_for)]
@@ -109,7 +179,9 @@ def _subset(args: argparse.Namespace) -> int:
         try:
             out.write_text(text, encoding="utf-8")
         except OSError as exc:
-            raise SubsetError(f"`--yaml` must be a writable file, got {args.yaml!r} ({exc.strerror or exc})") from None
+            raise SubsetError(
+                f"`--yaml` must be a writable file, got {args.yaml!r} ({exc.strerror or exc})"
+            ) from None
         kind = f"spec {args.spec_name!r}" if args.spec_name else "spec fragment"
         print(f"\nwrote the {kind} ({', '.join(fits)}) to {out}")
     return 0
@@ -122,7 +194,8 @@ def _describe(data: SubsetData) -> str:
         + (f" ({len(data.dropped_algorithms)} dropped)" if data.dropped_algorithms else ""),
         f"{len(data.candidates)} candidate games scored by >= {data.min_algorithms} of them"
         + (f" (dropped: {', '.join(data.dropped_games)})" if data.dropped_games else ""),
-        f"target: log10(1 + the {data.target} normalised score of each algorithm over all of its games)",
+        f"target: log10(1 + the {data.target} normalised score of each algorithm over all of its "
+        "games)",
     ]
     return "\n".join(lines)
 
@@ -131,7 +204,9 @@ def _test_sizes(size: int) -> tuple[int, ...]:
     return tuple(sorted({s for s in (size, 3, 1) if s <= size}, reverse=True))
 
 
-def _nested(data: SubsetData, args: argparse.Namespace, prefix: str, options: dict) -> dict[str, SubsetFit]:
+def _nested(
+    data: SubsetData, args: argparse.Namespace, prefix: str, options: dict
+) -> dict[str, SubsetFit]:
     sizes = _test_sizes(args.size)
     universe = set(data.resolve(args.within)) if args.within else set(data.candidates)
     excluded = set(data.resolve(args.exclude))
@@ -139,21 +214,49 @@ def _nested(data: SubsetData, args: argparse.Namespace, prefix: str, options: di
     validation = tuple(sorted({s for s in (3, args.size) if s <= args.size}))
     notes = []
     while validation and args.size + validation[-1] > available:
-        notes.append(f"skipped {prefix}-{validation[-1]}-Val: needs {args.size + validation[-1]} games, "
-                     f"{available} available")
+        notes.append(
+            f"skipped {prefix}-{validation[-1]}-Val: needs {args.size + validation[-1]} games, "
+            f"{available} available"
+        )
         validation = validation[:-1]
     extended: int | None = 2 * args.size
     if available - (validation[-1] if validation else 0) < extended:
-        notes.append(f"skipped {prefix}-{extended}: needs {extended + (validation[-1] if validation else 0)} "
-                     f"games, {available} available")
+        notes.append(
+            f"skipped {prefix}-{extended}: needs "
+            f"{extended + (validation[-1] if validation else 0)} "
+            f"games, {available} available"
+        )
         extended = None
-    fits = nested_selection(data, prefix, sizes, validation, extended, exclude=args.exclude, within=args.within,
-                            **options)
-    rows = [[name, ", ".join(fit.games), _weights(fit), fit.n_algorithms, fit.cv_r2, fit.cv_relative_error]
-            for name, fit in fits.items()]
-    print(render_table(["subset", "games", "weights", "algorithms", "CV R2", "rel. err. %"], rows,
-                       title="Nested selection (Atari-5 Section 4.3; figures as Table 2: "
-                             f"{args.folds}-fold cross-validated)", digits=3))
+    fits = nested_selection(
+        data,
+        prefix,
+        sizes,
+        validation,
+        extended,
+        exclude=args.exclude,
+        within=args.within,
+        **options,
+    )
+    rows = [
+        [
+            name,
+            ", ".join(fit.games),
+            _weights(fit),
+            fit.n_algorithms,
+            fit.cv_r2,
+            fit.cv_relative_error,
+        ]
+        for name, fit in fits.items()
+    ]
+    print(
+        render_table(
+            ["subset", "games", "weights", "algorithms", "CV R2", "rel. err. %"],
+            rows,
+            title="Nested selection (Atari-5 Section 4.3; figures as Table 2: "
+            f"{args.folds}-fold cross-validated)",
+            digits=3,
+        )
+    )
     for note in notes:
         print(note)
     return fits
@@ -164,20 +267,58 @@ def _weights(fit: SubsetFit) -> str:
 
 
 def _print_search(fits: tuple[SubsetFit, ...], intercept: bool) -> None:
-    columns = ["rank", "games", "weights", *(["intercept"] if intercept else []), "algorithms",
-               "R2", "CV R2", "rel. err. %", "CV MSE"]
-    rows = [[i, ", ".join(fit.games), _weights(fit), *([fit.intercept] if intercept else []), fit.n_algorithms,
-             fit.r2, fit.cv_r2, fit.cv_relative_error, fit.cv_mse] for i, fit in enumerate(fits, start=1)]
+    columns = [
+        "rank",
+        "games",
+        "weights",
+        *(["intercept"] if intercept else []),
+        "algorithms",
+        "R2",
+        "CV R2",
+        "rel. err. %",
+        "CV MSE",
+    ]
+    rows = [
+        [
+            i,
+            ", ".join(fit.games),
+            _weights(fit),
+            *([fit.intercept] if intercept else []),
+            fit.n_algorithms,
+            fit.r2,
+            fit.cv_r2,
+            fit.cv_relative_error,
+            fit.cv_mse,
+        ]
+        for i, fit in enumerate(fits, start=1)
+    ]
     size = len(fits[0].games)
-    print(render_table(columns, rows, digits=4,
-                       title=f"Best subsets of {size} game{'s' if size > 1 else ''} (Algorithm 1: lowest k-fold MSE "
-                             "in log space; rel. err. = ln 10 x mean |log10 error|, cross-validated)"))
+    title = (
+        f"Best subsets of {size} game{'s' if size > 1 else ''} (Algorithm 1: lowest k-fold MSE "
+        "in log space; rel. err. = ln 10 x mean |log10 error|, cross-validated)"
+    )
+    print(render_table(columns, rows, digits=4, title=title))
 
 
 def _print_predictions(pred: PredictionFit) -> None:
-    rows = [[game, model.r2 if math.isfinite(model.r2) else None, model.n_algorithms, *model.coefficients]
-            for game, model in sorted(pred.models.items(), key=lambda item: -item[1].r2 if math.isfinite(item[1].r2) else 1)]
+    rows = [
+        [
+            game,
+            model.r2 if math.isfinite(model.r2) else None,
+            model.n_algorithms,
+            *model.coefficients,
+        ]
+        for game, model in sorted(
+            pred.models.items(), key=lambda item: -item[1].r2 if math.isfinite(item[1].r2) else 1
+        )
+    ]
     columns = ["game", "R2", "algorithms", "c", *(f"x{i + 1}" for i in range(len(pred.inputs)))]
-    print(render_table(columns, rows, digits=3,
-                       title=f"Per-game models from {pred.name} (Section 4.4; x = {', '.join(pred.inputs)})"))
+    print(
+        render_table(
+            columns,
+            rows,
+            digits=3,
+            title=f"Per-game models from {pred.name} (Section 4.4; x = {', '.join(pred.inputs)})",
+        )
+    )
     print(f"variance in log-scores explained: {100 * pred.explained_variance:.1f}% (Section 5.5)")
