@@ -52,6 +52,7 @@ from numpy.typing import NDArray
 
 from arcadebench.benchmarks.normalise import log_normalise, normalise, subset_estimate
 from arcadebench.errors import ArcadebenchError, InputError, UnknownGame, did_you_mean
+from arcadebench.specs import Spec, load_spec
 from arcadebench.specs.names import name_key
 
 __all__ = [
@@ -88,7 +89,7 @@ DEFAULT_MAX_SUBSETS = 50_000_000
 Target = Literal["median", "mean"]
 _TARGETS = ("median", "mean")
 _CHUNK = 65_536  # subsets per work unit
-_CV_BATCH = 8_192  # subsets whose fold systems are solved together (memory: batch x folds x q^2)
+_CV_BATCH = 4_096  # subsets whose fold systems are solved together (memory: batch x folds x q^2)
 _STATS_BYTES = 256 * 2**20  # cap on the per-mask Gram statistics held at once
 _PARALLEL_MIN = 200_000  # smaller searches run in-process (a pool costs more than it saves)
 _EMPTY: Mapping = MappingProxyType({})
@@ -223,9 +224,9 @@ def _build_table(
                 raise InputError(
                     source,
                     line,
-                    f"a second, different score for ({algorithm!r}, {game!r}) (line {first_line} "
-                    "has "
-                    f"{first!r}, this row {value!r}); keep one row per algorithm and game",
+                    f"a second, different score for ({algorithm!r}, {game!r}) (line "
+                    f"{first_line} has {first!r}, this row {value!r}); keep one row per "
+                    "algorithm and game",
                 )
             continue
         seen[key] = (value, line)
@@ -240,7 +241,7 @@ def _build_table(
     return ScoreTable(algorithms, games, scores, kept, source)
 
 
-def read_scores(path: str | Path, spec: Any = None) -> ScoreTable:
+def read_scores(path: str | Path, spec: str | Path | Spec | None = None) -> ScoreTable:
     """Read a long CSV of scores: one row per (algorithm, game).
 
     Column names are case-insensitive. Required: ``algorithm`` and ``game``, and either ``score``
@@ -266,10 +267,7 @@ def read_scores(path: str | Path, spec: Any = None) -> ScoreTable:
     if text == ATARI5_DATASET:
         path, spec = _DATASET_FILE, spec if spec is not None else "atari5"
     path = Path(path)
-    if spec is not None:
-        from arcadebench.specs import load_spec
-
-        spec = load_spec(spec)
+    spec = load_spec(spec) if spec is not None else None
     source = path.name if path == _DATASET_FILE else str(path)
     try:
         with open(path, newline="", encoding="utf-8-sig") as f:
@@ -290,7 +288,7 @@ def read_scores(path: str | Path, spec: Any = None) -> ScoreTable:
         raise InputError(str(path), None, f"is not valid CSV: {exc}") from None
 
 
-def _read_rows(reader: Iterator[list[str]], source: str, spec: Any) -> ScoreTable:
+def _read_rows(reader: Iterator[list[str]], source: str, spec: Spec | None) -> ScoreTable:
     header = next(reader, None)
     if header is None:
         raise InputError(
@@ -524,9 +522,8 @@ def prepare(
     candidates = tuple(g for g, n in zip(table.games, per_game, strict=True) if n >= min_algorithms)
     if not candidates:
         raise SubsetError(
-            f"no game of {table.source} is scored by {min_algorithms} of the {int(keep.sum())} "
-            "algorithms "
-            f"kept; lower `min_algorithms` (--min-algorithms)"
+            f"no game of {table.source} is scored by {min_algorithms} of the "
+            f"{int(keep.sum())} algorithms kept; lower `min_algorithms` (--min-algorithms)"
         )
     y = log_normalise(summary[keep])
     x = kept.log_scores()
@@ -669,9 +666,8 @@ def fit_subset(
     n, q = x.shape
     if n < max(folds, q + 1):
         raise SubsetError(
-            f"only {n} algorithms have scores for all of {', '.join(resolved)}; a {folds}-fold "
-            "fit of "
-            f"{q} parameters needs at least {max(folds, q + 1)}"
+            f"only {n} algorithms have scores for all of {', '.join(resolved)}; a "
+            f"{folds}-fold fit of {q} parameters needs at least {max(folds, q + 1)}"
         )
     beta = np.linalg.lstsq(x, y, rcond=None)[0]
     residual = y - x @ beta
@@ -1044,8 +1040,8 @@ def best_subsets(
     if n_subsets > max_subsets:
         raise SubsetError(
             f"a search of C({len(pool)}, {r}) = {n_subsets:,} subsets is larger than max_subsets="
-            f"{max_subsets:,}; narrow it with `within`/`exclude` (--within/--exclude) or raise "
-            "the limit"
+            f"{max_subsets:,}; narrow it with `within`/`exclude` (--within/--exclude) or "
+            "raise the limit"
         )
     games = data.table.games
     columns = [games.index(g) for g in (*pool, *always_games)]
@@ -1110,10 +1106,9 @@ def _search_space(
         if game not in data.candidates:
             n = int(np.sum(~np.isnan(data.x[:, data.table.games.index(game)])))
             raise SubsetError(
-                f"{game!r} is scored by {n} of the {len(data.table.algorithms)} algorithms, fewer "
-                "than "
-                f"min_algorithms={data.min_algorithms}; lower it (--min-algorithms) or leave the "
-                "game out"
+                f"{game!r} is scored by {n} of the {len(data.table.algorithms)} algorithms, "
+                f"fewer than min_algorithms={data.min_algorithms}; lower it (--min-algorithms) "
+                "or leave the game out"
             )
     clash = excluded & set(always_games)
     if clash:

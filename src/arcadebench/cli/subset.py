@@ -38,11 +38,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="choose the games that best predict a suite's median score (the Atari-5 method)",
         description=(
             "Search all subsets of --size games for the one whose log-normalised scores best "
-            "predict "
-            "log10(1 + the median normalised score) over all games: least squares without "
-            "intercept, "
-            "non-negative weights, ranked by k-fold cross-validated error (Atari-5 paper, "
-            "Algorithm 1)."
+            "predict log10(1 + the median normalised score) over all games: least squares "
+            "without intercept, non-negative weights, ranked by k-fold cross-validated error "
+            "(Atari-5 paper, Algorithm 1)."
         ),
     )
     parser.add_argument(
@@ -159,11 +157,10 @@ def _subset(args: argparse.Namespace) -> int:
         )
         _print_search(search.fits, args.intercept)
         print(
-            f"\nsearched {search.n_subsets:,} subsets of {len(search.pool) + len(search.always)} "
-            "games: "
-            f"{search.n_fitted:,} with enough algorithms, {search.n_nonnegative:,} with "
-            "non-negative weights "
-            f"(cross-validated); {search.seconds:.1f} s on {search.processes} process"
+            f"\nsearched {search.n_subsets:,} subsets of "
+            f"{len(search.pool) + len(search.always)} games: {search.n_fitted:,} with enough "
+            f"algorithms, {search.n_nonnegative:,} with non-negative weights (cross-validated); "
+            f"{search.seconds:.1f} s on {search.processes} process"
             f"{'es' if search.processes > 1 else ''}"
         )
         fits = {f"{prefix}-{args.size}": search.best.renamed(f"{prefix}-{args.size}")}
