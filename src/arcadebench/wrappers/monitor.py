@@ -184,9 +184,10 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     The budget (``spec.evaluation.budget_steps`` / ``budget_frames``, e.g. Sonic's 1M timesteps,
     SABER's 200M frames; ``budget_*`` arguments may only tighten it) counts the whole run, so a
-    continued log continues it. The step that uses the budget up ends the run: an unfinished
-    episode is logged with ``complete: false`` and ``end_reason: "budget"``, and any further
-    ``step`` or ``reset`` raises :class:`~arcadebench.errors.BudgetExhausted`. A ``reset`` in the
+    continued log continues it. The step that uses the budget up ends the run: it returns
+    ``truncated=True`` with end reason ``"budget"``, an unfinished episode is logged with
+    ``complete: false``, and any further ``step`` or ``reset`` raises
+    :class:`~arcadebench.errors.BudgetExhausted`. A ``reset`` in the
     middle of an episode is allowed, and the cut episode is logged with ``complete: false`` and
     ``end_reason: "reset"`` (never dropped). An episode still running when the environment is
     closed is not logged, like one in flight when a process is killed.
@@ -465,6 +466,8 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
             info["arcadebench"] = extra
             self._finish(complete=True, end_reason=extra["end_reason"])
         elif self._ep_steps >= self._steps_left or self._ep_frames >= self._frames_left:
+            truncated = True  # the run is over: a truncation, so a training loop handles it as one
+            info["arcadebench"] = {**(extra or {}), "end_reason": "budget"}
             self._finish(complete=False, end_reason="budget")
         return obs, reward, terminated, truncated, info
 

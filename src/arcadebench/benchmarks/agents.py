@@ -1,0 +1,261 @@
+"""Agents: everything the runner can play, behind one small interface.
+
+The runner accepts, in this order of precedence:
+
+- a built-in name: ``"random"`` (uniform over the action space, seeded per episode from the job
+  seed, so resumed runs replay the same actions) or ``"noop"`` (always action 0);
+- a ``"module:attr"`` path (the CLI's ``--agent``), naming any of the below;
+- a *factory*: a class, or a callable without required arguments, called once per job so every
+  game/level gets a fresh agent; it may accept any of the keywords ``action_space``,
+  ``observation_space``, ``spec``, ``game`` and ``seed``;
+- a *learning agent*: an object with ``act(obs) -> action`` and
+  ``observe(obs, reward, terminated, truncated, info)`` (called after every step with the next
+  observation, the protocol reward and the step's ``info``); optionally ``reset_level(level)``
+  (called when a job starts, e.g. Sonic's per-test-level reset) or else ``reset()``;
+- an object with ``predict(obs)`` (stable-baselines3 style, returning ``(action, state)``);
+- a policy: a callable ``obs -> action``.
+
+Any agent may define ``seed(seed)``, called before every episode with a seed derived from
+(job seed, episode index); an agent that draws its randomness from it replays exactly when a
+run is resumed. An agent declares what it needs from the environment with attributes: an
+``action_set`` (e.g. Sonic's raw ``"buttons"``; retro protocols only) or a dict ``env_kwargs``
+passed to the environment (a setting of the spec that differs is recorded as a deviation).
+
+Classes: RandomAgent, NoopAgent, Actor.
+Functions: load_agent, make_actor, agent_name.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pickle
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from arcadebench.errors import ArcadebenchError
+from arcadebench.specs import Spec
+
+__all__ = ["BUILTIN_AGENTS", "Actor", "NoopAgent", "RandomAgent", "agent_env_kwargs", "agent_name",
+           "check_agent", "load_agent", "make_actor"]
+
+_FACTORY_KEYWORDS = ("action_space", "observation_space", "spec", "game", "seed")
+
+
+class RandomAgent:
+    """Uniformly random actions, drawn from a generator seeded before every episode.
+
+    Example:
+        >>> agent = RandomAgent(gym.spaces.Discrete(18)); agent.seed(0)
+        >>> [int(agent.act(None)) for _ in range(5)]
+        [15, 11, 9, 4, 5]
+    """
+
+    def __init__(self, action_space: gym.Space) -> None:
+        self.action_space = action_space
+        self._n = int(action_space.n) if isinstance(action_space, gym.spaces.Discrete) else None
+        self._rng = np.random.default_rng(0)
+
+    def seed(self, seed: int) -> None:
+        """Re-seed (the runner calls this before every episode)."""
+        self._rng = np.random.default_rng(seed)
+        self.action_space.seed(seed)
+
+    def act(self, obs: Any) -> Any:
+        """A uniformly random action."""
+        if self._n is not None:
+            return int(self._rng.integers(self._n))
+        return self.action_space.sample()
+
+
+class NoopAgent:
+    """Always action 0 (NOOP on Atari; the first combination of a discrete action set)."""
+
+    def __init__(self, action_space: gym.Space) -> None:
+        self._action = 0 if isinstance(action_space, gym.spaces.Discrete) else action_space.sample() * 0
+
+    def act(self, obs: Any) -> Any:
+        """Action 0."""
+        return self._action
+
+
+BUILTIN_AGENTS: dict[str, type] = {"random": RandomAgent, "noop": NoopAgent}
+
+
+def load_agent(path: str) -> Any:
+    """Resolve ``"random"``, ``"noop"`` or a ``"module:attr"`` path to the object it names.
+
+    Raises:
+        ArcadebenchError: an unknown name, a module that does not import or a missing attribute.
+    """
+    if path in BUILTIN_AGENTS:
+        return path
+    module_name, sep, attr = path.partition(":")
+    if not sep or not module_name or not attr:
+        raise ArcadebenchError(
+            f"`agent` must be 'random', 'noop' or 'module:attr' (e.g. 'my_agents:MyAgent'), got {path!r}"
+        )
+    try:
+        obj: Any = importlib.import_module(module_name)
+    except Exception as error:  # noqa: BLE001 - any import failure is the user's module
+        raise ArcadebenchError(
+            f"cannot import agent module {module_name!r} ({type(error).__name__}: {error}); "
+            "is it on PYTHONPATH (run from its directory or install it)?"
+        ) from None
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise ArcadebenchError(f"module {module_name!r} has no attribute {attr!r}; check the agent path {path!r}") from None
+    return obj
+
+
+def agent_name(agent: Any) -> str:
+    """A stable identifier for results: the built-in name, the path, or ``module.qualname``.
+
+    Example:
+        >>> agent_name("random"), agent_name(RandomAgent)
+        ('random', 'arcadebench.benchmarks.agents.RandomAgent')
+    """
+    if isinstance(agent, str):
+        return agent
+    target = agent if inspect.isclass(agent) or inspect.isroutine(agent) else type(agent)
+    module = getattr(target, "__module__", None) or "?"
+    return f"{module}.{getattr(target, '__qualname__', type(target).__name__)}"
+
+
+def _is_factory(obj: Any) -> bool:
+    """A class, or a function whose parameters all have defaults (zero-arg callable)."""
+    if inspect.isclass(obj):
+        return True
+    if not inspect.isroutine(obj):
+        return False
+    try:
+        params = inspect.signature(obj).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return all(p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params)
+
+
+def _call_factory(factory: Callable[..., Any], **available: Any) -> Any:
+    try:
+        params = inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        params = {}
+    takes_all = any(p.kind is p.VAR_KEYWORD for p in params.values())
+    kwargs = {k: v for k, v in available.items() if takes_all or k in params}
+    return factory(**kwargs)
+
+
+def check_agent(agent: Any) -> Any:
+    """Check ``agent`` before any job starts; returns what to send to the workers.
+
+    Raises:
+        ArcadebenchError: not a usable agent, or not picklable (workers are separate processes).
+    """
+    if isinstance(agent, str):
+        obj = load_agent(agent)
+        if obj in BUILTIN_AGENTS:
+            return agent
+    else:
+        obj = agent
+    if not (_is_factory(obj) or callable(obj) or hasattr(obj, "act") or hasattr(obj, "predict")):
+        raise ArcadebenchError(
+            f"`agent` must be 'random', 'noop', 'module:attr', a factory, an object with act/observe or "
+            f"predict, or a callable obs -> action, got {obj!r}"
+        )
+    if isinstance(agent, str):
+        return agent
+    try:
+        pickle.dumps(agent)
+    except Exception as error:  # noqa: BLE001 - pickle raises many types
+        raise ArcadebenchError(
+            f"`agent` must be picklable to run in worker processes, got {agent!r} ({error}); define it at "
+            "module level (not a lambda or a local function) or pass 'module:attr'"
+        ) from None
+    return agent
+
+
+def agent_env_kwargs(agent: Any, spec: Spec) -> dict[str, Any]:
+    """What ``agent`` (or its factory/class) asks of the environment: ``env_kwargs`` and ``action_set``.
+
+    Raises:
+        ArcadebenchError: an ``action_set`` the spec does not define, or on a non-retro protocol.
+    """
+    if isinstance(agent, str):
+        agent = load_agent(agent)
+        if agent in BUILTIN_AGENTS:
+            return {}
+    kwargs = dict(getattr(agent, "env_kwargs", None) or {})
+    action_set = getattr(agent, "action_set", None)
+    if isinstance(action_set, str):
+        if spec.platform != "retro":
+            raise ArcadebenchError(
+                f"agent {agent_name(agent)} needs action_set={action_set!r}, which only retro protocols "
+                f"have; {spec.name!r} is an {spec.platform} protocol"
+            )
+        choices = ("buttons", *spec.action_sets)
+        if action_set not in choices:
+            raise ArcadebenchError(
+                f"`action_set` of agent {agent_name(agent)} must be one of {', '.join(choices)}, got {action_set!r}"
+            )
+        kwargs["action_set"] = action_set
+    return kwargs
+
+
+class Actor:
+    """One interface over every kind of agent, as the runner drives it.
+
+    Args:
+        agent: anything :func:`check_agent` accepts.
+        env: the job's environment (for the spaces).
+        spec: the protocol.
+        game: the game or level of the job.
+        seed: the job seed.
+    """
+
+    def __init__(self, agent: Any, env: gym.Env, spec: Spec, game: str, seed: int) -> None:
+        obj = load_agent(agent) if isinstance(agent, str) else agent
+        if isinstance(obj, str):
+            obj = BUILTIN_AGENTS[obj](env.action_space)
+        elif _is_factory(obj):
+            obj = _call_factory(obj, action_space=env.action_space, observation_space=env.observation_space,
+                                spec=spec, game=game, seed=seed)
+        self.agent = obj
+        if hasattr(obj, "act"):
+            self.act: Callable[[Any], Any] = obj.act
+        elif hasattr(obj, "predict"):
+            predict = obj.predict
+
+            def act(obs: Any) -> Any:
+                action = predict(obs)
+                return action[0] if isinstance(action, tuple) else action
+
+            self.act = act
+        elif callable(obj):
+            self.act = obj
+        else:
+            raise ArcadebenchError(
+                f"agent {agent_name(obj)} has no act(obs), predict(obs) or __call__(obs); it cannot choose actions"
+            )
+        observe = getattr(obj, "observe", None)
+        self.observe: Callable[..., Any] | None = observe if callable(observe) else None
+        self._seed = getattr(obj, "seed", None) if callable(getattr(obj, "seed", None)) else None
+        start = getattr(obj, "reset_level", None)
+        if callable(start):
+            start(game)
+        elif callable(getattr(obj, "reset", None)):
+            obj.reset()
+
+    def begin_episode(self, seed: int) -> None:
+        """Seed the agent for the next episode (if it takes seeds)."""
+        if self._seed is not None:
+            self._seed(seed)
+
+
+def make_actor(agent: Any, env: gym.Env, spec: Spec, game: str, seed: int) -> Actor:
+    """Build the job's :class:`Actor` (a fresh agent when ``agent`` is a factory or a path)."""
+    return Actor(agent, env, spec, game, seed)
