@@ -85,8 +85,12 @@ def test_global_numpy_state_is_neither_used_nor_touched():
     np.testing.assert_array_equal(np.random.get_state()[1], before)
 
 
-def test_batching_does_not_change_the_draws(monkeypatch):
+@pytest.mark.parametrize("ragged", [False, True])
+def test_batching_does_not_change_the_draws(monkeypatch, ragged):
     x = np.random.default_rng(4).normal(size=(6, 9))
+    if ragged:
+        x[4:, 2] = x[1:, 7] = NAN
+    monkeypatch.setattr(bootstrap, "MAX_BATCH_ELEMENTS", 10**9)
     whole = bootstrap_distribution(x, _four_aggregates, reps=250, seed=11)
     monkeypatch.setattr(bootstrap, "MAX_BATCH_ELEMENTS", 6 * 9 * 7)  # 7 repetitions per batch
     batched = bootstrap_distribution(x, _four_aggregates, reps=250, seed=11)

@@ -41,9 +41,11 @@ __all__ = [
 Array = NDArray[np.float64]
 Statistic = Callable[[Array], ArrayLike]
 
-#: Upper bound on the elements of one resampled batch (reps x runs x games); larger bootstraps
-#: run in several batches so memory stays bounded (~100 MB for float64 intermediates).
-MAX_BATCH_ELEMENTS = 4_000_000
+#: Upper bound on the elements of one resampled batch (reps x runs x games). Batches of ~2 MB of
+#: float64 stay in the CPU cache while the statistic makes its passes over them, which is faster
+#: than one large batch (measured: 57 games x 10 runs x 2,000 reps, 4 aggregates, ~1.3-2x), and
+#: keeps memory bounded whatever ``reps``.
+MAX_BATCH_ELEMENTS = 262_144
 
 
 def _generator(seed: int | np.random.Generator) -> np.random.Generator:
@@ -88,9 +90,17 @@ def resample_runs(
         scores, runs = _compact(scores)
     runs = np.asarray(runs)
     n_runs, n_games = scores.shape
-    index = rng.integers(0, np.maximum(runs, 1), size=(reps, n_runs, n_games))
-    sample = scores[index, np.arange(n_games)]
+    if n_games == 0:
+        return np.empty((reps, n_runs, 0))
     padding = np.arange(n_runs)[:, None] >= runs[None, :]
+    if not padding.any():  # every game has n_runs runs: one bounded draw
+        index = rng.integers(0, n_runs, size=(reps, n_runs, n_games))
+    else:  # run r of game g: floor(u * n_g), u ~ U[0, 1); the clip guards the rounding at u -> 1
+        index = (rng.random((reps, n_runs, n_games)) * runs).astype(np.intp)
+        np.minimum(index, runs - 1, out=index)
+    index *= n_games
+    index += np.arange(n_games)
+    sample = scores.ravel().take(index)
     if padding.any():
         sample[:, padding] = np.nan
     return sample

@@ -119,9 +119,11 @@ def game_means(scores: ArrayLike) -> Array:
         [2.0, 4.0]
     """
     scores = _scores(scores)
-    valid = ~np.isnan(scores)
-    count = valid.sum(axis=-2)
-    total = np.where(valid, scores, 0.0).sum(axis=-2)
+    missing = np.isnan(scores)
+    if not missing.any():  # the common case, and every bootstrap batch of equal runs: no masks
+        return scores.mean(axis=-2)
+    count = (~missing).sum(axis=-2)
+    total = np.where(missing, 0.0, scores).sum(axis=-2)
     with np.errstate(invalid="ignore", divide="ignore"):
         return total / count
 
@@ -154,12 +156,6 @@ def aggregate_median(scores: ArrayLike) -> Array:
     return np.median(means, axis=-1)
 
 
-def _pooled(scores: Array) -> tuple[Array, Array]:
-    """All (run, game) scores of each batch item sorted ascending (``NaN`` last), and counts."""
-    flat = scores.reshape(*scores.shape[:-2], -1)
-    return np.sort(flat, axis=-1), (~np.isnan(flat)).sum(axis=-1)
-
-
 def aggregate_iqm(scores: ArrayLike) -> Array:
     """Interquartile mean: the 25 % trimmed mean of all (run, game) scores pooled.
 
@@ -171,7 +167,12 @@ def aggregate_iqm(scores: ArrayLike) -> Array:
         >>> float(aggregate_iqm([[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 100.0]]))
         4.5
     """
-    ordered, count = _pooled(_scores(scores))
+    scores = _scores(scores)
+    ordered = np.sort(scores.reshape(*scores.shape[:-2], -1), axis=-1)  # NaN padding sorts last
+    n = ordered.shape[-1]
+    if n and not np.isnan(ordered[..., -1]).any():
+        return ordered[..., n // 4 : n - n // 4].mean(axis=-1)
+    count = (~np.isnan(ordered)).sum(axis=-1)
     cut = count // 4
     position = np.arange(ordered.shape[-1])
     keep = (position >= cut[..., None]) & (position < (count - cut)[..., None])
@@ -189,11 +190,13 @@ def aggregate_optimality_gap(scores: ArrayLike, threshold: float = 100.0) -> Arr
         >>> float(aggregate_optimality_gap([[50.0, 150.0], [100.0, 0.0]], threshold=100.0))
         37.5
     """
-    scores = _scores(scores)
-    valid = ~np.isnan(scores)
+    clipped = np.minimum(_scores(scores), threshold)
+    missing = np.isnan(clipped)
     axes = (-2, -1)
-    count = valid.sum(axis=axes)
-    total = np.where(valid, np.minimum(scores, threshold), 0.0).sum(axis=axes)
+    if not missing.any():
+        return threshold - clipped.mean(axis=axes)
+    count = (~missing).sum(axis=axes)
+    total = np.where(missing, 0.0, clipped).sum(axis=axes)
     with np.errstate(invalid="ignore", divide="ignore"):
         return threshold - total / count
 
