@@ -13,7 +13,11 @@ from arcadebench.benchmarks.atari import make_atari_env
 from arcadebench.benchmarks.envs import protocol_kwargs
 from arcadebench.specs import load_spec
 
-ONE_PER_PROTOCOL = ["arcadebench/SABER-Pong-v0", "arcadebench/HWR-Pong-v0", "arcadebench/Atari5-Phoenix-v0"]
+ONE_PER_PROTOCOL = [
+    "arcadebench/SABER-Pong-v0",
+    "arcadebench/HWR-Pong-v0",
+    "arcadebench/Atari5-Phoenix-v0",
+]
 
 
 def protocol_wrappers(env):
@@ -21,16 +25,28 @@ def protocol_wrappers(env):
     return [(w.name, w.kwargs) for w in env.spec.additional_wrappers if w.name != "EpisodeMonitor"]
 
 
-@pytest.mark.parametrize(("id", "expected"), [
-    ("arcadebench/SABER-Pong-v0", [("RolloverGuard", {"threshold": -1000.0}),
-                                   ("MaxStuckTime", {"max_stuck_frames": 18_000}),
-                                   ("EpisodeFrameLimit", {"max_episode_frames": 21_600_000}),
-                                   ("NoLifeInformation", {})]),
-    ("arcadebench/HWR-Pong-v0", [("EpisodeFrameLimit", {"max_episode_frames": 108_000}),
-                                 ("NoLifeInformation", {})]),
-    ("arcadebench/Atari5-Phoenix-v0", [("EpisodeFrameLimit", {"max_episode_frames": 108_000}),
-                                       ("NoLifeInformation", {})]),
-])
+@pytest.mark.parametrize(
+    ("id", "expected"),
+    [
+        (
+            "arcadebench/SABER-Pong-v0",
+            [
+                ("RolloverGuard", {"threshold": -1000.0}),
+                ("MaxStuckTime", {"max_stuck_frames": 18_000}),
+                ("EpisodeFrameLimit", {"max_episode_frames": 21_600_000}),
+                ("NoLifeInformation", {}),
+            ],
+        ),
+        (
+            "arcadebench/HWR-Pong-v0",
+            [("EpisodeFrameLimit", {"max_episode_frames": 108_000}), ("NoLifeInformation", {})],
+        ),
+        (
+            "arcadebench/Atari5-Phoenix-v0",
+            [("EpisodeFrameLimit", {"max_episode_frames": 108_000}), ("NoLifeInformation", {})],
+        ),
+    ],
+)
 def test_wrappers_follow_the_spec_in_the_documented_order(id, expected):
     env = gym.make(id)
     try:
@@ -43,8 +59,11 @@ def test_wrappers_follow_the_spec_in_the_documented_order(id, expected):
 
 def test_every_setting_selects_its_wrapper():
     settings = protocol_kwargs(load_spec("saber")) | {
-        "rollover_threshold": None, "max_stuck_frames": 600, "max_episode_frames": None,
-        "life_information": True}
+        "rollover_threshold": None,
+        "max_stuck_frames": 600,
+        "max_episode_frames": None,
+        "life_information": True,
+    }
     env = make_atari_env(load_spec("saber"), "pong", settings)
     try:
         assert type(env).__name__ == "MaxStuckTime" and type(env.env).__name__ == "AtariEnv"
@@ -71,7 +90,7 @@ def test_an_async_vector_env_of_a_protocol_id():
     try:
         obs, info = envs.reset(seed=[0, 1])
         assert obs.shape == (2, 210, 160, 3) and "lives" not in info
-        for step in range(1, 51):
+        for _ in range(50):
             obs, reward, terminated, truncated, info = envs.step(np.zeros(2, dtype=np.int64))
         assert info["episode_frame_number"].tolist() == [200, 200]
         assert info["arcadebench"]["stuck_frames"].tolist() == [200, 200]
@@ -80,8 +99,9 @@ def test_an_async_vector_env_of_a_protocol_id():
 
 
 def test_an_async_vector_env_with_standard_observations():
-    envs = gym.make_vec("arcadebench/HWR-Pong-v0", num_envs=2, vectorization_mode="async",
-                        obs_type="standard")
+    envs = gym.make_vec(
+        "arcadebench/HWR-Pong-v0", num_envs=2, vectorization_mode="async", obs_type="standard"
+    )
     try:
         obs, _ = envs.reset(seed=0)
         obs = envs.step(np.array([0, 1]))[0]

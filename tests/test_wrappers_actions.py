@@ -61,7 +61,15 @@ def test_in_the_sonic_stack_the_sticky_skip_plays_the_discretized_vectors(retro_
 def test_the_meanings_and_the_table_are_readable_not_writable(retro_env):
     env = ButtonDiscretizer.from_spec(retro_env, SONIC)  # the spec's default: essential8
     assert env.get_action_meanings() == [
-        "NOOP", "LEFT", "RIGHT", "LEFT+DOWN", "RIGHT+DOWN", "DOWN", "DOWN+B", "B"]
+        "NOOP",
+        "LEFT",
+        "RIGHT",
+        "LEFT+DOWN",
+        "RIGHT+DOWN",
+        "DOWN",
+        "DOWN+B",
+        "B",
+    ]
     assert button_code(env.action(3)) == code("LEFT", "DOWN")
     with pytest.raises(ValueError):
         env.action(3)[0] = 1
@@ -72,13 +80,22 @@ def test_explicit_buttons_work_for_any_multibinary_env(retro_env):
     assert button_code(env.action(0)) == 1 << 11
 
 
-@pytest.mark.parametrize(("kwargs", "message"), [
-    ({"combos": [["RIGTH"]]}, "`combos` must name buttons of ['B', 'A', 'MODE', 'START', 'UP', "
-     "'DOWN', 'LEFT', 'RIGHT', 'C', 'Y', 'X', 'Z'], got 'RIGTH'. Did you mean: 'RIGHT'?"),
-    ({"combos": []}, "`combos` must be a non-empty list of button lists, got []"),
-    ({"combos": ["LEFT"]}, "`combos` must hold lists of button names, got 'LEFT'"),
-    ({"combos": [["B"]], "buttons": ["B"]}, "`env` must have a MultiBinary(1) action space, got MultiBinary(12)"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (
+            {"combos": [["RIGTH"]]},
+            "`combos` must name buttons of ['B', 'A', 'MODE', 'START', 'UP', "
+            "'DOWN', 'LEFT', 'RIGHT', 'C', 'Y', 'X', 'Z'], got 'RIGTH'. Did you mean: 'RIGHT'?",
+        ),
+        ({"combos": []}, "`combos` must be a non-empty list of button lists, got []"),
+        ({"combos": ["LEFT"]}, "`combos` must hold lists of button names, got 'LEFT'"),
+        (
+            {"combos": [["B"]], "buttons": ["B"]},
+            "`env` must have a MultiBinary(1) action space, got MultiBinary(12)",
+        ),
+    ],
+)
 def test_bad_arguments_are_named(retro_env, kwargs, message):
     with pytest.raises(InvalidArgument, match=re.escape(message)):
         ButtonDiscretizer(retro_env, **kwargs)
@@ -87,7 +104,10 @@ def test_bad_arguments_are_named(retro_env, kwargs, message):
 def test_bad_actions_and_envs_are_named(retro_env):
     env = ButtonDiscretizer(retro_env, combos=[[], ["B"]])
     for action in (2, -1, 1.0):
-        with pytest.raises(InvalidArgument, match=re.escape(f"`action` must be an integer in [0, 2), got {action!r}")):
+        with pytest.raises(
+            InvalidArgument,
+            match=re.escape(f"`action` must be an integer in [0, 2), got {action!r}"),
+        ):
             env.action(action)
     atari = AtariEnv("pong")
     try:
@@ -95,5 +115,8 @@ def test_bad_actions_and_envs_are_named(retro_env):
             ButtonDiscretizer(atari, combos=[[]])
     finally:
         atari.close()
-    with pytest.raises(InvalidArgument, match=re.escape("`action_set` must be one of ['baseline7', 'essential8'], got 'all'")):
+    with pytest.raises(
+        InvalidArgument,
+        match=re.escape("`action_set` must be one of ['baseline7', 'essential8'], got 'all'"),
+    ):
         ButtonDiscretizer.from_spec(retro_env, SONIC, "all")

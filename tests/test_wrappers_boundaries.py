@@ -24,8 +24,11 @@ from arcadebench.wrappers import (
     TimeLimit,
 )
 
-PROTOCOL_IDS = ["arcadebench/SABER-Breakout-v0", "arcadebench/HWR-Breakout-v0",
-                "arcadebench/Atari5-Breakout-v0"]
+PROTOCOL_IDS = [
+    "arcadebench/SABER-Breakout-v0",
+    "arcadebench/HWR-Breakout-v0",
+    "arcadebench/Atari5-Breakout-v0",
+]
 
 
 def run_episode(env, policy, seed=0, max_steps=100_000):
@@ -64,7 +67,10 @@ def test_stuck_frames_count_frames_since_the_last_nonzero_reward():
             _, reward, terminated, truncated, info = env.step(int(rng.integers(6)))
             if reward != 0:
                 last_reward_frame, rewarded = info["episode_frame_number"], rewarded + 1
-            assert info["arcadebench"]["stuck_frames"] == info["episode_frame_number"] - last_reward_frame
+            assert (
+                info["arcadebench"]["stuck_frames"]
+                == info["episode_frame_number"] - last_reward_frame
+            )
         assert rewarded >= 3
     finally:
         env.close()
@@ -110,7 +116,12 @@ def test_the_native_frame_cap_truncates_and_is_labelled_frame_limit():
     try:
         assert env.unwrapped.ale.getInt("max_num_frames_per_episode") == 400
         steps, terminated, truncated, info = run_episode(env, lambda _: 0)
-        assert (steps, terminated, truncated, info["episode_frame_number"]) == (100, False, True, 400)
+        assert (steps, terminated, truncated, info["episode_frame_number"]) == (
+            100,
+            False,
+            True,
+            400,
+        )
         assert info["arcadebench"]["end_reason"] == "frame_limit"
     finally:
         env.close()
@@ -120,7 +131,12 @@ def test_the_wrapper_truncates_at_the_first_step_reaching_the_cap_without_a_nati
     env = EpisodeFrameLimit(AtariEnv("pong", frameskip=3), max_episode_frames=400)
     try:
         steps, terminated, truncated, info = run_episode(env, lambda _: 0)
-        assert (steps, terminated, truncated, info["episode_frame_number"]) == (134, False, True, 402)
+        assert (steps, terminated, truncated, info["episode_frame_number"]) == (
+            134,
+            False,
+            True,
+            402,
+        )
         assert info["arcadebench"] == {"end_reason": "frame_limit"}
     finally:
         env.close()
@@ -138,9 +154,14 @@ def test_a_game_over_is_a_termination_with_no_limit_reason():
         env.close()
 
 
-@pytest.mark.parametrize(("id", "cap"), [("arcadebench/SABER-Pong-v0", 21_600_000),
-                                          ("arcadebench/HWR-Pong-v0", 108_000),
-                                          ("arcadebench/Atari5-Phoenix-v0", 108_000)])
+@pytest.mark.parametrize(
+    ("id", "cap"),
+    [
+        ("arcadebench/SABER-Pong-v0", 21_600_000),
+        ("arcadebench/HWR-Pong-v0", 108_000),
+        ("arcadebench/Atari5-Phoenix-v0", 108_000),
+    ],
+)
 def test_each_protocol_caps_its_episodes_natively_and_in_the_wrapper(id, cap):
     env = gym.make(id)
     try:
@@ -218,11 +239,17 @@ def test_episodic_life_warns_and_ends_episodes_at_each_life_loss():
 # --- arguments -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("make", "message"), [
-    (lambda env: MaxStuckTime(env, 0), "`max_stuck_frames` must be an integer >= 1, got 0"),
-    (lambda env: EpisodeFrameLimit(env, "1h"), "`max_episode_frames` must be an integer >= 1, got '1h'"),
-    (lambda env: TimeLimit(env, -1), "`max_episode_steps` must be an integer >= 1, got -1"),
-])
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda env: MaxStuckTime(env, 0), "`max_stuck_frames` must be an integer >= 1, got 0"),
+        (
+            lambda env: EpisodeFrameLimit(env, "1h"),
+            "`max_episode_frames` must be an integer >= 1, got '1h'",
+        ),
+        (lambda env: TimeLimit(env, -1), "`max_episode_steps` must be an integer >= 1, got -1"),
+    ],
+)
 def test_bad_arguments_are_named(make, message):
     env = AtariEnv("pong")
     try:
@@ -235,5 +262,7 @@ def test_bad_arguments_are_named(make, message):
 def test_frame_rules_need_the_frame_counter(retro_env):
     env = MaxStuckTime(retro_env)  # a raw RetroEnv has no episode_frame_number
     env.reset(seed=0)
-    with pytest.raises(InvalidArgument, match=re.escape("info['episode_frame_number'] for MaxStuckTime")):
+    with pytest.raises(
+        InvalidArgument, match=re.escape("info['episode_frame_number'] for MaxStuckTime")
+    ):
         env.step(np.zeros(12, np.uint8))

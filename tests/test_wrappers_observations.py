@@ -22,15 +22,19 @@ from arcadebench.wrappers import (
     standard_retro_observations,
 )
 
-NATIVE = {"repeat_action_probability": 0.25, "full_action_space": True,
-          "max_num_frames_per_episode": 108_000}
+NATIVE = {
+    "repeat_action_probability": 0.25,
+    "full_action_space": True,
+    "max_num_frames_per_episode": 108_000,
+}
 
 
 def reference(game, frameskip=4, **native):
     """Gymnasium's pipeline over a one-frame-per-step AtariEnv with the same ALE settings."""
     env = AtariEnv(game, frameskip=1, **(NATIVE | native))
-    env = AtariPreprocessing(env, frame_skip=frameskip, noop_max=0, screen_size=84,
-                             terminal_on_life_loss=False)
+    env = AtariPreprocessing(
+        env, frame_skip=frameskip, noop_max=0, screen_size=84, terminal_on_life_loss=False
+    )
     return FrameStackObservation(env, 4)
 
 
@@ -66,7 +70,9 @@ def test_standard_atari_env_equals_atari_preprocessing_plus_frame_stack(game):
 
 
 def test_it_equals_the_reference_up_to_a_game_over_too():
-    ours = StandardAtariEnv("breakout", frameskip=4, **(NATIVE | {"repeat_action_probability": 0.0}))
+    ours = StandardAtariEnv(
+        "breakout", frameskip=4, **(NATIVE | {"repeat_action_probability": 0.0})
+    )
     theirs = reference("breakout", repeat_action_probability=0.0)
     try:
         assert compare(ours, theirs, [1] * 200, seed=0) == 122  # FIRE only: over at frame 485
@@ -94,11 +100,14 @@ def test_the_standard_mode_does_not_change_the_protocol():
     try:
         assert standard.observation_space.shape == (4, 84, 84)
         assert [w.name for w in standard.spec.additional_wrappers] == [
-            w.name for w in rgb.spec.additional_wrappers]
+            w.name for w in rgb.spec.additional_wrappers
+        ]
         ale_a, ale_b = standard.unwrapped.ale, rgb.unwrapped.ale
         for key in ("repeat_action_probability",):
             assert ale_a.getFloat(key) == ale_b.getFloat(key) == 0.25
-        assert ale_a.getInt("max_num_frames_per_episode") == ale_b.getInt("max_num_frames_per_episode")
+        assert ale_a.getInt("max_num_frames_per_episode") == ale_b.getInt(
+            "max_num_frames_per_episode"
+        )
         assert standard.reset(seed=4)[1].keys() == rgb.reset(seed=4)[1].keys()
         for action in rng.integers(18, size=500):
             a = standard.step(action)
@@ -127,12 +136,15 @@ def test_observations_are_fresh_arrays():
         env.close()
 
 
-@pytest.mark.parametrize(("kwargs", "message"), [
-    ({"obs_type": "rgb"}, "`obs_type` must be left out for StandardAtariEnv, got 'rgb'"),
-    ({"continuous": True}, "`continuous` must be False for StandardAtariEnv, got True"),
-    ({"frameskip": (2, 5)}, "`frameskip` must be an integer >= 1, got (2, 5)"),
-    ({"screen_size": 0}, "`screen_size` must be an integer >= 1, got 0"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"obs_type": "rgb"}, "`obs_type` must be left out for StandardAtariEnv, got 'rgb'"),
+        ({"continuous": True}, "`continuous` must be False for StandardAtariEnv, got True"),
+        ({"frameskip": (2, 5)}, "`frameskip` must be an integer >= 1, got (2, 5)"),
+        ({"screen_size": 0}, "`screen_size` must be an integer >= 1, got 0"),
+    ],
+)
 def test_standard_atari_env_rejects_what_it_does_not_support(kwargs, message):
     with pytest.raises(InvalidArgument, match=re.escape(message)):
         StandardAtariEnv("pong", **kwargs)
@@ -143,7 +155,9 @@ def test_standard_atari_env_rejects_what_it_does_not_support(kwargs, message):
 
 def warp(frame):
     """baselines' WarpFrame: OpenCV luma, then INTER_AREA to 84x84."""
-    return cv2.resize(cv2.cvtColor(frame, cv2.COLOR_RGB2GRAY), (84, 84), interpolation=cv2.INTER_AREA)
+    return cv2.resize(
+        cv2.cvtColor(frame, cv2.COLOR_RGB2GRAY), (84, 84), interpolation=cv2.INTER_AREA
+    )
 
 
 def test_retro_observations_are_warp_frame_stacked_by_four(retro_env):
@@ -167,5 +181,7 @@ def test_opencv_grayscale_is_not_gymnasiums(retro_env):
     assert np.array_equal(frame, cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY))
     gymnasium_gray = GrayscaleObservation(retro_env).observation(rgb)
     assert not np.array_equal(frame, gymnasium_gray)
-    with pytest.raises(InvalidArgument, match=re.escape("`env` must have (height, width, 3) RGB observations")):
+    with pytest.raises(
+        InvalidArgument, match=re.escape("`env` must have (height, width, 3) RGB observations")
+    ):
         CvGrayscaleObservation(ours)

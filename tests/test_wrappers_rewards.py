@@ -53,14 +53,20 @@ def asterix_near_rollover(env):
 
 
 def test_an_injected_reward_of_minus_one_million_is_guarded_and_recorded():
-    env = RolloverGuard(RewardInjector(AtariEnv("pong", frameskip=4), {3: -1_000_000.0, 5: -1000.0}))
+    env = RolloverGuard(
+        RewardInjector(AtariEnv("pong", frameskip=4), {3: -1_000_000.0, 5: -1000.0})
+    )
     try:
         env.reset(seed=0)
         steps = [env.step(0) for _ in range(7)]
         assert [s[1] for s in steps] == [0.0, 0.0, 0.0, 0.0, 0.0, -1000.0, 0.0]
         assert steps[3][4]["arcadebench"]["rollover_rewards"] == [-1_000_000.0]
         # -1000 is not *below* the threshold; steps without a rollover carry no record
-        assert all("rollover_rewards" not in s[4].get("arcadebench", {}) for i, s in enumerate(steps) if i != 3)
+        assert all(
+            "rollover_rewards" not in s[4].get("arcadebench", {})
+            for i, s in enumerate(steps)
+            if i != 3
+        )
         assert env.episode_rollovers == 1
         env.reset(seed=0)
         assert env.episode_rollovers == 0
@@ -99,7 +105,9 @@ def test_protocols_without_the_guard_pass_the_rollover_through():
 
 
 def test_rollover_guard_rejects_a_bad_threshold():
-    with pytest.raises(InvalidArgument, match=re.escape("`threshold` must be a finite number, got 'x'")):
+    with pytest.raises(
+        InvalidArgument, match=re.escape("`threshold` must be a finite number, got 'x'")
+    ):
         RolloverGuard(AtariEnv("pong"), threshold="x")
 
 
@@ -159,11 +167,18 @@ def test_a_life_gained_is_not_a_life_lost():
 
 
 def test_the_bonus_stage_and_special_stage_end_the_episode_without_a_reason():
-    s2 = sonic([{"x": 200}, {"x": 200, "game_mode": 16}], START | {"game_mode": 12}, end_when={"game_mode": 16})
+    s2 = sonic(
+        [{"x": 200}, {"x": 200, "game_mode": 16}],
+        START | {"game_mode": 12},
+        end_when={"game_mode": 16},
+    )
     rewards, terminated, info, steps = run_trace(s2)
     assert steps == 2 and terminated and "end_reason" not in info["arcadebench"]
-    s3k = sonic([{"x": 200}, {"x": 200, "special_stage": 1}], START | {"special_stage": 0},
-                end_when_not={"special_stage": 0})
+    s3k = sonic(
+        [{"x": 200}, {"x": 200, "special_stage": 1}],
+        START | {"special_stage": 0},
+        end_when_not={"special_stage": 0},
+    )
     _, terminated, info, steps = run_trace(s3k)
     assert steps == 2 and terminated and "end_reason" not in info["arcadebench"]
 
@@ -177,8 +192,11 @@ def test_s3k_act_change_shifts_the_origin_by_the_screen_jump():
         {"x": 0x0200, "screen_x": 0x0180, "act": 1},
         {"x": 0x0300, "screen_x": 0x0280, "act": 1},
     ]
-    kwargs = {"level_end_x": SONIC.retro_games["SonicAndKnuckles3-Genesis"].level_end_x,
-              "act_change_offset": True, "end_when_not": {"special_stage": 0}}
+    kwargs = {
+        "level_end_x": SONIC.retro_games["SonicAndKnuckles3-Genesis"].level_end_x,
+        "act_change_offset": True,
+        "end_when_not": {"special_stage": 0},
+    }
     rewards, terminated, info, _ = run_trace(sonic(frames, start, **kwargs), steps=4)
     end_x = 0x40C9 - 0x100  # Angel Island Act 1, keyed by the first frame's zone and act
     assert not terminated
@@ -204,12 +222,16 @@ def test_the_reset_frame_is_the_origin_and_the_first_frame_counts_as_frame_one()
     # stable-retro evaluates the scenario at reset (frame 0); the first step is frame 1
     rule = ContestProgress({(0, 0): END_X})
     rule.reset(START)
-    assert rule.update(START | {"x": END_X}, frame=1)[0] == pytest.approx(9000 + 1000 * (1 - 1 / 18000))
+    assert rule.update(START | {"x": END_X}, frame=1)[0] == pytest.approx(
+        9000 + 1000 * (1 - 1 / 18000)
+    )
 
 
 def test_fewer_than_three_lives_at_reset_ends_the_first_frame_as_in_the_script():
     # script.lua starts prev_lives at 3, and a loss at reset leaves it there
-    rewards, terminated, info, steps = run_trace(sonic([{"x": 200, "lives": 2}], START | {"lives": 2}))
+    rewards, terminated, info, steps = run_trace(
+        sonic([{"x": 200, "lives": 2}], START | {"lives": 2})
+    )
     assert steps == 1 and terminated and info["arcadebench"]["end_reason"] == "life_lost"
 
 
@@ -219,7 +241,9 @@ def test_missing_level_and_missing_variables_are_named():
     env = sonic([{"x": 200}], {"x": 100, "zone": 0, "act": 0})  # no lives
     with pytest.raises(InvalidArgument, match=re.escape("RAM variable 'lives'")):
         run_trace(env)
-    with pytest.raises(InvalidArgument, match=re.escape("`level_end_x` must be a non-empty mapping")):
+    with pytest.raises(
+        InvalidArgument, match=re.escape("`level_end_x` must be a non-empty mapping")
+    ):
         sonic([], level_end_x={})
     with pytest.raises(InvalidArgument, match=re.escape("`game` must be one of")):
         SonicProgressReward.from_spec(TraceEnv(START, []), SONIC, "Airstriker-Genesis")
@@ -261,8 +285,10 @@ def test_agrees_with_the_contest_lua_frame_by_frame_on_airstriker(game, tmp_path
         start["game_mode"] = 12
     env = contest_airstriker(game, tmp_path / game, start)
     try:
-        for frames, reason in zip(lua_traces(game), ("level_complete", "life_lost")):
-            wrapped = SonicProgressReward.from_spec(InnerReward(RamWriter(env, frames)), SONIC, game)
+        for frames, reason in zip(lua_traces(game), ("level_complete", "life_lost"), strict=True):
+            wrapped = SonicProgressReward.from_spec(
+                InnerReward(RamWriter(env, frames)), SONIC, game
+            )
             wrapped.reset()
             ours, lua = [], []
             for _ in frames:
@@ -275,7 +301,9 @@ def test_agrees_with_the_contest_lua_frame_by_frame_on_airstriker(game, tmp_path
             assert info["arcadebench"]["end_reason"] == reason
             assert len(ours) == (len(frames) if reason == "level_complete" else 121)
             # stable-retro returns the Lua reward as a float32
-            np.testing.assert_allclose([r for r, _ in ours], [r for r, _ in lua], rtol=1e-6, atol=1e-3)
+            np.testing.assert_allclose(
+                [r for r, _ in ours], [r for r, _ in lua], rtol=1e-6, atol=1e-3
+            )
             assert sum(r for r, _ in ours) == pytest.approx(sum(r for r, _ in lua), abs=0.05)
     finally:
         env.close()
@@ -293,7 +321,9 @@ def test_allow_backtracking_pays_only_new_maxima_of_progress():
 
 
 def test_clipping_for_training_is_gymnasiums_clip_reward_outside_the_protocol():
-    env = ClipReward(RewardInjector(gym.make("arcadebench/SABER-Pong-v0"), {0: 5.0, 1: -3.0}), -1.0, 1.0)
+    env = ClipReward(
+        RewardInjector(gym.make("arcadebench/SABER-Pong-v0"), {0: 5.0, 1: -3.0}), -1.0, 1.0
+    )
     try:
         env.reset(seed=0)
         assert [env.step(0)[1] for _ in range(3)] == [1.0, -1.0, 0.0]

@@ -92,7 +92,12 @@ def test_an_episode_ending_mid_skip_stops_at_that_frame(retro_env):
     action = np.zeros(12, np.uint8)
     assert env.step(action)[3] is False
     _, _, terminated, truncated, info = env.step(action)
-    assert (terminated, truncated, info["episode_frame_number"], len(recorder.actions)) == (False, True, 6, 6)
+    assert (terminated, truncated, info["episode_frame_number"], len(recorder.actions)) == (
+        False,
+        True,
+        6,
+        6,
+    )
 
 
 def test_rewards_of_the_frames_are_summed(retro_env):
@@ -102,15 +107,18 @@ def test_rewards_of_the_frames_are_summed(retro_env):
     step_rewards = [env.step(action)[1] for action in actions]
     retro_env.reset(seed=0)  # replay the same 1,000 frames one by one
     frame_rewards = [retro_env.step(action)[1] for action in actions for _ in range(4)]
-    assert step_rewards == [sum(frame_rewards[i:i + 4]) for i in range(0, 1000, 4)]
+    assert step_rewards == [sum(frame_rewards[i : i + 4]) for i in range(0, 1000, 4)]
     assert sum(step_rewards) > 0
 
 
-@pytest.mark.parametrize(("kwargs", "message"), [
-    ({"n": 0}, "`n` must be an integer >= 1, got 0"),
-    ({"n": 4.0}, "`n` must be an integer >= 1, got 4.0"),
-    ({"stickprob": 1.5}, "`stickprob` must be a probability in [0, 1], got 1.5"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"n": 0}, "`n` must be an integer >= 1, got 0"),
+        ({"n": 4.0}, "`n` must be an integer >= 1, got 4.0"),
+        ({"stickprob": 1.5}, "`stickprob` must be a probability in [0, 1], got 1.5"),
+    ],
+)
 def test_bad_arguments_are_named(retro_env, kwargs, message):
     with pytest.raises(InvalidArgument, match=re.escape(message)):
         StickyFrameSkip(retro_env, **kwargs)
@@ -127,7 +135,10 @@ def test_check_env_passes_for_airstriker_with_the_retro_wrappers():
         # second emulator, which stable-retro forbids in one process
         check_env(env, skip_render_check=True, skip_close_check=True)
         assert [w.name for w in env.spec.additional_wrappers] == [
-            "StickyFrameSkip", "ButtonDiscretizer", "TimeLimit"]
+            "StickyFrameSkip",
+            "ButtonDiscretizer",
+            "TimeLimit",
+        ]
         assert env.spec.additional_wrappers[0].kwargs == {"n": 4, "stickprob": 0.25}
     finally:
         env.close()
@@ -143,3 +154,25 @@ def test_an_async_vector_env_runs_one_emulator_per_worker():
             assert info["episode_frame_number"].tolist() == [4 * step, 4 * step]
     finally:
         envs.close()
+
+
+@pytest.mark.filterwarnings("ignore:.*different from the unwrapped")
+def test_the_whole_sonic_stack_in_the_documented_order_passes_check_env(tmp_path):
+    env = gym.make(register_airstriker(), contest_dir=str(tmp_path), step_limit=30)
+    try:
+        check_env(env, skip_render_check=True, skip_close_check=True)
+        assert [w.name for w in env.spec.additional_wrappers] == [
+            "SonicProgressReward",
+            "StickyFrameSkip",
+            "ButtonDiscretizer",
+            "TimeLimit",
+        ]
+        env.reset(seed=0)
+        for _ in range(30):
+            _, reward, terminated, truncated, info = env.step(2)
+        # Airstriker never moves the Sonic x it does not know about: no progress, 30 steps, cut
+        assert (reward, terminated, truncated) == (0.0, False, True)
+        assert info["episode_frame_number"] == 120
+        assert info["arcadebench"] == {"progress": 0.0, "end_reason": "time_limit"}
+    finally:
+        env.close()

@@ -10,7 +10,6 @@ ROM, with the Sonic RAM variables mapped to RAM bytes that Airstriker never touc
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 from collections.abc import Mapping, Sequence
@@ -20,7 +19,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from arcadebench.wrappers import ButtonDiscretizer, StickyFrameSkip, TimeLimit
+from arcadebench.wrappers import ButtonDiscretizer, SonicProgressReward, StickyFrameSkip, TimeLimit
 
 RETRO_DATA = Path(__import__("stable_retro").__file__).parent / "data" / "stable"
 SONIC_GAMES = ("SonicTheHedgehog-Genesis", "SonicTheHedgehog2-Genesis", "SonicAndKnuckles3-Genesis")
@@ -95,8 +94,10 @@ class TraceEnv(gym.Env):
         return 0, 0.0, False, False, info
 
 
-def run_trace(env: gym.Env, steps: int | None = None) -> tuple[list[float], bool, dict[str, Any], int]:
-    """Reset and step ``env`` until it ends (or ``steps``): (rewards, terminated, last info, steps)."""
+def run_trace(
+    env: gym.Env, steps: int | None = None
+) -> tuple[list[float], bool, dict[str, Any], int]:
+    """Reset, step until the end (or ``steps``): (rewards, terminated, last info, steps)."""
     env.reset(seed=0)
     rewards, terminated, info, n = [], False, {}, 0
     while steps is None or n < steps:
@@ -192,14 +193,27 @@ class InnerReward(gym.Wrapper):
 # --- a test-only registered retro id: Airstriker with the Sonic protocol's retro wrappers ---------
 
 
-def make_airstriker(max_episode_steps: int = 4500, action_set: str = "essential8") -> gym.Env:
-    """Airstriker (headless) → StickyFrameSkip(4, 0.25) → ButtonDiscretizer → TimeLimit."""
+def make_airstriker(
+    step_limit: int = 4500, action_set: str = "essential8", contest_dir: str | None = None
+) -> gym.Env:
+    """Airstriker (headless) → [SonicProgressReward] → StickyFrameSkip(4, 0.25) → ButtonDiscretizer
+    → TimeLimit: the Sonic protocol's order. With ``contest_dir``, Airstriker runs Sonic 1's contest
+    scenario (its RAM variables in free RAM, Sonic at x = 0x200 of Green Hill Act 1) and the
+    progress reward is computed on it."""
     import stable_retro
 
-    env = stable_retro.make("Airstriker-Genesis-v0", render_mode=None)
+    if contest_dir is None:
+        env = stable_retro.make("Airstriker-Genesis-v0", render_mode=None)
+    else:
+        game = "SonicTheHedgehog-Genesis"
+        env = contest_airstriker(
+            game, Path(contest_dir), {"x": 0x200, "zone": 0, "act": 0, "lives": 3}
+        )
+        env = SonicProgressReward.from_spec(env, "sonic", game)
     env = StickyFrameSkip(env, n=4, stickprob=0.25)
     env = ButtonDiscretizer.from_spec(env, "sonic", action_set)
-    return TimeLimit(env, max_episode_steps=max_episode_steps)
+    # (not named max_episode_steps: gym.make would take that kwarg for its own TimeLimit)
+    return TimeLimit(env, max_episode_steps=step_limit)
 
 
 def register_airstriker() -> str:
@@ -207,11 +221,3 @@ def register_airstriker() -> str:
     if AIRSTRIKER_ID not in gym.registry:
         gym.register(AIRSTRIKER_ID, entry_point=f"{__name__}:make_airstriker")
     return AIRSTRIKER_ID
-
-
-def tests_dir_on_path() -> None:
-    """Make this module importable in spawned worker processes."""
-    here = str(Path(__file__).parent)
-    paths = os.environ.get("PYTHONPATH", "")
-    if here not in paths.split(os.pathsep):
-        os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (here, paths) if p)

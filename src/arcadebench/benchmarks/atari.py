@@ -1,4 +1,4 @@
-"""Atari protocol environments: ale-py's ``AtariEnv`` with the spec's native settings, then wrappers.
+"""Atari protocol environments: ale-py's ``AtariEnv`` with the spec's native settings + wrappers.
 
 ale-py implements four SABER/HWR/Atari-5 settings natively and exactly — per-frame sticky actions
 (``repeat_action_probability``), the 18-action set (``full_action_space``), the frame skip and
@@ -69,7 +69,7 @@ def make_atari_env(spec: Spec, game: str, settings: dict[str, Any], **kwargs: An
 
 
 def wrap_atari_protocol(env: gym.Env, settings: dict[str, Any]) -> gym.Env:
-    """Wrap an ``AtariEnv`` with the protocol wrappers ``settings`` asks for, in the documented order."""
+    """Wrap an ``AtariEnv`` in the wrappers ``settings`` asks for, in the documented order."""
     if settings["rollover_threshold"] is not None:
         env = RolloverGuard(env, threshold=settings["rollover_threshold"])
     if settings["max_stuck_frames"] is not None:

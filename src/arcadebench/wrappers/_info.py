@@ -16,7 +16,9 @@ from arcadebench.wrappers._checks import InvalidArgument
 
 __all__ = ["END_REASONS", "EndReason", "ProtocolInfo", "protocol_info", "set_end_reason"]
 
-EndReason = Literal["game_over", "life_lost", "level_complete", "stuck", "frame_limit", "time_limit"]
+EndReason = Literal[
+    "game_over", "life_lost", "level_complete", "stuck", "frame_limit", "time_limit"
+]
 END_REASONS: tuple[str, ...] = EndReason.__args__
 
 KEY = "arcadebench"

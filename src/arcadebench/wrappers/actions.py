@@ -58,7 +58,9 @@ class ButtonDiscretizer(gym.ActionWrapper, gym.utils.RecordConstructorArgs):
             buttons: the env's button order; default ``env.unwrapped.buttons`` (stable-retro).
         """
         if isinstance(combos, (str, bytes)) or not isinstance(combos, Sequence) or not combos:
-            raise InvalidArgument(f"`combos` must be a non-empty list of button lists, got {combos!r}")
+            raise InvalidArgument(
+                f"`combos` must be a non-empty list of button lists, got {combos!r}"
+            )
         for combo in combos:
             if isinstance(combo, (str, bytes)) or not isinstance(combo, Sequence):
                 raise InvalidArgument(f"`combos` must hold lists of button names, got {combo!r}")

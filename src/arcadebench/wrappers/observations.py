@@ -140,9 +140,7 @@ class StandardAtariEnv(AtariEnv):
         return obs, reward, terminated, truncated, self._get_info()
 
 
-class CvGrayscaleObservation(
-    gym.ObservationWrapper, gym.utils.RecordConstructorArgs
-):
+class CvGrayscaleObservation(gym.ObservationWrapper, gym.utils.RecordConstructorArgs):
     """Convert RGB frames to grayscale with OpenCV (``cv2.COLOR_RGB2GRAY``), as the baselines did.
 
     Why: the Sonic baselines' ``WarpFrame`` (openai/baselines ``atari_wrappers.py``) converts

@@ -144,10 +144,14 @@ class ContestProgress:
             raise InvalidArgument(
                 f"`level_end_x` must be a non-empty mapping (zone, act) -> x, got {level_end_x!r}"
             )
-        ends = {_level_key(key): check_int("level_end_x value", x) for key, x in level_end_x.items()}
+        ends = {
+            _level_key(key): check_int("level_end_x value", x) for key, x in level_end_x.items()
+        }
         for name, conditions in (("end_when", end_when), ("end_when_not", end_when_not)):
             if conditions is not None and not isinstance(conditions, Mapping):
-                raise InvalidArgument(f"`{name}` must be a mapping variable -> value, got {conditions!r}")
+                raise InvalidArgument(
+                    f"`{name}` must be a mapping variable -> value, got {conditions!r}"
+                )
         if not isinstance(act_change_offset, bool):
             raise InvalidArgument(f"`act_change_offset` must be a bool, got {act_change_offset!r}")
         self.level_end_x = ends
@@ -156,7 +160,9 @@ class ContestProgress:
         self.act_change_offset = act_change_offset
         self.progress_scale = check_real("progress_scale", progress_scale)
         self.completion_bonus = check_real("completion_bonus", completion_bonus)
-        self.bonus_horizon_frames = check_int("bonus_horizon_frames", bonus_horizon_frames, minimum=1)
+        self.bonus_horizon_frames = check_int(
+            "bonus_horizon_frames", bonus_horizon_frames, minimum=1
+        )
         self.initial_lives = check_int("initial_lives", initial_lives)
         self._restart()
 
@@ -328,7 +334,7 @@ class SonicProgressReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     @classmethod
     def from_spec(cls, env: gym.Env, spec: Any, game: str) -> SonicProgressReward:
-        """Wrap ``env`` with the settings of retro ``game`` in ``spec`` (e.g. ``load_spec("sonic")``).
+        """Wrap ``env`` with the settings of retro ``game`` in ``spec`` (e.g. ``"sonic"``).
 
         Args:
             env: the ``RetroEnv`` to wrap.
@@ -339,9 +345,7 @@ class SonicProgressReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
         spec = load_spec(spec)
         if game not in spec.retro_games:
-            raise InvalidArgument(
-                f"`game` must be one of {sorted(spec.retro_games)}, got {game!r}"
-            )
+            raise InvalidArgument(f"`game` must be one of {sorted(spec.retro_games)}, got {game!r}")
         settings, retro_game = spec.environment, spec.retro_games[game]
         return cls(
             env,
