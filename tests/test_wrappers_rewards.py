@@ -329,3 +329,30 @@ def test_clipping_for_training_is_gymnasiums_clip_reward_outside_the_protocol():
         assert [env.step(0)[1] for _ in range(3)] == [1.0, -1.0, 0.0]
     finally:
         env.close()
+
+
+@pytest.mark.sonic_rom
+def test_agrees_with_the_contest_scenario_on_the_real_rom():
+    import stable_retro
+
+    env = stable_retro.make(
+        "SonicTheHedgehog-Genesis-v0",
+        state="GreenHillZone.Act1",
+        scenario="contest",
+        render_mode=None,
+    )
+    try:
+        wrapped = SonicProgressReward.from_spec(InnerReward(env), SONIC, "SonicTheHedgehog-Genesis")
+        wrapped.reset(seed=0)
+        right = np.zeros(12, np.uint8)
+        right[7] = 1  # RIGHT
+        for frame in range(3000):
+            right[0] = frame % 40 < 8  # jump now and then
+            _, reward, terminated, _, info = wrapped.step(right)
+            lua_reward, lua_done = info["inner"]
+            assert reward == pytest.approx(lua_reward, rel=1e-6, abs=1e-3)
+            assert terminated == lua_done
+            if terminated:
+                break
+    finally:
+        env.close()
