@@ -300,3 +300,10 @@ def test_fuzz_jsonl_bytes_only_input_errors(blob):
                 read_scores(SABER, path)
         except InputError:
             pass
+
+
+def test_a_log_without_episodes_warns_and_nothing_to_score_is_an_error(tmp_path):
+    path = write_log(tmp_path / "empty.jsonl", [], header={"kind": "header", "algorithm": "x"})
+    with pytest.warns(LogWarning, match="has no episode records"):
+        with pytest.raises(InputError, match=r"empty\.jsonl: has no scores"):
+            read_scores(SABER, path)

@@ -291,3 +291,11 @@ def test_unknown_spec():
 
 def test_score_is_exported():
     assert arcadebench.score is score and "score" in arcadebench.__all__
+
+
+def test_an_algorithm_whose_scores_are_all_na_is_kept_with_no_games(tmp_path):
+    path = tmp_path / "none.csv"
+    path.write_text("game,score\npong,NA\nqbert,N/A\n")
+    none = score("saber", path, reps=0).algorithms["none"]
+    assert none["games"] == {} and none["aggregates"]["saber"] == {"n_games": 0}
+    assert none["aggregates"]["hwrb"] == 0 and len(none["aggregates"]["missing"]) == 61

@@ -517,4 +517,8 @@ def read_scores(spec: Spec, sources: object) -> RawScores:
             raise InputError(str(path), None, "has an unknown suffix; give a .csv or .json score file or a .jsonl episode log")
     if logs:
         read_logs(spec, logs, collector)
-    return collector.build(spec)
+    raw = collector.build(spec)
+    if not raw.algorithms:
+        where = collector.sources[0] if len(collector.sources) == 1 else "<scores>"
+        raise InputError(where, None, "has no scores (no complete episode, no score row); nothing to score")
+    return raw

@@ -225,6 +225,8 @@ def parse_log(spec: Spec, path: str | os.PathLike) -> list[RunLog]:
             acc.frames.append(frames)
             acc.steps.append(steps)
             acc.complete.append(complete)
+    if not runs:
+        warnings.warn(f"{file}: has no episode records", LogWarning, stacklevel=2)
     return [
         RunLog(
             algorithm=algorithm, game=game, run=run, file=file, line=acc.line,

@@ -43,9 +43,11 @@ def _score(args: argparse.Namespace) -> int:
     command = " ".join(shlex.quote(w) for w in words)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        results = score(args.spec, args.files, ci=args.ci, reps=args.reps, seed=args.seed, command=command)
-    for warning in caught:
-        print(f"arcadebench: warning: {warning.message}", file=sys.stderr)
+        try:
+            results = score(args.spec, args.files, ci=args.ci, reps=args.reps, seed=args.seed, command=command)
+        finally:  # warnings first, also when an error follows (e.g. a log without episodes)
+            for warning in caught:
+                print(f"arcadebench: warning: {warning.message}", file=sys.stderr)
     print(results.table())
     for path, write in ((args.json, results.to_json), (args.csv, results.to_csv)):
         if path:
