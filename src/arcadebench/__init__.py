@@ -6,8 +6,10 @@ protocol (``arcadebench/SABER-Pong-v0``, ``arcadebench/Atari5-BattleZone-v0``, .
 
 from arcadebench.benchmarks.envs import env_id, make, register_envs
 from arcadebench.benchmarks.results import score
+from arcadebench.benchmarks.runner import evaluate
 from arcadebench.errors import ArcadebenchError, SpecError
 from arcadebench.specs import Spec, list_specs, load_spec
+from arcadebench.wrappers.monitor import monitor
 
 __version__ = "0.1.0"
 
@@ -17,9 +19,11 @@ __all__ = [
     "SpecError",
     "__version__",
     "env_id",
+    "evaluate",
     "list_specs",
     "load_spec",
     "make",
+    "monitor",
     "score",
 ]
 

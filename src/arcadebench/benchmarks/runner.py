@@ -1,0 +1,340 @@
+"""The runner: play an agent through a protocol, in parallel, resumably, and score the logs.
+
+:func:`evaluate` (and ``arcadebench run``) turns a spec into jobs, one per (game or level, seed);
+each job runs in a worker process of its own (:mod:`~arcadebench.benchmarks.backends`), writing
+its episodes to ``<log_dir>/<spec>/<game>/<seed>.jsonl`` through the environment's monitor.
+When the jobs are over, the logs are scored by the scorer (:func:`arcadebench.score`) and the
+results written to ``<log_dir>/results.json``.
+
+Failure handling (issue 10):
+
+- A job whose worker dies (SIGKILL, an emulator crash), whose agent raises, or whose episode runs
+  past ``episode_time_limit`` fails alone; the others finish, the results cover what was
+  played, and :class:`JobsFailed` lists the failures (the CLI exits 1).
+- Ctrl-C stops every worker within a few seconds; finished episodes are in the logs.
+- ``resume=True`` skips jobs whose log already meets the quota and continues the others at the
+  first missing episode. Episode ``i`` of a job is seeded from ``(seed, i)``
+  (:func:`~arcadebench.benchmarks.worker.episode_seeds`), so for agents that do not learn a
+  resumed run logs exactly the episodes of an uninterrupted one, whatever the number of workers
+  or the backend. (A learning agent restarts from a fresh agent when its job is resumed.)
+
+Classes: JobsFailed.
+Functions: evaluate.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shlex
+import sys
+import warnings
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from arcadebench.benchmarks.agents import agent_env_kwargs, agent_name, check_agent
+from arcadebench.benchmarks.backends import JobOutcome, run_local, run_ray
+from arcadebench.benchmarks.progress import RunProgress
+from arcadebench.benchmarks.results import Results, score
+from arcadebench.benchmarks.worker import Job
+from arcadebench.errors import ArcadebenchError, InputError
+from arcadebench.specs import Spec, list_specs, load_spec
+from arcadebench.wrappers.monitor import log_path
+
+__all__ = ["JobsFailed", "RESULTS_FILE", "evaluate", "plan_jobs"]
+
+RESULTS_FILE = "results.json"
+_RESERVED_KWARGS = ("log_dir", "run", "resume", "spec", "game")
+
+
+class JobsFailed(ArcadebenchError, RuntimeError):
+    """Some jobs failed; the others finished and were scored.
+
+    Attributes:
+        results: the results of what was played (``None`` if nothing could be scored).
+        failures: ``[(job key, reason), ...]``.
+    """
+
+    def __init__(self, results: Results | None, failures: list[tuple[str, str]]) -> None:
+        self.results = results
+        self.failures = failures
+        first = "; ".join(f"{key}: {reason}" for key, reason in failures[:3])
+        more = f" (and {len(failures) - 3} more)" if len(failures) > 3 else ""
+        super().__init__(
+            f"{len(failures)} job(s) failed: {first}{more}. Finished episodes are kept; re-run the "
+            "missing ones with --resume (resume=True)"
+        )
+
+
+def _spec_ref(spec: Spec) -> str:
+    """What a worker passes to ``load_spec``: the built-in name, or the YAML file."""
+    if spec.name in list_specs() and load_spec(spec.name).hash == spec.hash:
+        return spec.name
+    if spec.source and Path(spec.source).is_file():
+        return str(Path(spec.source).resolve())
+    raise ArcadebenchError(
+        f"`spec` must be a built-in spec or a YAML file (workers load it themselves), got {spec.name!r} "
+        f"from {spec.source!r}; save it to a file and pass the path"
+    )
+
+
+def _positive_int(name: str, value: object, allow_none: bool = True) -> None:
+    if value is None and allow_none:
+        return
+    if type(value) is not int or value <= 0:
+        raise ArcadebenchError(f"`{name}` must be a positive integer, got {value!r}")
+
+
+def _check_arguments(spec: Spec, games: Any, split: Any, episodes: Any, steps: Any, seeds: Any,
+                     workers: Any, backend: Any, address: Any, episode_time_limit: Any,
+                     env_kwargs: Any) -> tuple[list[str], list[int], int | None, int | None]:
+    if spec.platform == "none":
+        raise ArcadebenchError(f"the {spec.name!r} spec defines scores only, no environments to run")
+    if games is not None and split is not None:
+        raise ArcadebenchError(f"`games` and `split` are alternatives, got both ({games!r}, {split!r})")
+    if isinstance(games, str):
+        games = [games]
+    if games is None:
+        names = list(spec.games_of(split) if split is not None else spec.default_games)
+    else:
+        if not games or not all(isinstance(g, str) for g in games):
+            raise ArcadebenchError(f"`games` must be a non-empty list of game names, got {games!r}")
+        names = list(dict.fromkeys(spec.resolve_game(g) for g in games))
+    _positive_int("episodes", episodes)
+    _positive_int("steps", steps)
+    if episodes is not None and steps is not None:
+        raise ArcadebenchError(f"`episodes` and `steps` are alternatives, got both ({episodes!r}, {steps!r})")
+    if episodes is None and steps is None:
+        if spec.evaluation.budget_steps is None:
+            raise ArcadebenchError(
+                f"`episodes` or `steps` must be given for the {spec.name!r} spec (it fixes no step budget), "
+                "got neither; e.g. --episodes 3"
+            )
+        steps = spec.evaluation.budget_steps
+    if steps is not None and spec.evaluation.budget_steps is not None and steps > spec.evaluation.budget_steps:
+        raise ArcadebenchError(
+            f"`steps` must be at most the {spec.name!r} budget of {spec.evaluation.budget_steps:,} steps, got {steps:,}"
+        )
+    if isinstance(seeds, int) and not isinstance(seeds, bool):
+        seeds = [seeds]
+    if (not isinstance(seeds, Sequence) or not seeds
+            or not all(type(s) is int and s >= 0 for s in seeds) or len(set(seeds)) != len(seeds)):
+        raise ArcadebenchError(f"`seeds` must be distinct non-negative integers, got {seeds!r}")
+    _positive_int("workers", workers, allow_none=False)
+    if backend not in ("local", "ray"):
+        raise ArcadebenchError(f"`backend` must be 'local' or 'ray', got {backend!r}")
+    if address is not None and backend != "ray":
+        raise ArcadebenchError(f"`address` must only be given with backend='ray', got {address!r}")
+    if episode_time_limit is not None and (
+            isinstance(episode_time_limit, bool) or not isinstance(episode_time_limit, int | float)
+            or not episode_time_limit > 0):
+        raise ArcadebenchError(f"`episode_time_limit` must be a positive number of seconds, got {episode_time_limit!r}")
+    reserved = sorted(set(env_kwargs) & set(_RESERVED_KWARGS))
+    if reserved:
+        raise ArcadebenchError(f"`env_kwargs` must not set {', '.join(reserved)} (the runner does), got {env_kwargs!r}")
+    return names, list(seeds), episodes, steps
+
+
+def _log_state(spec: Spec, path: Path) -> Any:
+    """The run already logged at ``path`` (the scorer's reader), or ``None``."""
+    if not path.exists():
+        return None
+    from arcadebench.benchmarks.records import parse_log
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        runs = parse_log(spec, path)
+    return runs[0] if runs else None
+
+
+def _finished(state: Any, spec: Spec, episodes: int | None, steps: int | None) -> bool:
+    total_steps, total_frames = int(state.total_steps[-1]), int(state.total_frames[-1])
+    budget = spec.evaluation
+    if (budget.budget_steps is not None and total_steps >= budget.budget_steps) or (
+            budget.budget_frames is not None and total_frames >= budget.budget_frames):
+        return True
+    if episodes is not None:
+        return int(state.complete.sum()) >= episodes
+    return total_steps >= (steps or 0)
+
+
+def plan_jobs(spec: Spec, games: Sequence[str], seeds: Sequence[int], *, log_dir: str | os.PathLike,
+              agent: Any, algorithm: str, episodes: int | None, steps: int | None, resume: bool,
+              env_kwargs: dict[str, Any]) -> tuple[list[Job], list[Job]]:
+    """Split the (game, seed) jobs into (to run, already finished); check existing logs first.
+
+    Raises:
+        ArcadebenchError: logs with episodes exist and ``resume`` is off, or a log to resume was
+            written by another agent.
+        InputError: a log to resume is corrupt or belongs to another spec.
+    """
+    ref = _spec_ref(spec)
+    to_run, finished, existing = [], [], []
+    for game in games:
+        for seed in seeds:
+            path = log_path(log_dir, spec.name, game, str(seed))
+            state = _log_state(spec, path)
+            job = Job(spec=ref, game=game, seed=seed, log_dir=str(log_dir), agent=agent, algorithm=algorithm,
+                      episodes=episodes, steps=steps, resume=state is not None, env_kwargs=env_kwargs)
+            if state is None:
+                to_run.append(job)
+                continue
+            existing.append(str(path))
+            if state.algorithm != algorithm and resume:
+                raise ArcadebenchError(
+                    f"{path} was written by agent {state.algorithm!r}, not {algorithm!r}; resume it with the "
+                    "same agent, or use another log directory"
+                )
+            (finished if _finished(state, spec, episodes, steps) else to_run).append(job)
+    if existing and not resume:
+        raise ArcadebenchError(
+            f"{len(existing)} log(s) already hold episodes ({existing[0]}{', ...' if len(existing) > 1 else ''}); "
+            "continue them with --resume (resume=True), or choose another output directory"
+        )
+    return to_run, finished
+
+
+def _stderr_path(job: Job) -> str:
+    spec = load_spec(job.spec)
+    path = log_path(job.log_dir, spec.name, job.game, job.run)
+    return str(path.with_suffix(".stderr.txt"))
+
+
+def evaluate(
+    agent: Any,
+    spec: str | os.PathLike | Spec,
+    games: Sequence[str] | str | None = None,
+    *,
+    episodes: int | None = None,
+    steps: int | None = None,
+    seeds: Sequence[int] | int = (0,),
+    workers: int = 1,
+    log_dir: str | os.PathLike = "results",
+    backend: str = "local",
+    address: str | None = None,
+    resume: bool = False,
+    episode_time_limit: float | None = None,
+    split: str | None = None,
+    env_kwargs: dict[str, Any] | None = None,
+    progress: str = "auto",
+    reps: int = 2000,
+    command: str | None = None,
+    on_event: Callable[[tuple], None] | None = None,
+) -> Results:
+    """Play ``agent`` through ``spec``'s games, one worker process per (game, seed), and score it.
+
+    Args:
+        agent: ``"random"``, ``"noop"``, ``"module:attr"``, a factory, a learning agent
+            (``act``/``observe``), an object with ``predict`` or a callable ``obs -> action``
+            (see :mod:`~arcadebench.benchmarks.agents`).
+        spec: a built-in spec name, a spec YAML file or a loaded spec from either.
+        games: games or levels (any spelling); default: the spec's ``default_games``.
+        episodes: complete episodes per job; or ``steps``: agent steps per job (default: the
+            spec's step budget, e.g. Sonic's 1M). The protocol's budget always applies.
+        seeds: one job per game and seed; the seed is the run id.
+        workers: jobs running at once (each in its own process).
+        log_dir: where logs (``<log_dir>/<spec>/<game>/<seed>.jsonl``) and ``results.json`` go.
+        backend: ``"local"`` processes or ``"ray"`` tasks (``address``: an existing cluster).
+        resume: continue the logs in ``log_dir`` (finished jobs are skipped).
+        episode_time_limit: seconds one episode may take before its job is stopped as hung.
+        split: a game selection instead of ``games``: ``train``/``test`` (Sonic), ``all`` or a subset.
+        env_kwargs: extra ``make`` arguments for every job (a changed protocol setting is
+            recorded as a deviation and warned about).
+        progress: ``"auto"``, ``"bars"``, ``"lines"`` or ``"off"``.
+        reps: bootstrap repetitions of the scorer.
+        command: the command line for the provenance (default: ``sys.argv``).
+        on_event: also called with every progress event (``("episode", job key, record)``...;
+            see :mod:`~arcadebench.benchmarks.backends`), e.g. to watch a long run.
+
+    Returns:
+        The scored :class:`~arcadebench.benchmarks.results.Results`, also written to
+        ``<log_dir>/results.json``.
+
+    Raises:
+        ArcadebenchError: bad arguments (before anything runs).
+        JobsFailed: some jobs failed (after the others finished and were scored).
+        KeyboardInterrupt: interrupted; workers are stopped, finished episodes kept.
+    """
+    spec = spec if isinstance(spec, Spec) else load_spec(spec)
+    env_kwargs = dict(env_kwargs or {})
+    games, seeds, episodes, steps = _check_arguments(spec, games, split, episodes, steps, seeds, workers,
+                                                     backend, address, episode_time_limit, env_kwargs)
+    if progress not in ("auto", "bars", "lines", "off"):
+        raise ArcadebenchError(f"`progress` must be 'auto', 'bars', 'lines' or 'off', got {progress!r}")
+    sent = check_agent(agent)
+    algorithm = agent_name(agent)
+    env_kwargs = {**agent_env_kwargs(sent, spec), **env_kwargs}
+    _warn_deviations(spec, env_kwargs)
+    if backend == "ray":
+        from arcadebench.benchmarks.backends import _import_ray
+
+        _import_ray()  # fail before anything runs when Ray is missing
+    log_dir = Path(log_dir)
+    to_run, finished = plan_jobs(spec, games, seeds, log_dir=log_dir, agent=sent, algorithm=algorithm,
+                                 episodes=episodes, steps=steps, resume=resume, env_kwargs=env_kwargs)
+    log_dir.mkdir(parents=True, exist_ok=True)
+    quota, unit = (episodes, "episodes") if episodes is not None else (steps, "steps")
+    outcomes: list[JobOutcome] = []
+    if to_run:
+        with RunProgress(to_run, quota, unit, mode=progress) as display:
+            run = run_ray if backend == "ray" else run_local
+            extra = {"address": address} if backend == "ray" else {}
+            events = display if on_event is None else _both(display, on_event)
+            outcomes = run(to_run, workers=workers, on_event=events, episode_time_limit=episode_time_limit,
+                           stderr_path=_stderr_path, **extra)
+    failures = [(o.job.key, o.message) for o in outcomes if o.status == "failed"]
+    for outcome in outcomes:
+        if outcome.status == "done":
+            Path(_stderr_path(outcome.job)).unlink(missing_ok=True)
+    results = _score(spec, [*to_run, *finished], reps=reps, command=command, provenance={
+        "agent": algorithm, "seeds": seeds, "games": games, "backend": backend,
+        **({"episodes": episodes} if episodes is not None else {"steps": steps}),
+        **({"env_kwargs": {k: repr(v) for k, v in env_kwargs.items()}} if env_kwargs else {}),
+        **({"failures": [f"{key}: {reason}" for key, reason in failures]} if failures else {}),
+    })
+    if results is not None:
+        results.to_json(log_dir / RESULTS_FILE)
+    if failures:
+        raise JobsFailed(results, failures)
+    if results is None:
+        raise ArcadebenchError(f"no complete episode was played, so there is nothing to score in {log_dir}")
+    return results
+
+
+def _both(first: Callable[[tuple], None], second: Callable[[tuple], None]) -> Callable[[tuple], None]:
+    def call(event: tuple) -> None:
+        first(event)
+        second(event)
+
+    return call
+
+
+def _warn_deviations(spec: Spec, env_kwargs: dict[str, Any]) -> None:
+    from arcadebench.benchmarks.envs import NonCompliantWarning, _deviations, protocol_kwargs
+
+    settings = protocol_kwargs(spec)
+    deviations = _deviations(spec, {k: v for k, v in env_kwargs.items() if k in settings})
+    if deviations:
+        changed = ", ".join(f"{k}={v['used']!r} (spec: {v['spec']!r})" for k, v in deviations.items())
+        warnings.warn(f"this run is non-compliant with {spec.name}: {changed}; its scores are not comparable "
+                      "with the protocol's (the deviations are recorded in every episode)",
+                      NonCompliantWarning, stacklevel=3)
+
+
+def _score(spec: Spec, jobs: list[Job], *, reps: int, command: str | None,
+           provenance: dict[str, Any]) -> Results | None:
+    """Score the jobs' logs with the scorer; ``None`` when no log has a complete episode."""
+    logs = [path for job in jobs if (path := log_path(job.log_dir, spec.name, job.game, job.run)).exists()]
+    if not logs:
+        return None
+    command = command if command is not None else shlex.join(sys.argv)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # deviations were warned about before the run
+            results = score(spec, [str(p) for p in logs], reps=reps, command=command)
+    except InputError:
+        if not any(_log_state(spec, p) is not None and _log_state(spec, p).complete.any() for p in logs):
+            return None
+        raise
+    return dataclasses.replace(results, provenance={**results.provenance, **provenance})

@@ -1,0 +1,202 @@
+"""One job of the runner: an agent plays one game/level under one seed, in its own process.
+
+A job is ``(game, seed)``: it makes the protocol environment, attaches the monitor's log
+(``<log_dir>/<spec>/<game>/<seed>.jsonl``), and plays until its quota (``episodes`` complete
+episodes, or ``steps`` agent steps) or the protocol's budget is reached. It reports progress as
+small tuples through ``send`` (a pipe to the parent, or a Ray queue); the log, written and
+fsynced by the monitor, is the record.
+
+Determinism: episode ``i`` of a job is reset with a seed, and the agent seeded with another,
+both derived from ``(job seed, i)`` by :func:`episode_seeds`. Episodes therefore do not depend
+on the ones before them (for agents that do not learn), so a resumed job, which continues at
+the first episode missing from its log, plays exactly the episodes an uninterrupted job would,
+whatever the number of workers or the backend.
+
+Classes: Job.
+Functions: episode_seeds, run_job, worker_main.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import os
+import signal
+import sys
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from arcadebench.errors import AgentError, ArcadebenchError
+
+__all__ = ["HEARTBEAT_STEPS", "Job", "episode_seeds", "run_job", "worker_main"]
+
+HEARTBEAT_STEPS = 512  # progress message every this many steps (frames/s in the display)
+
+
+@dataclass(frozen=True)
+class Job:
+    """What one worker plays.
+
+    Attributes:
+        spec: a built-in spec name or a spec YAML path (loaded in the worker).
+        game: the canonical game or level.
+        seed: the job seed (also the run id).
+        log_dir: the root of the episode logs.
+        agent: what :func:`~arcadebench.benchmarks.agents.check_agent` returned.
+        algorithm: the agent's name, for the log header and the results.
+        episodes: complete episodes to play (or ``None``).
+        steps: agent steps to play (or ``None``).
+        resume: continue the job's existing log.
+        env_kwargs: extra ``make`` arguments (e.g. what the agent needs).
+    """
+
+    spec: str
+    game: str
+    seed: int
+    log_dir: str
+    agent: Any
+    algorithm: str
+    episodes: int | None = None
+    steps: int | None = None
+    resume: bool = False
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def run(self) -> str:
+        """The run id: the seed."""
+        return str(self.seed)
+
+    @property
+    def key(self) -> str:
+        """``game/run``: the job's name in progress and failure reports."""
+        return f"{self.game}/{self.run}"
+
+
+def episode_seeds(job_seed: int, episode: int) -> tuple[int, int]:
+    """The (environment reset seed, agent seed) of episode ``episode`` of a job.
+
+    Example:
+        >>> episode_seeds(0, 0) == episode_seeds(0, 0) != episode_seeds(0, 1)
+        True
+    """
+    state = np.random.SeedSequence(entropy=job_seed, spawn_key=(episode,)).generate_state(2)
+    return int(state[0]), int(state[1])
+
+
+def run_job(job: Job, send: Callable[[tuple], None]) -> dict[str, Any]:
+    """Play ``job`` to its quota; returns a summary (also sent as the ``"done"`` event).
+
+    Raises:
+        AgentError: the agent raised (names game, run and episode; earlier episodes are logged).
+        ArcadebenchError: bad input (the log is in use, belongs to another run...).
+    """
+    from arcadebench.benchmarks.agents import make_actor
+    from arcadebench.benchmarks.envs import make
+    from arcadebench.specs import load_spec
+    from arcadebench.wrappers.monitor import find_monitor, monitor
+
+    spec = load_spec(job.spec)
+    env = make(spec, job.game, **job.env_kwargs)
+    try:
+        mon = find_monitor(env)
+        if mon is None:  # pragma: no cover - every protocol env has one
+            raise ArcadebenchError(f"the {job.game} environment has no episode monitor")
+        monitor(env, log_dir=job.log_dir, run=job.run, seed=job.seed, resume=job.resume,
+                algorithm=job.algorithm)
+        if job.steps is not None:
+            mon.set_budget(steps=job.steps)
+        send(("start", job.key, mon.complete_episodes, mon.total_steps, mon.total_frames))
+        actor = make_actor(job.agent, env, spec, job.game, job.seed)
+        act, observe = actor.act, actor.observe
+        played = 0
+        while not mon.exhausted and (job.episodes is None or mon.complete_episodes < job.episodes):
+            episode = mon.episode
+            env_seed, agent_seed = episode_seeds(job.seed, episode)
+            send(("episode_start", job.key, episode))
+            step = 0
+            try:
+                actor.begin_episode(agent_seed)
+                obs, info = env.reset(seed=env_seed)
+                while True:
+                    action = act(obs)
+                    obs, reward, terminated, truncated, info = env.step(action)
+                    if observe is not None:
+                        observe(obs, reward, terminated, truncated, info)
+                    step += 1
+                    if terminated or truncated or mon.exhausted:
+                        break
+                    if not step % HEARTBEAT_STEPS:
+                        send(("steps", job.key, mon.total_steps, mon.total_frames))
+            except ArcadebenchError:
+                raise
+            except Exception as error:
+                raise AgentError(
+                    f"the agent raised in {job.game} run {job.run!r} episode {episode} (step {step}): "
+                    f"{type(error).__name__}: {error}"
+                ) from error
+            played += 1
+            record = mon.last_episode or {}
+            send(("episode", job.key, {k: record.get(k) for k in
+                                       ("episode", "return", "steps", "frames", "total_steps",
+                                        "total_frames", "complete", "end_reason", "wall_time")}
+                  | {"rss_kb": _rss_kb()}))
+        summary = {"episodes": mon.complete_episodes, "played": played, "total_steps": mon.total_steps,
+                   "total_frames": mon.total_frames, "budget": mon.exhausted, "log": str(mon.log)}
+        return summary
+    finally:
+        env.close()
+
+
+def _rss_kb() -> int | None:
+    """Resident memory of this process in KiB (Linux), for the soak test."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * (os.sysconf("SC_PAGE_SIZE") // 1024)
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _stop(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)
+
+
+def worker_main(job: Job, conn: Any, stderr_path: str | None = None) -> None:
+    """Entry point of a local worker process: play ``job``, report through ``conn``.
+
+    SIGINT is ignored (the parent decides when to stop); SIGTERM exits through ``finally``, so
+    the environment and its log are closed. Output goes to ``stderr_path`` so emulator banners
+    do not break the parent's progress display.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _stop)
+    if stderr_path is not None:
+        os.makedirs(os.path.dirname(stderr_path) or ".", exist_ok=True)
+        fd = os.open(stderr_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.close(fd)
+    faulthandler.enable()  # an emulator crash leaves its trace in stderr_path
+    def send(message: tuple) -> None:
+        try:
+            conn.send(message)
+        except OSError:  # the parent is gone: stop (the log is closed on the way out)
+            raise SystemExit(1) from None
+
+    try:
+        summary = run_job(job, send)
+        send(("done", job.key, summary))
+    except Exception as error:
+        traceback.print_exc()
+        send(("error", job.key, str(error) if isinstance(error, ArcadebenchError)
+              else f"{type(error).__name__}: {error}"))
+        sys.exit(1)
+    finally:
+        try:
+            conn.close()
+        except OSError:
+            pass

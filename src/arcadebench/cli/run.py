@@ -1,0 +1,119 @@
+"""``arcadebench run <spec>``: play an agent through a protocol, then print and save the scores.
+
+Exit status: 0 when every job finished, 1 when some failed (the others are scored and the
+failures listed), 2 on bad input, 130 when interrupted (finished episodes are kept; continue
+with ``--resume``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import signal
+import sys
+import warnings
+from pathlib import Path
+
+from arcadebench.benchmarks.runner import RESULTS_FILE, JobsFailed, evaluate
+
+__all__ = ["register"]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``run`` sub-command."""
+    parser = subparsers.add_parser(
+        "run",
+        help="play an agent through a protocol's games (parallel, resumable) and score it",
+        description=(
+            "Play an agent through every game or level of a protocol, one worker process per "
+            "(game, seed), writing the episode logs and results.json to --out and printing the "
+            "score table. Example: arcadebench run atari5 --agent random --episodes 1"
+        ),
+    )
+    parser.add_argument("spec", help="built-in spec name (see `arcadebench specs`) or a YAML file")
+    parser.add_argument("--agent", default="random",
+                        help="random, noop or module:attr (a policy, an act/observe agent or a factory); default random")
+    quota = parser.add_mutually_exclusive_group()
+    quota.add_argument("--episodes", type=int, metavar="N", help="complete episodes per game and seed")
+    quota.add_argument("--steps", type=int, metavar="T",
+                       help="agent steps per game and seed (default for Sonic: the 1M-step budget)")
+    games = parser.add_mutually_exclusive_group()
+    games.add_argument("--games", nargs="+", metavar="GAME", help="these games or levels (default: the spec's)")
+    games.add_argument("--split", metavar="SELECTION",
+                       help="a game selection: train or test (Sonic), all, or a subset name (e.g. Atari-10)")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0], metavar="SEED",
+                        help="one run per game and seed (default: 0)")
+    parser.add_argument("--workers", type=int, default=2, help="jobs running at once, one process each (default 2)")
+    parser.add_argument("--out", default="results", help="logs and results.json go here (default results/)")
+    parser.add_argument("--resume", action="store_true", help="continue the logs in --out; finished jobs are skipped")
+    parser.add_argument("--backend", choices=("local", "ray"), default="local", help="local processes or Ray tasks")
+    parser.add_argument("--address", help="address of an existing Ray cluster (with --backend ray)")
+    parser.add_argument("--episode-time-limit", type=float, metavar="SEC",
+                        help="stop a job whose episode takes longer than this (a hanging agent)")
+    parser.add_argument("--progress", choices=("auto", "bars", "lines", "off"), default="auto",
+                        help="progress display (auto: bars on a terminal, lines otherwise)")
+    parser.add_argument("--reps", type=int, default=2000, help="bootstrap repetitions for the intervals (default 2000)")
+    parser.set_defaults(handler=_run)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _run(args: argparse.Namespace) -> int:
+    command = _command(args)
+    if args.agent and ":" in args.agent:
+        sys.path.insert(0, str(Path.cwd()))  # module:attr agents next to where the command runs
+    previous = signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops as cleanly as Ctrl-C
+    out = Path(args.out)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                results = evaluate(
+                    args.agent, args.spec, args.games, episodes=args.episodes, steps=args.steps,
+                    seeds=args.seeds, workers=args.workers, log_dir=out, backend=args.backend,
+                    address=args.address, resume=args.resume, episode_time_limit=args.episode_time_limit,
+                    split=args.split, progress=args.progress, reps=args.reps, command=command,
+                )
+                failures: list[tuple[str, str]] = []
+            except JobsFailed as error:
+                results, failures = error.results, error.failures
+            finally:
+                for warning in _unique(caught):
+                    print(f"arcadebench: warning: {warning}", file=sys.stderr)
+    except KeyboardInterrupt:
+        print(f"arcadebench: interrupted; the finished episodes are kept in {out}. "
+              f"Continue with: arcadebench run {args.spec} ... --out {out} --resume", file=sys.stderr)
+        return 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    if results is not None:
+        print(results.table())
+        print(f"\nlogs and {RESULTS_FILE} in {out}", file=sys.stderr)
+    if failures:
+        print(f"\n{len(failures)} job(s) failed (the others are scored above):", file=sys.stderr)
+        for key, reason in failures:
+            print(f"  {key}: {reason}", file=sys.stderr)
+        print(f"re-run the missing episodes with: --out {out} --resume", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _command(args: argparse.Namespace) -> str:
+    """The command line, rebuilt from the parsed arguments (for the results' provenance)."""
+    words = ["arcadebench", "run", args.spec, "--agent", args.agent]
+    for option in ("episodes", "steps", "split", "workers", "out", "backend", "address", "episode_time_limit"):
+        value = getattr(args, option)
+        if value is not None:
+            words += [f"--{option.replace('_', '-')}", str(value)]
+    for option in ("games", "seeds"):
+        if getattr(args, option):
+            words += [f"--{option}", *map(str, getattr(args, option))]
+    if args.resume:
+        words.append("--resume")
+    return shlex.join(words)
+
+
+def _unique(caught: list[warnings.WarningMessage]) -> list[str]:
+    return list(dict.fromkeys(str(w.message) for w in caught))

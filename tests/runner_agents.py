@@ -1,0 +1,104 @@
+"""Agents for the runner tests, importable by worker processes (``runner_agents:<Name>``).
+
+Each plays like the built-in random agent (same seeded draws, so episodes match ``random``'s)
+and misbehaves where told: raises, hangs, or kills its own process (a stand-in for an emulator
+crash or the OOM killer).
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import os
+import signal
+import time
+
+from arcadebench.benchmarks.agents import RandomAgent
+
+__all__ = ["CrashingAgent", "HangingAgent", "KilledAgent", "LearningAgent", "RaisingAgent", "SlowRandom"]
+
+
+class _Counting(RandomAgent):
+    """Random agent that knows which episode of its job it is in (``seed`` is called once per episode)."""
+
+    fail_game = "phoenix"
+    fail_episode = 2  # 0-based, as in the log: the 3rd episode
+
+    def __init__(self, action_space, game):
+        super().__init__(action_space)
+        self.game = game
+        self.episode = -1
+        self.steps = 0
+
+    def seed(self, seed):
+        super().seed(seed)
+        self.episode += 1
+        self.steps = 0
+
+    def act(self, obs):
+        self.steps += 1
+        if self.game == self.fail_game and self.episode == self.fail_episode and self.steps == 10:
+            self.misbehave()
+        return super().act(obs)
+
+    def misbehave(self):
+        raise NotImplementedError
+
+
+class RaisingAgent(_Counting):
+    """Raises ValueError at step 10 of episode 2 of phoenix."""
+
+    def misbehave(self):
+        raise ValueError("boom")
+
+
+class HangingAgent(_Counting):
+    """Hangs (sleeps for an hour) at step 10 of episode 2 of phoenix."""
+
+    def misbehave(self):
+        time.sleep(3600)
+
+
+class KilledAgent(_Counting):
+    """Its process is SIGKILLed at step 10 of episode 2 of phoenix (like the OOM killer)."""
+
+    def misbehave(self):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+class CrashingAgent(_Counting):
+    """Its process segfaults at step 10 of episode 2 of phoenix (like an emulator crash)."""
+
+    def misbehave(self):
+        faulthandler._sigsegv()
+
+
+class SlowRandom(RandomAgent):
+    """The random agent, 1 ms per step: runs long enough to be interrupted mid-way."""
+
+    def __init__(self, action_space):
+        super().__init__(action_space)
+
+    def act(self, obs):
+        time.sleep(0.001)
+        return super().act(obs)
+
+
+class LearningAgent:
+    """A minimal act/observe agent: counts what it observed, acts randomly, writes nothing."""
+
+    def __init__(self, action_space):
+        self.inner = RandomAgent(action_space)
+        self.observed = 0
+        self.level = None
+
+    def reset_level(self, level):
+        self.level = level
+
+    def seed(self, seed):
+        self.inner.seed(seed)
+
+    def act(self, obs):
+        return self.inner.act(obs)
+
+    def observe(self, obs, reward, terminated, truncated, info):
+        self.observed += 1
