@@ -25,13 +25,26 @@ import numpy as np
 
 from arcadebench._table import render_table
 from arcadebench.benchmarks.bootstrap import bootstrap_distribution, percentile_interval
-from arcadebench.benchmarks.scoring import aggregate_iqm, aggregate_mean, aggregate_median, aggregate_optimality_gap
+from arcadebench.benchmarks.scoring import (
+    aggregate_iqm,
+    aggregate_mean,
+    aggregate_median,
+    aggregate_optimality_gap,
+)
 
 RESULTS = Path(__file__).parent / "results"
 
 
 def ours_statistic(x: np.ndarray) -> np.ndarray:
-    return np.stack([aggregate_mean(x), aggregate_median(x), aggregate_iqm(x), aggregate_optimality_gap(x, 1.0)], axis=-1)
+    return np.stack(
+        [
+            aggregate_mean(x),
+            aggregate_median(x),
+            aggregate_iqm(x),
+            aggregate_optimality_gap(x, 1.0),
+        ],
+        axis=-1,
+    )
 
 
 def ours(scores: np.ndarray, reps: int, seed: int) -> np.ndarray:
@@ -43,8 +56,14 @@ def theirs(scores: np.ndarray, reps: int, seed: int) -> np.ndarray:
     from rliable import library, metrics
 
     def func(x):
-        return np.array([metrics.aggregate_mean(x), metrics.aggregate_median(x),
-                         metrics.aggregate_iqm(x), metrics.aggregate_optimality_gap(x)])
+        return np.array(
+            [
+                metrics.aggregate_mean(x),
+                metrics.aggregate_median(x),
+                metrics.aggregate_iqm(x),
+                metrics.aggregate_optimality_gap(x),
+            ]
+        )
 
     np.random.seed(seed)  # rliable draws from the global RNG whatever its random_state
     return library.get_interval_estimates({"a": scores}, func, reps=reps)[1]["a"]
@@ -69,12 +88,16 @@ def main() -> None:
 
     rng = np.random.default_rng(0)
     # human-normalised-like scores (fraction of human): a per-game level times run noise
-    scores = rng.lognormal(0.0, 1.0, size=args.games) * rng.gamma(4.0, 0.25, size=(args.runs, args.games))
+    scores = rng.lognormal(0.0, 1.0, size=args.games) * rng.gamma(
+        4.0, 0.25, size=(args.runs, args.games)
+    )
 
     ours(scores, 50, 0)  # warm-up (imports, first allocation)
     t_ours, all_ours, ci_ours = timed(ours, scores, args.reps, 100, repeat=args.repeat)
     theirs(scores, 10, 0)
-    t_theirs, all_theirs, ci_theirs = timed(theirs, scores, args.reps, 100, repeat=max(1, args.repeat // 2 + 1))
+    t_theirs, all_theirs, ci_theirs = timed(
+        theirs, scores, args.reps, 100, repeat=max(1, args.repeat // 2 + 1)
+    )
     ci_theirs_2 = theirs(scores, args.reps, 999)
     ci_reference = ours(scores, 100_000, 12345)  # a near-exact bootstrap distribution
 
@@ -85,22 +108,49 @@ def main() -> None:
     theirs_err = np.abs(ci_theirs - ci_reference) / width
     names = ["mean", "median", "iqm", "optimality_gap"]
 
-    rows = [[name, f"[{ci_ours[0, i]:.4f}, {ci_ours[1, i]:.4f}]", f"[{ci_theirs[0, i]:.4f}, {ci_theirs[1, i]:.4f}]",
-             float(apart[:, i].max()), float(noise[:, i].max()), float(ours_err[:, i].max()), float(theirs_err[:, i].max())]
-            for i, name in enumerate(names)]
-    print(render_table(
-        ["aggregate", "arcadebench 95% CI", "rliable 95% CI", "|ours-rliable|/w", "|rliable-rliable|/w",
-         "|ours-ref|/w", "|rliable-ref|/w"],
-        rows, title=f"{args.games} games x {args.runs} runs x {args.reps} reps (w = width of a 100k-rep reference CI)",
-        digits=3))
+    rows = [
+        [
+            name,
+            f"[{ci_ours[0, i]:.4f}, {ci_ours[1, i]:.4f}]",
+            f"[{ci_theirs[0, i]:.4f}, {ci_theirs[1, i]:.4f}]",
+            float(apart[:, i].max()),
+            float(noise[:, i].max()),
+            float(ours_err[:, i].max()),
+            float(theirs_err[:, i].max()),
+        ]
+        for i, name in enumerate(names)
+    ]
+    print(
+        render_table(
+            [
+                "aggregate",
+                "arcadebench 95% CI",
+                "rliable 95% CI",
+                "|ours-rliable|/w",
+                "|rliable-rliable|/w",
+                "|ours-ref|/w",
+                "|rliable-ref|/w",
+            ],
+            rows,
+            title=f"{args.games} games x {args.runs} runs x {args.reps} reps"
+            " (w = width of a 100k-rep reference CI)",
+            digits=3,
+        )
+    )
     print()
     speedup = t_theirs / t_ours
-    print(render_table(
-        ["", "median s", "all runs s"],
-        [["arcadebench", t_ours, ", ".join(f"{t:.4f}" for t in all_ours)],
-         ["rliable 1.2.0", t_theirs, ", ".join(f"{t:.3f}" for t in all_theirs)],
-         ["speed-up", speedup, ""]],
-        title="time for the four aggregates' CIs", digits=4))
+    print(
+        render_table(
+            ["", "median s", "all runs s"],
+            [
+                ["arcadebench", t_ours, ", ".join(f"{t:.4f}" for t in all_ours)],
+                ["rliable 1.2.0", t_theirs, ", ".join(f"{t:.3f}" for t in all_theirs)],
+                ["speed-up", speedup, ""],
+            ],
+            title="time for the four aggregates' CIs",
+            digits=4,
+        )
+    )
 
     RESULTS.mkdir(exist_ok=True)
     import rliable
@@ -108,14 +158,34 @@ def main() -> None:
     report = {
         "benchmark": "bootstrap",
         "shape": {"games": args.games, "runs": args.runs, "reps": args.reps},
-        "seconds": {"arcadebench": t_ours, "rliable": t_theirs, "arcadebench_all": all_ours, "rliable_all": all_theirs},
+        "seconds": {
+            "arcadebench": t_ours,
+            "rliable": t_theirs,
+            "arcadebench_all": all_ours,
+            "rliable_all": all_theirs,
+        },
         "speedup": speedup,
-        "intervals": {name: {"arcadebench": ci_ours[:, i].tolist(), "rliable": ci_theirs[:, i].tolist(),
-                             "reference_100k": ci_reference[:, i].tolist()} for i, name in enumerate(names)},
-        "max_endpoint_gap_over_width": {"ours_vs_rliable": float(apart.max()), "rliable_vs_rliable": float(noise.max()),
-                                         "ours_vs_reference": float(ours_err.max()), "rliable_vs_reference": float(theirs_err.max())},
-        "machine": {"python": platform.python_version(), "numpy": np.__version__, "rliable": getattr(rliable, "__version__", "1.2.0"),
-                    "cpus": os.cpu_count(), "processor": platform.processor() or platform.machine()},
+        "intervals": {
+            name: {
+                "arcadebench": ci_ours[:, i].tolist(),
+                "rliable": ci_theirs[:, i].tolist(),
+                "reference_100k": ci_reference[:, i].tolist(),
+            }
+            for i, name in enumerate(names)
+        },
+        "max_endpoint_gap_over_width": {
+            "ours_vs_rliable": float(apart.max()),
+            "rliable_vs_rliable": float(noise.max()),
+            "ours_vs_reference": float(ours_err.max()),
+            "rliable_vs_reference": float(theirs_err.max()),
+        },
+        "machine": {
+            "python": platform.python_version(),
+            "numpy": np.__version__,
+            "rliable": getattr(rliable, "__version__", "1.2.0"),
+            "cpus": os.cpu_count(),
+            "processor": platform.processor() or platform.machine(),
+        },
     }
     out = RESULTS / "bench_bootstrap.json"
     out.write_text(json.dumps(report, indent=2) + "\n")

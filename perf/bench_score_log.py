@@ -1,4 +1,4 @@
-"""Scoring a synthetic 100,000-episode SABER log: wall time and peak memory (issue 9 target: < 2 s, < 300 MB).
+"""Scoring a synthetic 100,000-episode SABER log: time and peak memory (target: < 2 s, < 300 MB).
 
 Two layouts of 100,000 episodes over the 57 games of SABER with a world record (one log file
 per run, as the monitor writes them, each run reaching 200M frames so every checkpoint is
@@ -27,7 +27,6 @@ import platform
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 RESULTS = Path(__file__).parent / "results"
@@ -46,7 +45,8 @@ arcadebench.score("saber", folder, reps=reps)
 traced = tracemalloc.get_traced_memory()[1]
 tracemalloc.stop()
 algo = results.algorithms["synthetic"]
-print(json.dumps({"seconds": seconds, "rss_before_mb": before / 1024, "rss_peak_mb": peak_rss / 1024,
+print(json.dumps({"seconds": seconds, "rss_before_mb": before / 1024,
+                  "rss_peak_mb": peak_rss / 1024,
                   "traced_peak_mb": traced / 2**20, "games": len(algo["games"]),
                   "episodes": sum(g["episodes"] for g in algo["games"].values()),
                   "checkpoints": sorted(algo.get("checkpoints", {})),
@@ -69,16 +69,43 @@ def write_logs(folder: Path, episodes: int, runs: int) -> tuple[int, int]:
             extra -= 1
             path = folder / "synthetic" / "saber" / game / f"{run}.jsonl"
             path.parent.mkdir(parents=True, exist_ok=True)
-            lines = [json.dumps({"kind": "header", "format": "arcadebench-log/1", "spec": "saber", "algorithm": "synthetic"})]
+            lines = [
+                json.dumps(
+                    {
+                        "kind": "header",
+                        "format": "arcadebench-log/1",
+                        "spec": "saber",
+                        "algorithm": "synthetic",
+                    }
+                )
+            ]
             for i in range(n):
-                lines.append(json.dumps({
-                    "kind": "episode", "spec": "saber", "spec_version": spec.version, "spec_hash": spec.hash,
-                    "env_id": f"arcadebench/SABER-{game}-v0", "game": game, "run": str(run), "seed": run,
-                    "episode": i, "return": float((i * 37 + gi * 11 + run * 5) % 1000), "steps": frames // 4,
-                    "frames": frames, "total_steps": (i + 1) * (frames // 4), "total_frames": (i + 1) * frames,
-                    "end_reason": "game_over", "complete": True, "rollover_rewards": [], "deviations": {},
-                    "wall_time": 12.5, "time": 1764100000.0 + i,
-                }))
+                lines.append(
+                    json.dumps(
+                        {
+                            "kind": "episode",
+                            "spec": "saber",
+                            "spec_version": spec.version,
+                            "spec_hash": spec.hash,
+                            "env_id": f"arcadebench/SABER-{game}-v0",
+                            "game": game,
+                            "run": str(run),
+                            "seed": run,
+                            "episode": i,
+                            "return": float((i * 37 + gi * 11 + run * 5) % 1000),
+                            "steps": frames // 4,
+                            "frames": frames,
+                            "total_steps": (i + 1) * (frames // 4),
+                            "total_frames": (i + 1) * frames,
+                            "end_reason": "game_over",
+                            "complete": True,
+                            "rollover_rewards": [],
+                            "deviations": {},
+                            "wall_time": 12.5,
+                            "time": 1764100000.0 + i,
+                        }
+                    )
+                )
             text = "\n".join(lines) + "\n"
             path.write_text(text)
             written += n
@@ -95,23 +122,68 @@ def main() -> None:
     for runs in (1, 5):
         with tempfile.TemporaryDirectory() as tmp:
             written, size = write_logs(Path(tmp), args.episodes, runs)
-            done = subprocess.run([sys.executable, "-c", CHILD, tmp, str(args.reps)],
-                                  capture_output=True, text=True, check=True)
+            done = subprocess.run(
+                [sys.executable, "-c", CHILD, tmp, str(args.reps)],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
             result = json.loads(done.stdout.strip().splitlines()[-1])
-            result.update({"case": f"{runs} run{'s' if runs > 1 else ''}", "runs_per_game": runs,
-                           "episodes_written": written, "log_mb": size / 2**20})
+            result.update(
+                {
+                    "case": f"{runs} run{'s' if runs > 1 else ''}",
+                    "runs_per_game": runs,
+                    "episodes_written": written,
+                    "log_mb": size / 2**20,
+                }
+            )
             cases.append(result)
 
-    rows = [[c["case"], c["episodes_written"], c["log_mb"], c["seconds"], c["traced_peak_mb"], c["rss_before_mb"],
-             c["rss_peak_mb"], "yes" if c["has_ci"] else "no", len(c["checkpoints"])] for c in cases]
-    print(render_table(["case", "episodes in logs", "log MB", "score s", "traced peak MB", "RSS before MB",
-                        "RSS peak MB", "CIs", "checkpoints"], rows,
-                       title=f"arcadebench.score('saber', <logs>) on {args.episodes:,} episodes over 57 games", digits=2))
+    rows = [
+        [
+            c["case"],
+            c["episodes_written"],
+            c["log_mb"],
+            c["seconds"],
+            c["traced_peak_mb"],
+            c["rss_before_mb"],
+            c["rss_peak_mb"],
+            "yes" if c["has_ci"] else "no",
+            len(c["checkpoints"]),
+        ]
+        for c in cases
+    ]
+    print(
+        render_table(
+            [
+                "case",
+                "episodes in logs",
+                "log MB",
+                "score s",
+                "traced peak MB",
+                "RSS before MB",
+                "RSS peak MB",
+                "CIs",
+                "checkpoints",
+            ],
+            rows,
+            title=f"arcadebench.score('saber', <logs>) on {args.episodes:,} episodes over 57 games",
+            digits=2,
+        )
+    )
     RESULTS.mkdir(exist_ok=True)
-    report = {"benchmark": "score_log", "episodes": args.episodes, "reps": args.reps, "cases": cases,
-              "targets": {"seconds": 2.0, "memory_mb": 300},
-              "machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
-                          "processor": platform.processor() or platform.machine()}}
+    report = {
+        "benchmark": "score_log",
+        "episodes": args.episodes,
+        "reps": args.reps,
+        "cases": cases,
+        "targets": {"seconds": 2.0, "memory_mb": 300},
+        "machine": {
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "processor": platform.processor() or platform.machine(),
+        },
+    }
     out = RESULTS / "bench_score_log.json"
     out.write_text(json.dumps(report, indent=2) + "\n")
     print(f"\nwrote {out}")

@@ -1,4 +1,4 @@
-"""The vectorised stratified bootstrap: known answers, seeding, and agreement with rliable itself."""
+"""The vectorised stratified bootstrap: known answers, seeding, agreement with rliable itself."""
 
 from __future__ import annotations
 
@@ -31,7 +31,13 @@ NAN = math.nan
 
 def _four_aggregates(x: np.ndarray) -> np.ndarray:
     return np.stack(
-        [aggregate_mean(x), aggregate_median(x), aggregate_iqm(x), aggregate_optimality_gap(x, 1.0)], axis=-1
+        [
+            aggregate_mean(x),
+            aggregate_median(x),
+            aggregate_iqm(x),
+            aggregate_optimality_gap(x, 1.0),
+        ],
+        axis=-1,
     )
 
 
@@ -122,11 +128,26 @@ def test_per_game_statistics_come_from_the_same_resamples():
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        (lambda: bootstrap_distribution([1.0, 2.0], aggregate_mean), r"`scores` must be a \(runs, games\) matrix, got shape \(2,\)"),
-        (lambda: bootstrap_distribution([[1.0]], aggregate_mean, reps=0), r"`reps` must be a positive integer, got 0"),
-        (lambda: bootstrap_distribution([[1.0]], aggregate_mean, seed=-1), r"`seed` must be a non-negative integer"),
-        (lambda: bootstrap_distribution([[1.0, NAN]], aggregate_mean), r"at least one run per game; games \[1\] have none"),
-        (lambda: percentile_interval([[1.0]], 1.0), r"`level` must be a number strictly between 0 and 1, got 1.0"),
+        (
+            lambda: bootstrap_distribution([1.0, 2.0], aggregate_mean),
+            r"`scores` must be a \(runs, games\) matrix, got shape \(2,\)",
+        ),
+        (
+            lambda: bootstrap_distribution([[1.0]], aggregate_mean, reps=0),
+            r"`reps` must be a positive integer, got 0",
+        ),
+        (
+            lambda: bootstrap_distribution([[1.0]], aggregate_mean, seed=-1),
+            r"`seed` must be a non-negative integer",
+        ),
+        (
+            lambda: bootstrap_distribution([[1.0, NAN]], aggregate_mean),
+            r"at least one run per game; games \[1\] have none",
+        ),
+        (
+            lambda: percentile_interval([[1.0]], 1.0),
+            r"`level` must be a number strictly between 0 and 1, got 1.0",
+        ),
     ],
 )
 def test_arguments_are_checked(call, message):
@@ -135,7 +156,10 @@ def test_arguments_are_checked(call, message):
 
 
 def test_interval_estimates_has_rliables_shape_and_is_seeded():
-    data = {"a": np.random.default_rng(0).normal(size=(5, 4)), "b": np.random.default_rng(1).normal(size=(3, 4))}
+    data = {
+        "a": np.random.default_rng(0).normal(size=(5, 4)),
+        "b": np.random.default_rng(1).normal(size=(3, 4)),
+    }
     points, intervals = interval_estimates(data, _four_aggregates, reps=200, seed=1)
     assert set(points) == {"a", "b"} and intervals["a"].shape == (2, 4)
     again = interval_estimates(data, _four_aggregates, reps=200, seed=1)[1]
@@ -174,4 +198,8 @@ def test_intervals_equal_rliables_within_monte_carlo_error():
         np.testing.assert_allclose(ours_points[name], theirs_points[name], rtol=1e-12)
         width = theirs[name][1] - theirs[name][0]
         assert (width > 0).all()
-        assert (np.abs(ours[name] - theirs[name]) < 0.08 * width).all(), (name, ours[name], theirs[name])
+        assert (np.abs(ours[name] - theirs[name]) < 0.08 * width).all(), (
+            name,
+            ours[name],
+            theirs[name],
+        )

@@ -1,4 +1,4 @@
-"""`arcadebench score`: end to end from a shell, files written, one-line errors with exit status 2."""
+"""`arcadebench score`: end to end from a shell, files written, one-line errors, exit status 2."""
 
 from __future__ import annotations
 
@@ -29,26 +29,66 @@ Double Dunk,NA,0
 def test_score_saber_csv_to_json_end_to_end_in_a_real_process(tmp_path):
     (tmp_path / "my.csv").write_text(MY_CSV)
     done = subprocess.run(
-        [sys.executable, "-m", "arcadebench", "score", "saber", "my.csv", "--json", "out.json", "--reps", "500"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "arcadebench",
+            "score",
+            "saber",
+            "my.csv",
+            "--json",
+            "out.json",
+            "--reps",
+            "500",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr
     assert "saber v1" in done.stdout and "hwrns" in done.stdout and "my 95% CI" in done.stdout
     assert "wrote out.json" in done.stderr
     data = json.loads((tmp_path / "out.json").read_text())
-    assert data["format"] == "arcadebench-results/1" and data["spec"]["hash"] == load_spec("saber").hash
+    assert (
+        data["format"] == "arcadebench-results/1"
+        and data["spec"]["hash"] == load_spec("saber").hash
+    )
     my = data["algorithms"]["my"]
-    assert my["games"]["pong"]["runs"] == [21.0, 19.0] and my["games"]["breakout"]["runs"] == [400.0, "inf"]
-    assert my["games"]["breakout"]["saber"] == pytest.approx((100 * (400 - 1.5) / (864 - 1.5) + 200) / 2)
-    assert my["aggregates"]["hwrns"]["n_games"] == 3 and "double_dunk" in my["aggregates"]["missing"]
-    assert data["provenance"]["command"].startswith("arcadebench score saber my.csv --json out.json")
+    assert my["games"]["pong"]["runs"] == [21.0, 19.0] and my["games"]["breakout"]["runs"] == [
+        400.0,
+        "inf",
+    ]
+    assert my["games"]["breakout"]["saber"] == pytest.approx(
+        (100 * (400 - 1.5) / (864 - 1.5) + 200) / 2
+    )
+    assert (
+        my["aggregates"]["hwrns"]["n_games"] == 3 and "double_dunk" in my["aggregates"]["missing"]
+    )
+    assert data["provenance"]["command"].startswith(
+        "arcadebench score saber my.csv --json out.json"
+    )
 
 
 def test_csv_output_and_several_inputs(tmp_path, capsys):
     (tmp_path / "a.csv").write_text("game,score\npong,1\n")
     (tmp_path / "b.json").write_text('{"b": {"pong": [2, 3]}}')
-    status = main(["score", "saber", str(tmp_path / "a.csv"), str(tmp_path / "b.json"),
-                   "--csv", str(tmp_path / "out.csv"), "--reps", "50", "--seed", "3", "--ci", "0.9"])
+    status = main(
+        [
+            "score",
+            "saber",
+            str(tmp_path / "a.csv"),
+            str(tmp_path / "b.json"),
+            "--csv",
+            str(tmp_path / "out.csv"),
+            "--reps",
+            "50",
+            "--seed",
+            "3",
+            "--ci",
+            "0.9",
+        ]
+    )
     assert status == 0
     out = capsys.readouterr().out
     header = out.splitlines()[1]
@@ -66,9 +106,18 @@ def test_reps_zero_prints_no_intervals(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("content", "args", "expected"),
     [
-        ("game,score\npong,1\nqbret,2\n", [], r"bad.csv:3: unknown game: 'qbret' is not a game of the 'saber' spec. Did you mean: 'qbert'"),
+        (
+            "game,score\npong,1\nqbret,2\n",
+            [],
+            "bad.csv:3: unknown game: 'qbret' is not a game of the 'saber' spec. "
+            "Did you mean: 'qbert'",
+        ),
         ("game,score\npong,lots\n", [], "bad.csv:2: score 'lots' of pong is not a number"),
-        ("game,score\npong,1\n", ["--ci", "95"], "`ci` must be a number strictly between 0 and 1, got 95.0"),
+        (
+            "game,score\npong,1\n",
+            ["--ci", "95"],
+            "`ci` must be a number strictly between 0 and 1, got 95.0",
+        ),
         ("game,score\npong,1\n", ["--reps", "-5"], "`reps` must be a non-negative integer"),
     ],
 )
@@ -82,14 +131,35 @@ def test_errors_are_one_line_with_exit_status_2(tmp_path, capsys, content, args,
 
 def test_unwritable_output_is_an_error(tmp_path, capsys):
     (tmp_path / "a.csv").write_text("game,score\npong,1\n")
-    assert main(["score", "saber", str(tmp_path / "a.csv"), "--json", str(tmp_path / "no" / "dir" / "o.json")]) == 2
+    assert (
+        main(
+            [
+                "score",
+                "saber",
+                str(tmp_path / "a.csv"),
+                "--json",
+                str(tmp_path / "no" / "dir" / "o.json"),
+            ]
+        )
+        == 2
+    )
     assert "cannot write the results" in capsys.readouterr().err
 
 
 def test_log_warnings_are_printed_and_scoring_goes_on(tmp_path, capsys):
     spec = load_spec("saber")
-    record = {"kind": "episode", "spec": "saber", "spec_hash": spec.hash, "game": "pong", "run": "0",
-              "episode": 0, "return": 5.0, "total_frames": 1000, "total_steps": 250, "complete": True}
+    record = {
+        "kind": "episode",
+        "spec": "saber",
+        "spec_hash": spec.hash,
+        "game": "pong",
+        "run": "0",
+        "episode": 0,
+        "return": 5.0,
+        "total_frames": 1000,
+        "total_steps": 250,
+        "complete": True,
+    }
     cut = json.dumps({**record, "episode": 1, "total_frames": 2000})[:30]
     (tmp_path / "run.jsonl").write_text(json.dumps(record) + "\n" + cut)
     assert main(["score", "saber", str(tmp_path / "run.jsonl")]) == 0

@@ -1,4 +1,4 @@
-"""Score files in: CSV, JSON and mappings; every bad input is one InputError naming file and line."""
+"""Score files in: CSV, JSON, mappings; every bad input is one InputError naming file and line."""
 
 from __future__ import annotations
 
@@ -44,16 +44,23 @@ def _games(raw, algorithm):
 def test_csv_minimal_algorithm_defaults_to_the_file_stem(tmp_path):
     raw = read_scores(SABER, _csv(tmp_path, "game,score\npong,21\nbreakout,12.5\n", "rainbow.csv"))
     games = _games(raw, "rainbow")
-    assert list(games) == ["breakout", "pong"]           # the spec's order
+    assert list(games) == ["breakout", "pong"]  # the spec's order
     assert games["pong"].scores == (21.0,) and games["pong"].runs == ("",)
     assert raw.sources == (str(tmp_path / "rainbow.csv"),)
 
 
 @pytest.mark.parametrize(
     ("spelling", "game"),
-    [("Battle Zone", "battle_zone"), ("BattleZone", "battle_zone"), ("battlezone", "battle_zone"),
-     ("battle_zone", "battle_zone"), ("Q*bert", "qbert"), ("Ms. Pac-Man", "ms_pacman"),
-     ("Montezuma's Revenge", "montezuma_revenge"), ("  Pong ", "pong")],
+    [
+        ("Battle Zone", "battle_zone"),
+        ("BattleZone", "battle_zone"),
+        ("battlezone", "battle_zone"),
+        ("battle_zone", "battle_zone"),
+        ("Q*bert", "qbert"),
+        ("Ms. Pac-Man", "ms_pacman"),
+        ("Montezuma's Revenge", "montezuma_revenge"),
+        ("  Pong ", "pong"),
+    ],
 )
 def test_csv_game_spellings(tmp_path, spelling, game):
     raw = read_scores(SABER, _csv(tmp_path, f'game,score\n"{spelling}",1\n'))
@@ -61,10 +68,15 @@ def test_csv_game_spellings(tmp_path, spelling, game):
 
 
 def test_csv_score_values_inf_and_explicit_na(tmp_path):
-    text = "game,score\npong,inf\nbreakout,Infinite\nqbert,NA\nalien,N/A\namidar,\nboxing,-3e2\nenduro,+.5\n"
+    text = (
+        "game,score\npong,inf\nbreakout,Infinite\nqbert,NA\nalien,N/A\namidar,\n"
+        "boxing,-3e2\nenduro,+.5\n"
+    )
     games = _games(read_scores(SABER, _csv(tmp_path, text)), "agent")
     assert games["pong"].scores == (math.inf,) and games["breakout"].scores == (math.inf,)
-    assert "qbert" not in games and "alien" not in games and "amidar" not in games  # explicit NA only
+    assert (
+        "qbert" not in games and "alien" not in games and "amidar" not in games
+    )  # explicit NA only
     assert games["boxing"].scores == (-300.0,) and games["enduro"].scores == (0.5,)
 
 
@@ -83,7 +95,9 @@ def test_csv_runs_algorithms_frames_comments_and_bom(tmp_path):
     assert list(raw.algorithms) == ["ppo", "dqn"]
     pong = _games(raw, "ppo")["pong"]
     assert pong.scores == (20.0, 18.0) and pong.runs == ("0", "1") and pong.frames == (2e8, 2e8)
-    assert _games(raw, "dqn")["pong"].scores == (-21.0,) and _games(raw, "dqn")["pong"].frames == (None,)
+    assert _games(raw, "dqn")["pong"].scores == (-21.0,) and _games(raw, "dqn")["pong"].frames == (
+        None,
+    )
 
 
 def _error(tmp_path, text, name="agent.csv", spec=SABER) -> InputError:
@@ -95,13 +109,19 @@ def _error(tmp_path, text, name="agent.csv", spec=SABER) -> InputError:
 def test_csv_unknown_game_names_line_and_suggests(tmp_path):
     error = _error(tmp_path, "game,score\npong,1\n# comment\nbrekout,3\n")
     assert error.line == 4 and error.file.endswith("agent.csv")
-    assert "unknown game" in str(error) and "'brekout'" in str(error) and "Did you mean: 'breakout'" in str(error)
+    assert (
+        "unknown game" in str(error)
+        and "'brekout'" in str(error)
+        and "Did you mean: 'breakout'" in str(error)
+    )
     assert re.match(r".*agent\.csv:4: unknown game", str(error))
 
 
 def test_csv_duplicate_without_run_names_both_lines(tmp_path):
     error = _error(tmp_path, "game,score\npong,1\nbreakout,2\nPong,3\n")
-    assert error.line == 4 and "duplicate score for pong" in str(error) and "agent.csv:2" in str(error)
+    assert (
+        error.line == 4 and "duplicate score for pong" in str(error) and "agent.csv:2" in str(error)
+    )
 
 
 def test_csv_duplicate_na_row_is_still_a_duplicate(tmp_path):
@@ -113,7 +133,9 @@ def test_csv_duplicate_run_id(tmp_path):
     assert error.line == 4 and "run 'a' of pong" in str(error)
 
 
-@pytest.mark.parametrize("value", ["abc", "1,000", "nan", "NaN", "-inf", "1_000", "0x10", "12%", "--1"])
+@pytest.mark.parametrize(
+    "value", ["abc", "1,000", "nan", "NaN", "-inf", "1_000", "0x10", "12%", "--1"]
+)
 def test_csv_non_numeric_score(tmp_path, value):
     error = _error(tmp_path, f'game,score\npong,1\nqbert,"{value}"\n')
     assert error.line == 3 and f"score {value!r} of qbert is not a number" in str(error)
@@ -157,14 +179,20 @@ def test_csv_not_utf8(tmp_path):
 
 
 def test_json_scores_and_runs(tmp_path):
-    data = {"ppo": {"Pong": 21, "Breakout": [10, 12.5, "inf", None], "Q*bert": None, "alien": "NA"},
-            "dqn": {"pong": -21.0, "boxing": "infinite"}}
+    data = {
+        "ppo": {"Pong": 21, "Breakout": [10, 12.5, "inf", None], "Q*bert": None, "alien": "NA"},
+        "dqn": {"pong": -21.0, "boxing": "infinite"},
+    }
     path = tmp_path / "scores.json"
     path.write_text(json.dumps(data, indent=1))
     raw = read_scores(SABER, path)
     ppo = _games(raw, "ppo")
     assert ppo["pong"].scores == (21.0,)
-    assert ppo["breakout"].scores == (10.0, 12.5, math.inf) and ppo["breakout"].runs == ("0", "1", "2")
+    assert ppo["breakout"].scores == (10.0, 12.5, math.inf) and ppo["breakout"].runs == (
+        "0",
+        "1",
+        "2",
+    )
     assert "qbert" not in ppo and "alien" not in ppo
     assert _games(raw, "dqn")["boxing"].scores == (math.inf,)
 
@@ -214,9 +242,15 @@ def test_json_malformed(tmp_path, text, line, message):
 def test_mapping_input_and_numpy_values():
     import numpy as np
 
-    raw = read_mapping(SABER, {"x": {"pong": np.float32(3.0), "qbert": np.array([1.0, 2.0]), "alien": np.int64(7)}}).build(SABER)
+    raw = read_mapping(
+        SABER, {"x": {"pong": np.float32(3.0), "qbert": np.array([1.0, 2.0]), "alien": np.int64(7)}}
+    ).build(SABER)
     games = raw.algorithms["x"].games
-    assert games["pong"].scores == (3.0,) and games["qbert"].scores == (1.0, 2.0) and games["alien"].scores == (7.0,)
+    assert (
+        games["pong"].scores == (3.0,)
+        and games["qbert"].scores == (1.0, 2.0)
+        and games["alien"].scores == (7.0,)
+    )
     with pytest.raises(InputError, match=r"<mapping>: algorithm 'x' must map games"):
         read_mapping(SABER, {"x": 5})
 
@@ -225,7 +259,10 @@ def test_duplicates_across_files_are_refused(tmp_path):
     a = _csv(tmp_path, "game,score\npong,1\n", "a.csv")
     b = tmp_path / "b.json"
     b.write_text('{"a": {"Pong": 3}}')
-    with pytest.raises(InputError, match=r"b\.json:1: duplicate score for pong of algorithm 'a' \(first at .*a\.csv:2\)"):
+    with pytest.raises(
+        InputError,
+        match=r"b\.json:1: duplicate score for pong of algorithm 'a' \(first at .*a\.csv:2\)",
+    ):
         read_scores(SABER, [a, b])
     # different algorithms or disjoint runs merge
     c = _csv(tmp_path, "game,score,run\npong,2,r1\n", "a2.csv")
@@ -235,7 +272,11 @@ def test_duplicates_across_files_are_refused(tmp_path):
 
 @pytest.mark.parametrize(
     ("source", "message"),
-    [("missing.csv", "no such file"), ("scores.txt", "has an unknown suffix"), ("emptydir", "is a directory without episode logs")],
+    [
+        ("missing.csv", "no such file"),
+        ("scores.txt", "has an unknown suffix"),
+        ("emptydir", "is a directory without episode logs"),
+    ],
 )
 def test_sources_that_are_not_score_files(tmp_path, source, message):
     (tmp_path / "scores.txt").write_text("x")
@@ -249,7 +290,11 @@ def test_sources_that_are_not_score_files(tmp_path, source, message):
 
 
 def test_parse_score_tokens():
-    assert parse_score(" 1e3 ") == 1000.0 and parse_score("INF") == math.inf and parse_score("n/a") is None
+    assert (
+        parse_score(" 1e3 ") == 1000.0
+        and parse_score("INF") == math.inf
+        and parse_score("n/a") is None
+    )
     for bad in ("nan", "infinityy", "1e", "", "1 2"):
         if bad == "":
             assert parse_score(bad) is None
@@ -260,13 +305,40 @@ def test_parse_score_tokens():
 
 # -- fuzzing: only InputError may escape --------------------------------------------------------
 
-_GAME_WORDS = ["pong", "Pong", "Q*bert", "battle zone", "brekout", "", "NA", "inf", "1e400", "-0", "\x00", '"', "é", ","]
-_cells = st.one_of(st.sampled_from(_GAME_WORDS), st.text(max_size=8), st.from_regex(r"[+-]?\d{0,3}(\.\d{0,2})?(e[+-]?\d{1,3})?", fullmatch=True))
-_headers = st.lists(st.sampled_from(["game", "score", "run", "algorithm", "frames", "seed", "Game", ""]), min_size=0, max_size=6)
+_GAME_WORDS = [
+    "pong",
+    "Pong",
+    "Q*bert",
+    "battle zone",
+    "brekout",
+    "",
+    "NA",
+    "inf",
+    "1e400",
+    "-0",
+    "\x00",
+    '"',
+    "é",
+    ",",
+]
+_cells = st.one_of(
+    st.sampled_from(_GAME_WORDS),
+    st.text(max_size=8),
+    st.from_regex(r"[+-]?\d{0,3}(\.\d{0,2})?(e[+-]?\d{1,3})?", fullmatch=True),
+)
+_headers = st.lists(
+    st.sampled_from(["game", "score", "run", "algorithm", "frames", "seed", "Game", ""]),
+    min_size=0,
+    max_size=6,
+)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(header=_headers, rows=st.lists(st.lists(_cells, max_size=6), max_size=8), sep=st.sampled_from([",", ";", "\t"]))
+@given(
+    header=_headers,
+    rows=st.lists(st.lists(_cells, max_size=6), max_size=8),
+    sep=st.sampled_from([",", ";", "\t"]),
+)
 def test_fuzz_structured_csv_only_input_errors(header, rows, sep):
     text = "\n".join(sep.join(row) for row in [header, *rows])
     try:
@@ -276,7 +348,10 @@ def test_fuzz_structured_csv_only_input_errors(header, rows, sep):
 
 
 @settings(max_examples=300, deadline=None)
-@given(text=st.text(alphabet=st.characters(codec="utf-8"), max_size=200) | st.text(alphabet=string.printable, max_size=300))
+@given(
+    text=st.text(alphabet=st.characters(codec="utf-8"), max_size=200)
+    | st.text(alphabet=string.printable, max_size=300)
+)
 def test_fuzz_arbitrary_csv_text_only_input_errors(text):
     try:
         read_csv(SABER, "fuzz.csv", ScoreCollector(), text="game,score\n" + text)
@@ -285,8 +360,16 @@ def test_fuzz_arbitrary_csv_text_only_input_errors(text):
 
 
 _json_values = st.recursive(
-    st.none() | st.booleans() | st.floats(allow_nan=True) | st.integers() | st.sampled_from(_GAME_WORDS) | st.text(max_size=5),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.sampled_from(_GAME_WORDS) | st.text(max_size=5), children, max_size=4),
+    st.none()
+    | st.booleans()
+    | st.floats(allow_nan=True)
+    | st.integers()
+    | st.sampled_from(_GAME_WORDS)
+    | st.text(max_size=5),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(st.sampled_from(_GAME_WORDS) | st.text(max_size=5), children, max_size=4)
+    ),
     max_leaves=20,
 )
 

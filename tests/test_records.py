@@ -1,4 +1,4 @@
-"""Episode logs in: the protocols' episode rules on synthetic logs with known answers, and robustness."""
+"""Episode logs in: the protocols' rules on synthetic logs with known answers; robustness."""
 
 from __future__ import annotations
 
@@ -24,15 +24,40 @@ ATARI5 = load_spec("atari5")
 SONIC = load_spec("sonic")
 
 
-def episode(spec, game, run, i, ret, frames, steps=None, total_frames=None, total_steps=None, complete=True, **extra):
+def episode(
+    spec,
+    game,
+    run,
+    i,
+    ret,
+    frames,
+    steps=None,
+    total_frames=None,
+    total_steps=None,
+    complete=True,
+    **extra,
+):
     record = {
-        "kind": "episode", "spec": spec.name, "spec_version": spec.version, "spec_hash": spec.hash,
-        "env_id": f"arcadebench/{spec.id_prefix}-{game}-v0", "game": game, "run": run, "seed": 0,
-        "episode": i, "return": ret, "steps": steps or frames // 4, "frames": frames,
+        "kind": "episode",
+        "spec": spec.name,
+        "spec_version": spec.version,
+        "spec_hash": spec.hash,
+        "env_id": f"arcadebench/{spec.id_prefix}-{game}-v0",
+        "game": game,
+        "run": run,
+        "seed": 0,
+        "episode": i,
+        "return": ret,
+        "steps": steps or frames // 4,
+        "frames": frames,
         "total_steps": total_steps if total_steps is not None else (i + 1) * (steps or frames // 4),
         "total_frames": total_frames if total_frames is not None else (i + 1) * frames,
-        "end_reason": "game_over" if complete else "budget", "complete": complete,
-        "rollover_rewards": [], "deviations": {}, "wall_time": 1.0, "time": 1764100000.0 + i,
+        "end_reason": "game_over" if complete else "budget",
+        "complete": complete,
+        "rollover_rewards": [],
+        "deviations": {},
+        "wall_time": 1.0,
+        "time": 1764100000.0 + i,
     }
     record.update(extra)
     return record
@@ -58,8 +83,14 @@ def test_saber_checkpoints_known_answers(tmp_path):
     # checkpoint C holds the first C / 80,000 episodes: 125, 625, 1250, 2500
     # -> means of returns 25..124, 525..624, 1150..1249, 2400..2499
     records = saber_run()
-    records.append(episode(SABER, "pong", "0", 2500, 1e9, 80_000, complete=False))  # cut by the budget
-    log = write_log(tmp_path / "ppo" / "saber" / "pong" / "0.jsonl", records, header={"kind": "header", "agent": "ppo"})
+    records.append(
+        episode(SABER, "pong", "0", 2500, 1e9, 80_000, complete=False)
+    )  # cut by the budget
+    log = write_log(
+        tmp_path / "ppo" / "saber" / "pong" / "0.jsonl",
+        records,
+        header={"kind": "header", "agent": "ppo"},
+    )
     (run,) = parse_log(SABER, log)
     assert run.algorithm == "ppo" and run.game == "pong" and run.run == "0" and run.line == 2
     scores = run_scores(run, SABER.evaluation)
@@ -78,18 +109,43 @@ def test_checkpoints_not_reached_are_absent_and_short_windows_average_what_there
     (run,) = parse_log(SABER, write_log(tmp_path / "r.jsonl", records))
     scores = run_scores(run, SABER.evaluation)
     assert sorted(k for k in scores if k) == [10_000_000, 50_000_000]
-    assert scores[10_000_000] == (4.5, 10_000_000, 10)      # mean of 0..9
-    assert scores[50_000_000] == (24.5, 50_000_000, 50)     # mean of 0..49
-    assert scores[None] == (29.5, 60_000_000, 60)           # the end: all 60 (fewer than k)
+    assert scores[10_000_000] == (4.5, 10_000_000, 10)  # mean of 0..9
+    assert scores[50_000_000] == (24.5, 50_000_000, 50)  # mean of 0..49
+    assert scores[None] == (29.5, 60_000_000, 60)  # the end: all 60 (fewer than k)
 
 
 def test_run_scores_by_hand():
-    log = RunLog("a", "pong", "0", "f", 1, np.array([5.0, 7.0, 100.0]), np.array([10, 20, 30]),
-                 np.array([1, 2, 3]), np.array([True, True, False]), 35)
+    log = RunLog(
+        "a",
+        "pong",
+        "0",
+        "f",
+        1,
+        np.array([5.0, 7.0, 100.0]),
+        np.array([10, 20, 30]),
+        np.array([1, 2, 3]),
+        np.array([True, True, False]),
+        35,
+    )
     assert run_scores(log, Evaluation("mean")) == {None: (6.0, 35, 2)}
     assert run_scores(log, Evaluation("mean", budget_frames=15)) == {None: (5.0, 15, 1)}
-    assert run_scores(log, Evaluation("last_k", k=1, checkpoints=(10, 25, 40))) == {None: (7.0, 35, 1), 10: (5.0, 10, 1), 25: (7.0, 25, 1)}
-    nothing = RunLog("a", "pong", "0", "f", 1, np.array([1.0]), np.array([10]), np.array([1]), np.array([False]), 10)
+    assert run_scores(log, Evaluation("last_k", k=1, checkpoints=(10, 25, 40))) == {
+        None: (7.0, 35, 1),
+        10: (5.0, 10, 1),
+        25: (7.0, 25, 1),
+    }
+    nothing = RunLog(
+        "a",
+        "pong",
+        "0",
+        "f",
+        1,
+        np.array([1.0]),
+        np.array([10]),
+        np.array([1]),
+        np.array([False]),
+        10,
+    )
     assert run_scores(nothing, Evaluation("mean")) == {}
 
 
@@ -100,14 +156,18 @@ def test_saber_log_end_to_end_with_two_runs(tmp_path):
     write_log(folder / "ppo" / "saber" / "breakout" / "0.jsonl", saber_run("breakout", n=130))
     results = arcadebench.score("saber", folder, reps=300)
     ppo = results.algorithms["ppo"]
-    assert ppo["games"]["pong"]["runs"] == [2449.5, 2459.5] and ppo["games"]["pong"]["episodes"] == 200
-    assert ppo["games"]["breakout"]["raw"] == 79.5           # end: last 100 of 0..129
+    assert (
+        ppo["games"]["pong"]["runs"] == [2449.5, 2459.5] and ppo["games"]["pong"]["episodes"] == 200
+    )
+    assert ppo["games"]["breakout"]["raw"] == 79.5  # end: last 100 of 0..129
     assert set(ppo["checkpoints"]) == {"10000000", "50000000", "100000000", "200000000"}
     assert ppo["checkpoints"]["10000000"]["games"]["pong"]["runs"] == [74.5, 84.5]
     assert ppo["checkpoints"]["10000000"]["games"]["breakout"]["raw"] == 74.5
     assert "breakout" not in ppo["checkpoints"]["50000000"]["games"]  # stopped at 10.4M frames
     pong = SABER.constants["pong"]
-    expected = 100 * (79.5 - pong.random) / (pong.world_record - pong.random)  # mean of the runs 74.5, 84.5
+    expected = (
+        100 * (79.5 - pong.random) / (pong.world_record - pong.random)
+    )  # mean of the runs 74.5, 84.5
     assert ppo["checkpoints"]["10000000"]["games"]["pong"]["hwrns"] == pytest.approx(expected)
     assert ppo["checkpoints"]["10000000"]["games"]["pong"]["ci"]["raw"] == [74.5, 84.5]
     assert "ci" in ppo["checkpoints"]["10000000"]["aggregates"]
@@ -117,8 +177,13 @@ def test_saber_log_end_to_end_with_two_runs(tmp_path):
 
 
 def test_atari5_mean_of_complete_episodes(tmp_path):
-    records = [episode(ATARI5, "battle_zone", "0", i, r, 10_000) for i, r in enumerate([1000.0, 3000.0, 5000.0])]
-    records.append(episode(ATARI5, "battle_zone", "0", 3, 1e6, 500, total_frames=30_500, complete=False))
+    records = [
+        episode(ATARI5, "battle_zone", "0", i, r, 10_000)
+        for i, r in enumerate([1000.0, 3000.0, 5000.0])
+    ]
+    records.append(
+        episode(ATARI5, "battle_zone", "0", 3, 1e6, 500, total_frames=30_500, complete=False)
+    )
     write_log(tmp_path / "atari5" / "battle_zone" / "0.jsonl", records)
     raw = read_scores(ATARI5, tmp_path)
     games = raw.algorithms[tmp_path.name].games
@@ -128,9 +193,11 @@ def test_atari5_mean_of_complete_episodes(tmp_path):
 
 def test_sonic_mean_within_the_step_budget(tmp_path):
     level = "SonicTheHedgehog-GreenHillZone.Act2"
-    steps = [400_000, 900_000, 1_000_000, 1_000_001]       # the last ends past the 1M budget
-    records = [episode(SONIC, level, "0", i, 1000.0 * (i + 1), 4 * s, total_steps=s, total_frames=4 * s)
-               for i, s in enumerate(steps)]
+    steps = [400_000, 900_000, 1_000_000, 1_000_001]  # the last ends past the 1M budget
+    records = [
+        episode(SONIC, level, "0", i, 1000.0 * (i + 1), 4 * s, total_steps=s, total_frames=4 * s)
+        for i, s in enumerate(steps)
+    ]
     write_log(tmp_path / "sonic" / "lv" / "0.jsonl", records)
     game = read_scores(SONIC, tmp_path).algorithms[tmp_path.name].games[level]
     assert game.scores == (2000.0,) and game.episodes == (3,)
@@ -139,7 +206,9 @@ def test_sonic_mean_within_the_step_budget(tmp_path):
 def test_sonic_results_have_level_means_and_the_test_mean(tmp_path):
     test_levels = SONIC.games_of("test")
     train = SONIC.games_of("train")[0]
-    data = {"jerk": {**{lv: [1000.0 * (i + 1)] for i, lv in enumerate(test_levels)}, train: 99999.0}}
+    data = {
+        "jerk": {**{lv: [1000.0 * (i + 1)] for i, lv in enumerate(test_levels)}, train: 99999.0}
+    }
     results = arcadebench.score("sonic", data, reps=0)
     aggregates = results.algorithms["jerk"]["aggregates"]
     assert aggregates["test"] == {"mean": 6000.0, "n_games": 11}
@@ -147,7 +216,11 @@ def test_sonic_results_have_level_means_and_the_test_mean(tmp_path):
     assert aggregates["raw"]["n_games"] == 12
     assert "hns" not in aggregates and "hwrb" not in aggregates
     table = results.table()
-    assert "published results (Table 1)" in table and "jerk (this run)" in table and "6,000.00" in table
+    assert (
+        "published results (Table 1)" in table
+        and "jerk (this run)" in table
+        and "6,000.00" in table
+    )
 
 
 # -- robustness ----------------------------------------------------------------------------------
@@ -156,7 +229,11 @@ def test_sonic_results_have_level_means_and_the_test_mean(tmp_path):
 def test_truncated_last_line_is_ignored_with_a_warning(tmp_path):
     records = saber_run(n=150)
     full = write_log(tmp_path / "full.jsonl", records)
-    cut = write_log(tmp_path / "cut.jsonl", records, tail=json.dumps(episode(SABER, "pong", "0", 150, 1e6, 80_000))[:57])
+    cut = write_log(
+        tmp_path / "cut.jsonl",
+        records,
+        tail=json.dumps(episode(SABER, "pong", "0", 150, 1e6, 80_000))[:57],
+    )
     with pytest.warns(LogWarning, match=r"cut\.jsonl:151: the last line is cut off"):
         (run,) = parse_log(SABER, cut)
     (reference,) = parse_log(SABER, full)
@@ -168,14 +245,18 @@ def test_corrupt_line_in_the_middle_is_an_error(tmp_path):
     lines = path.read_text().splitlines(keepends=True)
     lines[2] = lines[2][:40] + "\n"
     path.write_text("".join(lines))
-    with pytest.raises(InputError, match=r"r\.jsonl:3: is not a JSON record: the log is corrupt here"):
+    with pytest.raises(
+        InputError, match=r"r\.jsonl:3: is not a JSON record: the log is corrupt here"
+    ):
         parse_log(SABER, path)
 
 
 def test_unknown_kinds_and_blank_lines_are_skipped(tmp_path):
     records = saber_run(n=3)
     records.insert(1, {"kind": "checkpoint", "whatever": [1, 2]})
-    path = write_log(tmp_path / "r.jsonl", records, header={"kind": "header", "versions": {}}, tail="\n  \n")
+    path = write_log(
+        tmp_path / "r.jsonl", records, header={"kind": "header", "versions": {}}, tail="\n  \n"
+    )
     (run,) = parse_log(SABER, path)
     assert run.returns.tolist() == [0.0, 1.0, 2.0]
 
@@ -184,8 +265,14 @@ def test_unknown_kinds_and_blank_lines_are_skipped(tmp_path):
     ("change", "message"),
     [
         ({"spec": "hwr"}, "was written for spec 'hwr', not 'saber'; score it with that spec"),
-        ({"spec_hash": "sha256:" + "0" * 64}, "was written with a different version of the 'saber' spec"),
-        ({"game": "pnog"}, "unknown game: 'pnog' is not a game of the 'saber' spec. Did you mean: 'pong'?"),
+        (
+            {"spec_hash": "sha256:" + "0" * 64},
+            "was written with a different version of the 'saber' spec",
+        ),
+        (
+            {"game": "pnog"},
+            "unknown game: 'pnog' is not a game of the 'saber' spec. Did you mean: 'pong'?",
+        ),
         ({"return": "12"}, '"return" must be a finite number'),
         ({"return": None}, '"return" must be a finite number'),
         ({"total_frames": 1.5}, '"total_frames" and "total_steps" must be non-negative integers'),
@@ -219,7 +306,9 @@ def test_missing_field_and_non_object_lines(tmp_path):
 def test_repeated_episode_and_frames_going_back_are_errors(tmp_path):
     records = saber_run(n=4)
     records.insert(3, dict(records[1]))
-    with pytest.raises(InputError, match=r":4: episode 1 of pong run '0' comes after episode 2 \(line 3\)"):
+    with pytest.raises(
+        InputError, match=r":4: episode 1 of pong run '0' comes after episode 2 \(line 3\)"
+    ):
         parse_log(SABER, write_log(tmp_path / "a.jsonl", records))
     records = saber_run(n=4)
     records[3]["total_frames"] = 10
@@ -231,14 +320,19 @@ def test_same_run_in_two_files_is_refused(tmp_path):
     header = {"kind": "header", "agent": "same"}
     a = write_log(tmp_path / "a.jsonl", saber_run(n=3), header=header)
     b = write_log(tmp_path / "b.jsonl", saber_run(n=3), header=header)
-    with pytest.raises(InputError, match=r"b\.jsonl:2: run '0' of pong \(same\) is also logged in .*a\.jsonl"):
+    with pytest.raises(
+        InputError, match=r"b\.jsonl:2: run '0' of pong \(same\) is also logged in .*a\.jsonl"
+    ):
         read_logs(SABER, [a, b])
 
 
 def test_deviations_warn_and_empty_runs_warn(tmp_path):
     records = saber_run(n=3)
     records[1]["deviations"] = {"repeat_action_probability": 0.0}
-    with pytest.warns(LogWarning, match=r"deviates from the 'saber' protocol: \{\"repeat_action_probability\": 0.0\}"):
+    with pytest.warns(
+        LogWarning,
+        match=r"deviates from the 'saber' protocol: \{\"repeat_action_probability\": 0.0\}",
+    ):
         parse_log(SABER, write_log(tmp_path / "a.jsonl", records))
     only_cut = [episode(SABER, "pong", "0", 0, 5.0, 100, complete=False)]
     with pytest.warns(LogWarning, match="has no complete episode within the budget"):
@@ -251,7 +345,9 @@ def test_algorithm_name_from_header_or_layout(tmp_path):
     assert parse_log(SABER, plain)[0].algorithm == "mine"
     layout = write_log(tmp_path / "dqn" / "saber" / "pong" / "3.jsonl", saber_run(n=1))
     assert parse_log(SABER, layout)[0].algorithm == "dqn"
-    named = write_log(tmp_path / "n.jsonl", saber_run(n=1), header={"kind": "header", "algorithm": "Rainbow-IQN"})
+    named = write_log(
+        tmp_path / "n.jsonl", saber_run(n=1), header={"kind": "header", "algorithm": "Rainbow-IQN"}
+    )
     assert parse_log(SABER, named)[0].algorithm == "Rainbow-IQN"
 
 
@@ -262,18 +358,40 @@ def test_unreadable_log(tmp_path):
 
 # -- fuzzing: only InputError (and LogWarning) may escape ----------------------------------------
 
-_values = st.one_of(st.none(), st.booleans(), st.integers(-5, 10**12), st.floats(), st.text(max_size=6),
-                    st.sampled_from(["pong", "Pong", "saber", SABER.hash, "episode", "header"]))
+_values = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 10**12),
+    st.floats(),
+    st.text(max_size=6),
+    st.sampled_from(["pong", "Pong", "saber", SABER.hash, "episode", "header"]),
+)
 _records = st.fixed_dictionaries(
     {},
-    optional={f: _values for f in ("kind", "spec", "spec_hash", "game", "run", "episode", "return",
-                                    "total_frames", "total_steps", "complete", "deviations")},
+    optional={
+        f: _values
+        for f in (
+            "kind",
+            "spec",
+            "spec_hash",
+            "game",
+            "run",
+            "episode",
+            "return",
+            "total_frames",
+            "total_steps",
+            "complete",
+            "deviations",
+        )
+    },
 )
 
 
 @settings(max_examples=200, deadline=None)
-@given(lines=st.lists(st.one_of(_records.map(json.dumps), st.text(max_size=30)), max_size=8),
-       newline=st.booleans())
+@given(
+    lines=st.lists(st.one_of(_records.map(json.dumps), st.text(max_size=30)), max_size=8),
+    newline=st.booleans(),
+)
 def test_fuzz_jsonl_only_input_errors(lines, newline):
     good = [json.dumps(r) for r in saber_run(n=2)]
     text = "\n".join(good + lines) + ("\n" if newline else "")

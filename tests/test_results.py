@@ -1,4 +1,4 @@
-"""`arcadebench.score` and `Results`: the papers' published aggregates recomputed, and the JSON contract."""
+"""`arcadebench.score` and `Results`: published aggregates recomputed; the JSON contract."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ TABLE3 = DATA / "atari5_table3.csv"
 WORLD_RECORDS = DATA / "saber_world_records.csv"
 
 
-# -- published numbers ---------------------------------------------------------------------------
+# -- published numbers ----------------------------------------------------------------------------
 
 # Atari-5 Table 3: (57-game median HNS, Atari-5 estimate, relative error %); printed truncated
 TABLE_3 = {
@@ -44,7 +44,9 @@ def test_atari5_table_3_recomputed_from_raw_scores(table3, algorithm):
     aggregates = table3.algorithms[algorithm]["aggregates"]
     assert math.floor(aggregates["hns"]["median"]) == median
     assert math.floor(aggregates["atari5"]) == estimate
-    ours = 100 * abs(aggregates["atari5"] - aggregates["hns"]["median"]) / aggregates["hns"]["median"]
+    ours = (
+        100 * abs(aggregates["atari5"] - aggregates["hns"]["median"]) / aggregates["hns"]["median"]
+    )
     assert round(ours, 1) == relative_error
 
 
@@ -52,7 +54,7 @@ def test_table_3_missing_game_is_dropped_and_counted(table3):
     rainbow = table3.algorithms["Rainbow (noop)"]
     assert rainbow["aggregates"]["hns"]["n_games"] == 56 and "jamesbond" not in rainbow["games"]
     assert table3.algorithms["MuZero"]["aggregates"]["hns"]["n_games"] == 57
-    assert rainbow["aggregates"]["missing"] == []        # the five Atari-5 games are all there
+    assert rainbow["aggregates"]["missing"] == []  # the five Atari-5 games are all there
 
 
 def test_table_3_spec_published_rows_agree(table3):
@@ -78,7 +80,10 @@ def test_hwr_agent57_mean_hwrns_is_the_papers_125_92():
     results = score("hwr", TABLE3, reps=0)
     assert round(results.algorithms["Agent57"]["aggregates"]["hwrns"]["mean"], 2) == 125.92
     # ... and Agent57 is SOTA in mean SABER over MuZero (HWR "Results")
-    assert results.algorithms["Agent57"]["aggregates"]["saber"]["mean"] > results.algorithms["MuZero"]["aggregates"]["saber"]["mean"]
+    assert (
+        results.algorithms["Agent57"]["aggregates"]["saber"]["mean"]
+        > results.algorithms["MuZero"]["aggregates"]["saber"]["mean"]
+    )
 
 
 def test_saber_world_record_baseline_hns_median_4_4k_mean_99_3k():
@@ -90,37 +95,53 @@ def test_saber_world_record_baseline_hns_median_4_4k_mean_99_3k():
     assert round(aggregates["hns"]["median"] / 1000, 1) == 4.4
     assert round(aggregates["hns"]["mean"] / 1000, 1) == 99.3
     # and against themselves every record is exactly 100 %: 58 breakthroughs, all superhuman
-    assert aggregates["hwrns"] == {"mean": 100.0, "median": 100.0, "iqm": 100.0, "optimality_gap": 0.0, "n_games": 58}
+    assert aggregates["hwrns"] == {
+        "mean": 100.0,
+        "median": 100.0,
+        "iqm": 100.0,
+        "optimality_gap": 0.0,
+        "n_games": 58,
+    }
     assert aggregates["hwrb"] == 58
-    assert aggregates["classes"] == {"failing": 0, "poor": 0, "medium": 0, "fair": 0, "superhuman": 58}
+    assert aggregates["classes"] == {
+        "failing": 0,
+        "poor": 0,
+        "medium": 0,
+        "fair": 0,
+        "superhuman": 58,
+    }
     assert aggregates["missing"] == ["double_dunk", "elevator_action", "tennis"]
 
 
-# -- hand-computed cases -------------------------------------------------------------------------
+# -- hand-computed cases --------------------------------------------------------------------------
 
 
 def test_saber_metrics_by_hand_with_missing_inf_below_random_and_ties():
     # SABER Table 5: pong r=-20.34 w=21; atlantis r=22188 w=10604840; boxing r=-0.69 w=100;
     # bowling r=23.48 w=300, human 160.7
-    data = {"me": {
-        "pong": 21.0,                 # equals the record: exactly 100 % -> superhuman, counts in HWRB
-        "atlantis": "inf",            # infinite gameplay: HWRNS inf, SABER 200
-        "boxing": -10.759,            # 10 % of |w - r| = 10.069 below random: HWRNS -10 (no lower clip)
-        "bowling": 161.74,            # 50 % of the record range
-        "qbert": None,                # explicit NA: dropped
-    }}
+    data = {
+        "me": {
+            "pong": 21.0,  # equals the record: exactly 100 % -> superhuman, counts in HWRB
+            "atlantis": "inf",  # infinite gameplay: HWRNS inf, SABER 200
+            "boxing": -10.759,  # 10 % of |w - r| = 10.069 below random: HWRNS -10 (no lower clip)
+            "bowling": 161.74,  # 50 % of the record range
+            "qbert": None,  # explicit NA: dropped
+        }
+    }
     res = score("saber", data, reps=0).algorithms["me"]
     games = res["games"]
     assert games["pong"]["hwrns"] == 100.0 and games["pong"]["class"] == "superhuman"
     assert games["atlantis"]["hwrns"] == math.inf and games["atlantis"]["saber"] == 200.0
-    assert games["boxing"]["hwrns"] == pytest.approx(-10.0) and games["boxing"]["saber"] == pytest.approx(-10.0)
+    assert games["boxing"]["hwrns"] == pytest.approx(-10.0) and games["boxing"][
+        "saber"
+    ] == pytest.approx(-10.0)
     assert games["boxing"]["class"] == "failing"
     assert games["bowling"]["hwrns"] == pytest.approx(50.0) and games["bowling"]["class"] == "fair"
     assert "qbert" not in games
     agg = res["aggregates"]
     assert agg["saber"]["mean"] == pytest.approx((100 + 200 - 10 + 50) / 4)
     assert agg["saber"]["median"] == pytest.approx(75.0)
-    assert agg["saber"]["iqm"] == pytest.approx((50 + 100) / 2)     # 4 scores: drop one each side
+    assert agg["saber"]["iqm"] == pytest.approx((50 + 100) / 2)  # 4 scores: drop one each side
     assert agg["saber"]["optimality_gap"] == pytest.approx(100 - (100 + 100 - 10 + 50) / 4)
     assert agg["saber"]["n_games"] == 4
     assert agg["hwrns"]["mean"] == math.inf and agg["hwrns"]["median"] == pytest.approx(75.0)
@@ -137,13 +158,17 @@ def test_hwr_chns_learning_efficiency_and_game_time_from_frames(tmp_path):
     path.write_text("game,score,frames\npong,14.6,2e8\nbreakout,-10,2e8\n")
     agg = score("hwr", path, reps=0).algorithms["agent"]["aggregates"]
     hns_breakout = 100 * (-10 - 1.72) / (30.5 - 1.72)
-    assert agg["chns"]["mean"] == pytest.approx(50.0)                  # clip(100) and clip(negative -> 0)
+    assert agg["chns"]["mean"] == pytest.approx(50.0)  # clip(100) and clip(negative -> 0)
     assert agg["hns"]["mean"] == pytest.approx((100 + hns_breakout) / 2)
     assert agg["frames"] == 2e8
     assert agg["game_time_days"] == pytest.approx(2e8 / 5_184_000)
     assert agg["learning_efficiency"]["hns"]["mean"] == pytest.approx(agg["hns"]["mean"] / 2e8)
     no_frames = score("hwr", {"a": {"pong": 1.0}}, reps=0).algorithms["a"]["aggregates"]
-    assert "frames" not in no_frames and "learning_efficiency" not in no_frames and "game_time_days" not in no_frames
+    assert (
+        "frames" not in no_frames
+        and "learning_efficiency" not in no_frames
+        and "game_time_days" not in no_frames
+    )
 
 
 def test_metrics_a_spec_does_not_define_are_absent(table3):
@@ -152,11 +177,15 @@ def test_metrics_a_spec_does_not_define_are_absent(table3):
         assert key not in muzero["aggregates"]
     assert set(muzero["games"]["pong"]) == {"raw", "runs", "hns"}
     saber = score("saber", {"a": {"pong": 1.0}}, reps=0).algorithms["a"]
-    assert "atari5" not in saber["aggregates"] and "predictions" not in saber and "chns" not in saber["aggregates"]
+    assert (
+        "atari5" not in saber["aggregates"]
+        and "predictions" not in saber
+        and "chns" not in saber["aggregates"]
+    )
     assert "ci" not in saber["aggregates"] and "ci" not in saber["games"]["pong"]
 
 
-# -- confidence intervals ---------------------------------------------------------------------------
+# -- confidence intervals -------------------------------------------------------------------------
 
 
 def test_intervals_with_runs_and_their_determinism():
@@ -167,12 +196,17 @@ def test_intervals_with_runs_and_their_determinism():
     assert first.to_json() == again.to_json()
     assert first.algorithms["a"]["aggregates"]["ci"] != other.algorithms["a"]["aggregates"]["ci"]
     ci = first.algorithms["a"]["aggregates"]["ci"]
-    assert set(ci) == {"hwrns", "saber", "hns"} and set(ci["saber"]) == {"mean", "median", "iqm", "optimality_gap"}
+    assert set(ci) == {"hwrns", "saber", "hns"} and set(ci["saber"]) == {
+        "mean",
+        "median",
+        "iqm",
+        "optimality_gap",
+    }
     for low, high in (ci["hwrns"]["mean"], ci["hns"]["median"]):
         assert low <= high
     games = first.algorithms["a"]["games"]
     assert games["breakout"]["ci"]["raw"] == [50.0, 100.0]
-    assert "ci" not in games["qbert"]                                   # one run: nothing to resample
+    assert "ci" not in games["qbert"]  # one run: nothing to resample
     assert games["pong"]["ci"]["raw"][0] >= 10.0 and games["pong"]["ci"]["raw"][1] <= 14.0
 
 
@@ -191,11 +225,16 @@ def test_atari5_estimate_gets_an_interval_from_the_same_resamples():
     assert low < agg["atari5"] < high
 
 
-# -- JSON, CSV, table --------------------------------------------------------------------------------
+# -- JSON, CSV, table -----------------------------------------------------------------------------
 
 
 def test_json_shape_inf_and_round_trip(tmp_path):
-    results = score("saber", {"a": {"pong": [21.0, 19.0], "atlantis": "inf"}}, reps=200, command="arcadebench score x")
+    results = score(
+        "saber",
+        {"a": {"pong": [21.0, 19.0], "atlantis": "inf"}},
+        reps=200,
+        command="arcadebench score x",
+    )
     text = results.to_json(tmp_path / "out.json")
     data = json.loads(text)
     assert list(data) == ["format", "spec", "settings", "algorithms", "provenance"]
@@ -207,10 +246,17 @@ def test_json_shape_inf_and_round_trip(tmp_path):
     assert data["algorithms"]["a"]["aggregates"]["hwrns"]["mean"] == "inf"
     assert "null" not in text and "NaN" not in text and "Infinity" not in text
     provenance = data["provenance"]
-    assert provenance["arcadebench"] == arcadebench.__version__ and provenance["command"] == "arcadebench score x"
+    assert (
+        provenance["arcadebench"] == arcadebench.__version__
+        and provenance["command"] == "arcadebench score x"
+    )
     assert {"numpy", "gymnasium", "ale_py", "python", "inputs"} <= set(provenance)
     back = Results.from_json(tmp_path / "out.json")
-    assert back.algorithms == results.algorithms and back.spec == results.spec and back.settings == results.settings
+    assert (
+        back.algorithms == results.algorithms
+        and back.spec == results.spec
+        and back.settings == results.settings
+    )
     assert back.algorithms["a"]["games"]["atlantis"]["raw"] == math.inf
 
 
@@ -233,9 +279,19 @@ def test_from_json_refuses_other_documents(tmp_path):
 
 def test_csv_is_tidy_and_complete(table3):
     rows = list(csv.DictReader(io.StringIO(table3.to_csv())))
-    assert list(rows[0]) == ["algorithm", "checkpoint", "game", "metric", "value", "ci_low", "ci_high"]
+    assert list(rows[0]) == [
+        "algorithm",
+        "checkpoint",
+        "game",
+        "metric",
+        "value",
+        "ci_low",
+        "ci_high",
+    ]
     by_key = {(r["algorithm"], r["game"], r["metric"]): r for r in rows}
-    assert float(by_key[("IQN", "", "atari5")]["value"]) == pytest.approx(table3.algorithms["IQN"]["aggregates"]["atari5"])
+    assert float(by_key[("IQN", "", "atari5")]["value"]) == pytest.approx(
+        table3.algorithms["IQN"]["aggregates"]["atari5"]
+    )
     assert by_key[("IQN", "pong", "n_runs")]["value"] == "1"
     assert ("MuZero", "alien", "atari5.predicted_hns") in by_key
     results = score("saber", {"a": {"pong": [21.0, 19.0], "atlantis": "inf"}}, reps=100)
@@ -250,7 +306,11 @@ def test_table_has_aggregates_first_and_one_column_per_algorithm(table3):
     header = text.splitlines()[1]
     for name in TABLE_3:
         assert name in header
-    assert text.index("aggregates") < text.index("per game") < text.index("published results (Table 3)")
+    assert (
+        text.index("aggregates")
+        < text.index("per game")
+        < text.index("published results (Table 3)")
+    )
     assert "atari5" in text and "2,091.46" in text
 
 
@@ -261,10 +321,23 @@ def test_table_shows_intervals_and_checkpoints(tmp_path):
         folder.mkdir(parents=True, exist_ok=True)
         with open(folder / f"{run}.jsonl", "w") as log:
             for i in range(2500):  # 80,000 frames per episode: 200M frames in all
-                log.write(json.dumps({
-                    "kind": "episode", "spec": "saber", "spec_hash": spec.hash, "game": "pong", "run": run,
-                    "episode": i, "return": float(i + 4 * int(run)), "total_frames": (i + 1) * 80_000,
-                    "total_steps": (i + 1) * 20_000, "complete": True}) + "\n")
+                log.write(
+                    json.dumps(
+                        {
+                            "kind": "episode",
+                            "spec": "saber",
+                            "spec_hash": spec.hash,
+                            "game": "pong",
+                            "run": run,
+                            "episode": i,
+                            "return": float(i + 4 * int(run)),
+                            "total_frames": (i + 1) * 80_000,
+                            "total_steps": (i + 1) * 20_000,
+                            "complete": True,
+                        }
+                    )
+                    + "\n"
+                )
     text = score("saber", tmp_path, reps=100).table()
     assert "ppo 95% CI" in text and "aggregates by training frames" in text
     assert "ppo @10M" in text and "ppo @200M" in text and "ppo @end" in text
@@ -272,11 +345,13 @@ def test_table_shows_intervals_and_checkpoints(tmp_path):
 
 @pytest.mark.parametrize(
     ("kwargs", "message"),
-    [({"ci": 1.0}, "`ci` must be a number strictly between 0 and 1, got 1.0"),
-     ({"ci": 0}, "`ci` must be a number strictly between 0 and 1, got 0"),
-     ({"reps": -1}, "`reps` must be a non-negative integer (0: no intervals), got -1"),
-     ({"reps": 2.5}, "`reps` must be a non-negative integer (0: no intervals), got 2.5"),
-     ({"seed": -2}, "`seed` must be a non-negative integer, got -2")],
+    [
+        ({"ci": 1.0}, "`ci` must be a number strictly between 0 and 1, got 1.0"),
+        ({"ci": 0}, "`ci` must be a number strictly between 0 and 1, got 0"),
+        ({"reps": -1}, "`reps` must be a non-negative integer (0: no intervals), got -1"),
+        ({"reps": 2.5}, "`reps` must be a non-negative integer (0: no intervals), got 2.5"),
+        ({"seed": -2}, "`seed` must be a non-negative integer, got -2"),
+    ],
 )
 def test_arguments_checked_before_reading_anything(kwargs, message):
     with pytest.raises(ScoringError) as info:

@@ -74,10 +74,12 @@ SCORES = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0]])
 
 
 def test_aggregates_by_hand():
-    assert float(aggregate_mean(SCORES)) == 4.5            # task means 4 and 5
+    assert float(aggregate_mean(SCORES)) == 4.5  # task means 4 and 5
     assert float(aggregate_median(SCORES)) == 4.5
-    assert float(aggregate_iqm(SCORES)) == 4.5             # 8 scores, drop 2 lowest and 2 highest: 3..6
-    assert float(aggregate_optimality_gap(SCORES, threshold=5.0)) == pytest.approx(5 - (1 + 2 + 3 + 4 + 5 * 4) / 8)
+    assert float(aggregate_iqm(SCORES)) == 4.5  # 8 scores, drop 2 lowest and 2 highest: 3..6
+    assert float(aggregate_optimality_gap(SCORES, threshold=5.0)) == pytest.approx(
+        5 - (1 + 2 + 3 + 4 + 5 * 4) / 8
+    )
 
 
 def test_median_of_odd_and_even_game_counts():
@@ -93,15 +95,19 @@ def test_iqm_trims_floor_of_a_quarter():
 
 
 def test_optimality_gap_counts_exceeding_scores_as_threshold():
-    assert float(aggregate_optimality_gap([[150.0, 100.0, 40.0, -20.0]], 100.0)) == pytest.approx((0 + 0 + 60 + 120) / 4)
+    assert float(aggregate_optimality_gap([[150.0, 100.0, 40.0, -20.0]], 100.0)) == pytest.approx(
+        (0 + 0 + 60 + 120) / 4
+    )
 
 
 def test_unequal_runs_per_game_padding_with_nan():
-    scores = [[1.0, 10.0], [3.0, NAN], [5.0, NAN]]   # game 0: 3 runs (mean 3), game 1: 1 run
+    scores = [[1.0, 10.0], [3.0, NAN], [5.0, NAN]]  # game 0: 3 runs (mean 3), game 1: 1 run
     assert game_means(scores).tolist() == [3.0, 10.0]
     assert float(aggregate_mean(scores)) == 6.5
     assert float(aggregate_median(scores)) == 6.5
-    assert float(aggregate_iqm(scores)) == pytest.approx((3 + 5) / 2)  # 4 pooled scores: drop 1 and 10
+    assert float(aggregate_iqm(scores)) == pytest.approx(
+        (3 + 5) / 2
+    )  # 4 pooled scores: drop 1 and 10
     assert float(aggregate_optimality_gap(scores, 4.0)) == pytest.approx(4 - (1 + 3 + 4 + 4) / 4)
 
 
@@ -130,11 +136,16 @@ def test_aggregates_equal_rliable_on_rectangular_matrices(shape):
     assert float(aggregate_median(x)) == pytest.approx(rly.aggregate_median(x), rel=1e-12)
     assert float(aggregate_iqm(x)) == pytest.approx(rly.aggregate_iqm(x), rel=1e-12)
     # rliable's gamma=1 is a normalised score of 1.0; ours is in percent
-    assert float(aggregate_optimality_gap(x, 100.0)) == pytest.approx(100 * rly.aggregate_optimality_gap(x / 100), rel=1e-12)
+    assert float(aggregate_optimality_gap(x, 100.0)) == pytest.approx(
+        100 * rly.aggregate_optimality_gap(x / 100), rel=1e-12
+    )
 
 
 def test_shape_is_checked_at_the_boundary():
-    with pytest.raises(ScoringError, match=r"`scores` must be an array of shape \(\.\.\., runs, games\), got shape \(3,\)"):
+    with pytest.raises(
+        ScoringError,
+        match=r"`scores` must be an array of shape \(\.\.\., runs, games\), got shape \(3,\)",
+    ):
         aggregate_mean([1.0, 2.0, 3.0])
 
 
@@ -143,19 +154,36 @@ def test_no_games_gives_nan_not_an_error():
     assert np.isnan(aggregate_mean(empty)) and np.isnan(aggregate_median(empty))
 
 
-# -- classes and breakthroughs ------------------------------------------------------------------
+# -- classes and breakthroughs --------------------------------------------------------------------
 
 
 def test_saber_classes_at_their_bounds():
     values = [-5.0, 0.0, 0.999, 1.0, 9.99, 10.0, 49.9, 50.0, 99.999, 100.0, 250.0, INF]
     labels = [SABER_CLASSES[i][0] for i in class_index(values, SABER_CLASSES)]
-    assert labels == ["failing", "failing", "failing", "poor", "poor", "medium", "medium", "fair",
-                      "fair", "superhuman", "superhuman", "superhuman"]
+    assert labels == [
+        "failing",
+        "failing",
+        "failing",
+        "poor",
+        "poor",
+        "medium",
+        "medium",
+        "fair",
+        "fair",
+        "superhuman",
+        "superhuman",
+        "superhuman",
+    ]
 
 
 def test_class_histogram_lists_every_class():
     assert class_histogram([0.5, 100.0, 100.0], SABER_CLASSES) == {
-        "failing": 1, "poor": 0, "medium": 0, "fair": 0, "superhuman": 2}
+        "failing": 1,
+        "poor": 0,
+        "medium": 0,
+        "fair": 0,
+        "superhuman": 2,
+    }
     with pytest.raises(ScoringError, match="NaN"):
         class_index([NAN], SABER_CLASSES)
 
@@ -164,12 +192,12 @@ def test_breakthroughs_count_exact_ties():
     assert breakthroughs([100.0, 99.99999999999999, 250.0, INF, -3.0], 100.0) == 3
 
 
-# -- Atari-5 ----------------------------------------------------------------------------------------
+# -- Atari-5 --------------------------------------------------------------------------------------
 
 
 def test_atari5_estimate_formula_by_hand():
     subset = load_spec("atari5").subsets["Atari-5"]
-    hns = [250.0, -40.0, 99.0, 1000.0, 0.0]   # a below-random game contributes log10(1 + 0) = 0
+    hns = [250.0, -40.0, 99.0, 1000.0, 0.0]  # a below-random game contributes log10(1 + 0) = 0
     expected = 10 ** (0.3820 * math.log10(251) + 0.3108 * 2 + 0.1241 * math.log10(1001)) - 1
     assert float(subset_score(hns, subset.coefficients)) == pytest.approx(expected, rel=1e-12)
 
@@ -177,15 +205,21 @@ def test_atari5_estimate_formula_by_hand():
 def test_atari5_estimate_of_a_uniform_agent():
     # every game at x %: estimate = (1 + x)^(sum c) - 1; Table 9 weights of Atari-5 sum to 0.9653
     subset = load_spec("atari5").subsets["Atari-5"]
-    assert float(subset_score([99.0] * 5, subset.coefficients)) == pytest.approx(100 ** 0.9653 - 1, rel=1e-12)
+    assert float(subset_score([99.0] * 5, subset.coefficients)) == pytest.approx(
+        100**0.9653 - 1, rel=1e-12
+    )
 
 
 def test_table_10_prediction_by_hand():
     model = load_spec("atari5").predictions["Atari-5"]
-    alien = model.models["alien"]  # Table 10: c, battle_zone, double_dunk, name_this_game, phoenix, qbert
+    alien = model.models[
+        "alien"
+    ]  # Table 10: c, battle_zone, double_dunk, name_this_game, phoenix, qbert
     inputs = [200.0, 100.0, 150.0, -10.0, 300.0]
     log = lambda x: math.log10(1 + max(0.0, x))  # noqa: E731
-    expected = 10 ** (alien[0] + sum(c * log(x) for c, x in zip(alien[1:], inputs, strict=True))) - 1
+    expected = (
+        10 ** (alien[0] + sum(c * log(x) for c, x in zip(alien[1:], inputs, strict=True))) - 1
+    )
     assert predicted_scores(inputs, {"alien": alien})["alien"] == pytest.approx(expected, rel=1e-12)
 
 

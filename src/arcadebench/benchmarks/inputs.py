@@ -125,7 +125,8 @@ class ScoreCollector:
             what = f"run {run!r} of {game}" if run else game
             at = f" at checkpoint {checkpoint:,}" if checkpoint is not None else ""
             raise InputError(
-                where[0], where[1],
+                where[0],
+                where[1],
                 f"duplicate score for {what}{at} of algorithm {algorithm!r} (first at "
                 f"{self._where[key]}); give each run its own `run` id or remove one",
             )
@@ -133,7 +134,11 @@ class ScoreCollector:
         if algorithm not in self._order:
             self._order.append(algorithm)
         if score is not None:
-            self._cells.setdefault((algorithm, checkpoint, game), {})[run] = (score, frames, episodes)
+            self._cells.setdefault((algorithm, checkpoint, game), {})[run] = (
+                score,
+                frames,
+                episodes,
+            )
 
     def build(self, spec: Spec) -> RawScores:
         """The collected scores, games in the spec's order, runs in input order."""
@@ -213,11 +218,17 @@ def _read_text(path: Path) -> str:
     except OSError as error:
         raise InputError(file, None, f"cannot read the file: {error.strerror or error}") from None
     if size > MAX_SCORE_FILE_BYTES:
-        raise InputError(file, None, f"is {size:,} bytes, more than the {MAX_SCORE_FILE_BYTES:,} a score file may have")
+        raise InputError(
+            file,
+            None,
+            f"is {size:,} bytes, more than the {MAX_SCORE_FILE_BYTES:,} a score file may have",
+        )
     try:
         return path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as error:
-        raise InputError(file, None, f"is not UTF-8 text (byte {error.start}); save it as UTF-8") from None
+        raise InputError(
+            file, None, f"is not UTF-8 text (byte {error.start}); save it as UTF-8"
+        ) from None
     except OSError as error:
         raise InputError(file, None, f"cannot read the file: {error.strerror or error}") from None
 
@@ -226,7 +237,11 @@ def _read_text(path: Path) -> str:
 
 
 def read_csv(
-    spec: Spec, path: str | os.PathLike, collector: ScoreCollector | None = None, *, text: str | None = None
+    spec: Spec,
+    path: str | os.PathLike,
+    collector: ScoreCollector | None = None,
+    *,
+    text: str | None = None,
 ) -> ScoreCollector:
     """Read a score CSV (``game,score[,algorithm][,run][,frames]``) into ``collector``.
 
@@ -243,8 +258,11 @@ def read_csv(
     text = _read_text(path) if text is None else text
     if "\x00" in text:
         raise InputError(file, None, "contains NUL bytes; a score CSV is plain text")
-    lines = [(n, line) for n, line in enumerate(text.splitlines(keepends=True), 1)
-             if not line.lstrip().startswith("#")]
+    lines = [
+        (n, line)
+        for n, line in enumerate(text.splitlines(keepends=True), 1)
+        if not line.lstrip().startswith("#")
+    ]
     reader = csv.reader(io.StringIO("".join(line for _, line in lines)), strict=True)
 
     def line_of() -> int:
@@ -263,8 +281,10 @@ def read_csv(
                 continue
             if len(row) != len(header):
                 raise InputError(
-                    file, line,
-                    f"has {len(row)} fields, expected {len(header)} ({','.join(header)}): {','.join(row)!r}",
+                    file,
+                    line,
+                    f"has {len(row)} fields, expected {len(header)} ({','.join(header)}): "
+                    f"{','.join(row)!r}",
                 )
             cells = dict(zip(header, (cell.strip() for cell in row), strict=True))
             rows += 1
@@ -272,7 +292,9 @@ def read_csv(
     except csv.Error as error:
         raise InputError(file, line_of(), f"is not valid CSV: {error}") from None
     if header is None:
-        raise InputError(file, None, "is empty; expected a header line `game,score` and one row per game")
+        raise InputError(
+            file, None, "is empty; expected a header line `game,score` and one row per game"
+        )
     if rows == 0:
         raise InputError(file, None, "has a header but no score rows")
     collector.sources.append(file)
@@ -284,7 +306,8 @@ def _csv_header(row: Sequence[str], file: str, line: int) -> list[str]:
     for name in header:
         if name not in CSV_COLUMNS:
             raise InputError(
-                file, line,
+                file,
+                line,
                 f"unknown column {name!r}; a score CSV has the columns game, score and optionally "
                 "algorithm, run, frames (is the header line missing?)",
             )
@@ -293,20 +316,29 @@ def _csv_header(row: Sequence[str], file: str, line: int) -> list[str]:
         raise InputError(file, line, f"column {duplicates[0]!r} appears twice in the header")
     for name in _REQUIRED:
         if name not in header:
-            raise InputError(file, line, f"the header has no {name!r} column; it needs at least `game,score`")
+            raise InputError(
+                file, line, f"the header has no {name!r} column; it needs at least `game,score`"
+            )
     return header
 
 
 def _csv_row(
-    spec: Spec, cells: Mapping[str, str], default_algorithm: str, collector: ScoreCollector, file: str, line: int
+    spec: Spec,
+    cells: Mapping[str, str],
+    default_algorithm: str,
+    collector: ScoreCollector,
+    file: str,
+    line: int,
 ) -> None:
     game = _resolve(spec, cells["game"], file, line)
     try:
         score = parse_score(cells["score"])
     except ValueError:
         raise InputError(
-            file, line,
-            f"score {cells['score']!r} of {game} is not a number; use a number, inf/infinite, or NA for a missing score",
+            file,
+            line,
+            f"score {cells['score']!r} of {game} is not a number; "
+            "use a number, inf/infinite, or NA for a missing score",
         ) from None
     frames = None
     if "frames" in cells:
@@ -314,11 +346,15 @@ def _csv_row(
             frames = _parse_frames(cells["frames"])
         except ValueError:
             raise InputError(
-                file, line, f"frames {cells['frames']!r} of {game} must be a non-negative number or empty"
+                file,
+                line,
+                f"frames {cells['frames']!r} of {game} must be a non-negative number or empty",
             ) from None
     algorithm = cells.get("algorithm", default_algorithm)
     if not algorithm:
-        raise InputError(file, line, "the algorithm is empty; name it or drop the `algorithm` column")
+        raise InputError(
+            file, line, "the algorithm is empty; name it or drop the `algorithm` column"
+        )
     run = cells.get("run", "")
     if "run" in cells and not run:
         raise InputError(file, line, f"the run id of {game} is empty; give every row a run id")
@@ -349,7 +385,11 @@ def _line_of(text: str, key: str, start: int = 0) -> int | None:
 
 
 def read_json(
-    spec: Spec, path: str | os.PathLike, collector: ScoreCollector | None = None, *, text: str | None = None
+    spec: Spec,
+    path: str | os.PathLike,
+    collector: ScoreCollector | None = None,
+    *,
+    text: str | None = None,
 ) -> ScoreCollector:
     """Read ``{"<algorithm>": {"<game>": score | [runs]}}`` (or a results file) into ``collector``.
 
@@ -362,15 +402,29 @@ def read_json(
     collector = collector if collector is not None else ScoreCollector()
     text = _read_text(path) if text is None else text
     if not text.strip():
-        raise InputError(file, None, 'is empty; expected {"<algorithm>": {"<game>": score or [scores per run]}}')
+        raise InputError(
+            file, None, 'is empty; expected {"<algorithm>": {"<game>": score or [scores per run]}}'
+        )
     try:
-        data = json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_reject_constant)
+        data = json.loads(
+            text, object_pairs_hook=_no_duplicate_keys, parse_constant=_reject_constant
+        )
     except json.JSONDecodeError as error:
-        raise InputError(file, error.lineno, f"is not valid JSON: {error.msg} (column {error.colno})") from None
+        raise InputError(
+            file, error.lineno, f"is not valid JSON: {error.msg} (column {error.colno})"
+        ) from None
     except (ValueError, RecursionError) as error:
-        message = "is nested too deeply" if isinstance(error, RecursionError) else f"is not valid: {error}"
+        message = (
+            "is nested too deeply"
+            if isinstance(error, RecursionError)
+            else f"is not valid: {error}"
+        )
         raise InputError(file, None, message) from None
-    if isinstance(data, dict) and isinstance(data.get("format"), str) and data["format"].startswith("arcadebench-results"):
+    if (
+        isinstance(data, dict)
+        and isinstance(data.get("format"), str)
+        and data["format"].startswith("arcadebench-results")
+    ):
         _read_results(spec, data, collector, file, text)
     else:
         _read_mapping(spec, data, collector, file, text)
@@ -378,7 +432,9 @@ def read_json(
     return collector
 
 
-def read_mapping(spec: Spec, data: Mapping, collector: ScoreCollector | None = None) -> ScoreCollector:
+def read_mapping(
+    spec: Spec, data: Mapping, collector: ScoreCollector | None = None
+) -> ScoreCollector:
     """Read an in-memory ``{"<algorithm>": {"<game>": score | [runs]}}`` mapping."""
     collector = collector if collector is not None else ScoreCollector()
     _read_mapping(spec, data, collector, "<mapping>", None)
@@ -393,11 +449,15 @@ def _json_score(value: object, file: str, line: int | None, what: str) -> float 
     if value is None:
         return None
     if isinstance(value, bool):
-        raise InputError(file, line, f"score of {what} must be a number, \"inf\" or null, got {value!r}")
+        raise InputError(
+            file, line, f'score of {what} must be a number, "inf" or null, got {value!r}'
+        )
     if isinstance(value, int | float):
         value = float(value)
         if math.isnan(value) or value == -math.inf:
-            raise InputError(file, line, f"score of {what} must be a number, \"inf\" or null, got {value!r}")
+            raise InputError(
+                file, line, f'score of {what} must be a number, "inf" or null, got {value!r}'
+            )
         return value
     if hasattr(value, "dtype") and getattr(value, "shape", None) == ():  # numpy scalar in a mapping
         return _json_score(value.item(), file, line, what)  # type: ignore[attr-defined]
@@ -406,32 +466,51 @@ def _json_score(value: object, file: str, line: int | None, what: str) -> float 
             return parse_score(value)
         except ValueError:
             pass
-    raise InputError(file, line, f"score of {what} must be a number, \"inf\" or null, got {value!r}")
+    raise InputError(file, line, f'score of {what} must be a number, "inf" or null, got {value!r}')
 
 
-def _read_mapping(spec: Spec, data: object, collector: ScoreCollector, file: str, text: str | None) -> None:
+def _read_mapping(
+    spec: Spec, data: object, collector: ScoreCollector, file: str, text: str | None
+) -> None:
     if not isinstance(data, Mapping) or not data:
-        raise InputError(file, None, f"must be a non-empty object {_SHAPE}, got {type(data).__name__}")
+        raise InputError(
+            file, None, f"must be a non-empty object {_SHAPE}, got {type(data).__name__}"
+        )
     for algorithm, games in data.items():
         line = _line_of(text, str(algorithm)) if text else None
         if not isinstance(algorithm, str) or not algorithm:
-            raise InputError(file, line, f"algorithm names must be non-empty strings, got {algorithm!r}")
+            raise InputError(
+                file, line, f"algorithm names must be non-empty strings, got {algorithm!r}"
+            )
         if not isinstance(games, Mapping):
-            raise InputError(file, line, f"algorithm {algorithm!r} must map games to scores ({_SHAPE}), got {type(games).__name__}")
+            raise InputError(
+                file,
+                line,
+                f"algorithm {algorithm!r} must map games to scores ({_SHAPE}), "
+                f"got {type(games).__name__}",
+            )
         start = text.find(json.dumps(algorithm)) if text else 0
         for name, value in games.items():
             line = _line_of(text, str(name), max(start, 0)) if text else None
             game = _resolve(spec, name, file, line)
             what = f"{game} ({algorithm})"
-            if isinstance(value, list | tuple) or (hasattr(value, "ndim") and getattr(value, "ndim", 0) == 1):
+            if isinstance(value, list | tuple) or (
+                hasattr(value, "ndim") and getattr(value, "ndim", 0) == 1
+            ):
                 values = list(value)  # type: ignore[arg-type]
                 if not values:
-                    raise InputError(file, line, f"{what} has an empty list of runs; use null for a missing score")
+                    raise InputError(
+                        file,
+                        line,
+                        f"{what} has an empty list of runs; use null for a missing score",
+                    )
                 for i, item in enumerate(values):
                     score = _json_score(item, file, line, f"{what} run {i}")
                     collector.add(algorithm, game, str(i), score, where=(file, line))
             else:
-                collector.add(algorithm, game, "", _json_score(value, file, line, what), where=(file, line))
+                collector.add(
+                    algorithm, game, "", _json_score(value, file, line, what), where=(file, line)
+                )
 
 
 def _read_results(spec: Spec, data: dict, collector: ScoreCollector, file: str, text: str) -> None:
@@ -441,14 +520,20 @@ def _read_results(spec: Spec, data: dict, collector: ScoreCollector, file: str, 
         raise InputError(file, None, 'a results file must have an "algorithms" object')
     for algorithm, entry in algorithms.items():
         if not isinstance(entry, dict):
-            raise InputError(file, _line_of(text, algorithm), f"algorithm {algorithm!r} must be an object")
+            raise InputError(
+                file, _line_of(text, algorithm), f"algorithm {algorithm!r} must be an object"
+            )
         blocks: list[tuple[int | None, object]] = [(None, entry.get("games", {}))]
         checkpoints = entry.get("checkpoints", {})
         if not isinstance(checkpoints, dict):
             raise InputError(file, _line_of(text, "checkpoints"), '"checkpoints" must be an object')
         for label, block in checkpoints.items():
             if not (isinstance(label, str) and label.isdigit()) or not isinstance(block, dict):
-                raise InputError(file, _line_of(text, label), f"checkpoint {label!r} must be a frame count with an object")
+                raise InputError(
+                    file,
+                    _line_of(text, label),
+                    f"checkpoint {label!r} must be a frame count with an object",
+                )
             blocks.append((int(label), block.get("games", {})))
         for checkpoint, games in blocks:
             if not isinstance(games, dict):
@@ -458,15 +543,30 @@ def _read_results(spec: Spec, data: dict, collector: ScoreCollector, file: str, 
                 game = _resolve(spec, name, file, line)
                 runs = cell.get("runs") if isinstance(cell, dict) else None
                 if not isinstance(runs, list) or not runs:
-                    raise InputError(file, line, f'{game} of {algorithm!r} needs a non-empty "runs" list to be re-scored')
+                    raise InputError(
+                        file,
+                        line,
+                        f'{game} of {algorithm!r} needs a non-empty "runs" list to be re-scored',
+                    )
                 frames = cell.get("frames")
-                if not (isinstance(frames, int | float) and not isinstance(frames, bool)
-                        and math.isfinite(frames) and frames >= 0):
+                if not (
+                    isinstance(frames, int | float)
+                    and not isinstance(frames, bool)
+                    and math.isfinite(frames)
+                    and frames >= 0
+                ):
                     frames = None
                 for i, item in enumerate(runs):
                     score = _json_score(item, file, line, f"{game} ({algorithm}) run {i}")
-                    collector.add(algorithm, game, str(i), score, where=(file, line),
-                                  frames=frames, checkpoint=checkpoint)
+                    collector.add(
+                        algorithm,
+                        game,
+                        str(i),
+                        score,
+                        where=(file, line),
+                        frames=frames,
+                        checkpoint=checkpoint,
+                    )
 
 
 # -- dispatch -------------------------------------------------------------------------------------
@@ -480,7 +580,11 @@ def _expand(sources: object) -> list[object]:
         if not items:
             raise InputError("<scores>", None, "no score files given")
         return items
-    raise InputError("<scores>", None, f"scores must be a path, a list of paths or a mapping, got {type(sources).__name__}")
+    raise InputError(
+        "<scores>",
+        None,
+        f"scores must be a path, a list of paths or a mapping, got {type(sources).__name__}",
+    )
 
 
 def read_scores(spec: Spec, sources: object) -> RawScores:
@@ -498,7 +602,11 @@ def read_scores(spec: Spec, sources: object) -> RawScores:
             read_mapping(spec, source, collector)
             continue
         if not isinstance(source, str | os.PathLike):
-            raise InputError("<scores>", None, f"a score source must be a path or a mapping, got {type(source).__name__}")
+            raise InputError(
+                "<scores>",
+                None,
+                f"a score source must be a path or a mapping, got {type(source).__name__}",
+            )
         path = Path(source)
         if path.is_dir():
             found = sorted(path.rglob("*.jsonl"))
@@ -514,11 +622,17 @@ def read_scores(spec: Spec, sources: object) -> RawScores:
         elif path.suffix.lower() == ".jsonl":
             logs.append(path)
         else:
-            raise InputError(str(path), None, "has an unknown suffix; give a .csv or .json score file or a .jsonl episode log")
+            raise InputError(
+                str(path),
+                None,
+                "has an unknown suffix; give a .csv or .json score file or a .jsonl episode log",
+            )
     if logs:
         read_logs(spec, logs, collector)
     raw = collector.build(spec)
     if not raw.algorithms:
         where = collector.sources[0] if len(collector.sources) == 1 else "<scores>"
-        raise InputError(where, None, "has no scores (no complete episode, no score row); nothing to score")
+        raise InputError(
+            where, None, "has no scores (no complete episode, no score row); nothing to score"
+        )
     return raw

@@ -41,7 +41,17 @@ from arcadebench.specs.model import Evaluation
 
 __all__ = ["LogWarning", "RunLog", "parse_log", "read_logs", "run_scores"]
 
-_FIELDS = ("spec", "spec_hash", "game", "run", "episode", "return", "total_frames", "total_steps", "complete")
+_FIELDS = (
+    "spec",
+    "spec_hash",
+    "game",
+    "run",
+    "episode",
+    "return",
+    "total_frames",
+    "total_steps",
+    "complete",
+)
 
 
 class LogWarning(UserWarning):
@@ -136,18 +146,24 @@ def parse_log(spec: Spec, path: str | os.PathLike) -> list[RunLog]:
                     warnings.warn(
                         f"{file}:{lineno}: the last line is cut off (the run was killed while "
                         "writing it); it is ignored and the episodes before it are kept",
-                        LogWarning, stacklevel=2,
+                        LogWarning,
+                        stacklevel=2,
                     )
                     break
                 raise InputError(
-                    file, lineno, "is not a JSON record: the log is corrupt here (only a cut last line is tolerated)"
+                    file,
+                    lineno,
+                    "is not a JSON record: the log is corrupt here "
+                    "(only a cut last line is tolerated)",
                 ) from None
             if type(record) is not dict:
                 raise InputError(file, lineno, f"is not a JSON object but {type(record).__name__}")
             kind = record.get("kind")
             if kind != "episode":
                 if not isinstance(kind, str):
-                    raise InputError(file, lineno, 'has no "kind" (every log record has one, e.g. "episode")')
+                    raise InputError(
+                        file, lineno, 'has no "kind" (every log record has one, e.g. "episode")'
+                    )
                 if kind == "header" and not seen_episode:
                     name = record.get("algorithm") or record.get("agent")
                     if isinstance(name, str) and name.strip():
@@ -160,18 +176,25 @@ def parse_log(spec: Spec, path: str | os.PathLike) -> list[RunLog]:
                 )
             except KeyError as error:
                 raise InputError(
-                    file, lineno, f'episode record has no "{error.args[0]}" field (see DEVELOPING.md, "Episode log")'
+                    file,
+                    lineno,
+                    f'episode record has no "{error.args[0]}" field '
+                    '(see DEVELOPING.md, "Episode log")',
                 ) from None
             if spec_name != spec.name:
                 raise InputError(
-                    file, lineno,
-                    f"was written for spec {spec_name!r}, not {spec.name!r}; score it with that spec "
+                    file,
+                    lineno,
+                    f"was written for spec {spec_name!r}, not {spec.name!r}; "
+                    "score it with that spec "
                     f"(`arcadebench score {spec_name} ...`)",
                 )
             if spec_hash != spec.hash:
                 raise InputError(
-                    file, lineno,
-                    f"was written with a different version of the {spec.name!r} spec ({spec_hash!r}, "
+                    file,
+                    lineno,
+                    "was written with a different version of the "
+                    f"{spec.name!r} spec ({spec_hash!r}, "
                     f"this one is {spec.hash!r}); score it with the spec file that wrote it",
                 )
             game = games.get(game_name) if isinstance(game_name, str) else None
@@ -190,35 +213,44 @@ def parse_log(spec: Spec, path: str | os.PathLike) -> list[RunLog]:
                 raise InputError(file, lineno, f'"return" must be a finite number, got {ret!r}')
             if not (_is_int(frames) and frames >= 0 and _is_int(steps) and steps >= 0):
                 raise InputError(
-                    file, lineno,
-                    f'"total_frames" and "total_steps" must be non-negative integers, got {frames!r} and {steps!r}',
+                    file,
+                    lineno,
+                    '"total_frames" and "total_steps" must be non-negative integers, '
+                    f"got {frames!r} and {steps!r}",
                 )
             if type(complete) is not bool:
-                raise InputError(file, lineno, f'"complete" must be true or false, got {complete!r}')
+                raise InputError(
+                    file, lineno, f'"complete" must be true or false, got {complete!r}'
+                )
             if not _is_int(episode):
                 raise InputError(file, lineno, f'"episode" must be an integer, got {episode!r}')
             if not deviations_seen and record.get("deviations"):
                 deviations_seen = True
                 warnings.warn(
                     f"{file}:{lineno}: the run deviates from the {spec.name!r} protocol: "
-                    f"{json.dumps(record['deviations'], default=str)[:200]}; its scores are not comparable "
+                    f"{json.dumps(record['deviations'], default=str)[:200]}; "
+                    "its scores are not comparable "
                     "with published ones",
-                    LogWarning, stacklevel=2,
+                    LogWarning,
+                    stacklevel=2,
                 )
             acc = runs.get((game, run))
             if acc is None:
                 acc = runs[(game, run)] = _Run(lineno)
             elif episode <= acc.episode[0]:
                 raise InputError(
-                    file, lineno,
+                    file,
+                    lineno,
                     f"episode {episode} of {game} run {run!r} comes after episode {acc.episode[0]} "
                     f"(line {acc.episode[1]}): an episode is repeated or out of order; "
                     "remove the duplicated lines (was the run resumed twice?)",
                 )
             elif frames < acc.frames[-1]:
                 raise InputError(
-                    file, lineno,
-                    f'"total_frames" of {game} run {run!r} went back from {acc.frames[-1]} to {frames}',
+                    file,
+                    lineno,
+                    f'"total_frames" of {game} run {run!r} went back '
+                    f"from {acc.frames[-1]} to {frames}",
                 )
             acc.episode = (episode, lineno)
             acc.returns.append(ret)
@@ -229,7 +261,11 @@ def parse_log(spec: Spec, path: str | os.PathLike) -> list[RunLog]:
         warnings.warn(f"{file}: has no episode records", LogWarning, stacklevel=2)
     return [
         RunLog(
-            algorithm=algorithm, game=game, run=run, file=file, line=acc.line,
+            algorithm=algorithm,
+            game=game,
+            run=run,
+            file=file,
+            line=acc.line,
             returns=np.asarray(acc.returns, dtype=np.float64),
             total_frames=np.asarray(acc.frames, dtype=np.int64),
             total_steps=np.asarray(acc.steps, dtype=np.int64),
@@ -278,7 +314,7 @@ def run_scores(log: RunLog, evaluation: Evaluation) -> dict[int | None, tuple[fl
             break
         n = int(np.searchsorted(frames, checkpoint, side="right"))
         if n:
-            window = returns[max(0, n - k):n]
+            window = returns[max(0, n - k) : n]
             scores[checkpoint] = (float(window.mean()), checkpoint, int(window.size))
     return scores
 
@@ -299,21 +335,32 @@ def read_logs(
             key = (log.algorithm, log.game, log.run)
             if key in owner:
                 raise InputError(
-                    log.file, log.line,
-                    f"run {log.run!r} of {log.game} ({log.algorithm}) is also logged in {owner[key]}; "
+                    log.file,
+                    log.line,
+                    f"run {log.run!r} of {log.game} ({log.algorithm}) "
+                    f"is also logged in {owner[key]}; "
                     "one run's episodes belong in one log",
                 )
             owner[key] = log.file
             scores = run_scores(log, spec.evaluation)
             if not scores:
                 warnings.warn(
-                    f"{log.file}: {log.game} run {log.run!r} has no complete episode within the budget; "
-                    "it has no score", LogWarning, stacklevel=2,
+                    f"{log.file}: {log.game} run {log.run!r} "
+                    "has no complete episode within the budget; "
+                    "it has no score",
+                    LogWarning,
+                    stacklevel=2,
                 )
             for checkpoint, (value, frames, episodes) in scores.items():
                 collector.add(
-                    log.algorithm, log.game, log.run, value, where=(log.file, log.line),
-                    frames=float(frames), episodes=episodes, checkpoint=checkpoint,
+                    log.algorithm,
+                    log.game,
+                    log.run,
+                    value,
+                    where=(log.file, log.line),
+                    frames=float(frames),
+                    episodes=episodes,
+                    checkpoint=checkpoint,
                 )
         collector.sources.append(str(path))
     return collector

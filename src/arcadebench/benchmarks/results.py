@@ -46,6 +46,7 @@ from arcadebench.benchmarks.scoring import (
     class_index,
     game_means,
     game_time_days,
+    learning_efficiency,
     normalised_score,
     predicted_scores,
     subset_score,
@@ -91,8 +92,9 @@ def score(
         UnknownSpec: an unknown spec name.
 
     Example:
-        >>> results = score("atari5", {"me": {"Battle Zone": 37187.5, "Pong": [14.6, -20.71]}}, reps=0)
-        >>> results.algorithms["me"]["games"]["pong"]["hns"], results.algorithms["me"]["aggregates"]["hns"]["median"]
+        >>> scores = {"me": {"Battle Zone": 37187.5, "Pong": [14.6, -20.71]}}
+        >>> me = score("atari5", scores, reps=0).algorithms["me"]
+        >>> me["games"]["pong"]["hns"], me["aggregates"]["hns"]["median"]
         (50.0, 75.0)
     """
     if isinstance(ci, bool) or not isinstance(ci, int | float) or not 0.0 < ci < 1.0:
@@ -108,7 +110,9 @@ def score(
         entry = _score_block(spec, data.games, ci=ci, reps=reps, seed=_block_seed(seed, name, None))
         if data.checkpoints:
             entry["checkpoints"] = {
-                str(checkpoint): _score_block(spec, games, ci=ci, reps=reps, seed=_block_seed(seed, name, checkpoint))
+                str(checkpoint): _score_block(
+                    spec, games, ci=ci, reps=reps, seed=_block_seed(seed, name, checkpoint)
+                )
                 for checkpoint, games in sorted(data.checkpoints.items())
             }
         algorithms[name] = entry
@@ -151,7 +155,7 @@ def subset_key(name: str) -> str:
 
 @dataclass
 class _Target:
-    """A set of per-run scores that aggregates are computed over (a metric, or raw on a split)."""
+    """Per-run scores that aggregates are computed over: a normalised metric, or raw on a split."""
 
     key: str
     columns: np.ndarray
@@ -160,25 +164,17 @@ class _Target:
     reference: np.ndarray | None = None
 
     def transform(self, raw: np.ndarray) -> np.ndarray:
+        """The target's ``(..., runs, columns)`` scores from ``(..., runs, games)`` raw scores."""
         selected = raw[..., self.columns]
         if self.norm is None:
             return selected
-        return normalised_score(selected, self.random, self.reference, self.norm.floor, self.norm.cap)
-
-
-@dataclass
-class _Layout:
-    """Positions of the named outputs in the statistic's flat vector."""
-
-    slots: dict[tuple, slice] = field(default_factory=dict)
-    size: int = 0
-
-    def add(self, key: tuple, n: int) -> None:
-        self.slots[key] = slice(self.size, self.size + n)
-        self.size += n
+        return normalised_score(
+            selected, self.random, self.reference, self.norm.floor, self.norm.cap
+        )
 
 
 def _targets(spec: Spec, names: list[str]) -> list[_Target]:
+    """Each normalised metric over the games with its constants; without any, raw per split."""
     if spec.scoring.normalised:
         targets = []
         for norm in spec.scoring.normalised:
@@ -188,8 +184,10 @@ def _targets(spec: Spec, names: list[str]) -> list[_Target]:
             targets.append(_Target(norm.name, columns, norm, random[columns], reference[columns]))
         return targets
     targets = [_Target("raw", np.arange(len(names)))]
-    for split in ("train", "test"):
-        columns = [i for i, g in enumerate(names) if g in spec.levels and spec.levels[g].split == split]
+    for split in ("train", "test"):  # Sonic Section 3.9: the score is the mean over test levels
+        columns = [
+            i for i, g in enumerate(names) if g in spec.levels and spec.levels[g].split == split
+        ]
         if columns:
             targets.append(_Target(split, np.array(columns)))
     return targets
@@ -201,144 +199,201 @@ def _constant(spec: Spec, game: str, column: str) -> float:
     return np.nan if value is None else float(value)
 
 
-def _hns_target(spec: Spec, targets: list[_Target]) -> _Target | None:
-    """The human-normalised metric the Atari-5 estimates use (Table 12 constants)."""
-    for target in targets:
-        if target.norm is not None and target.norm.reference == "human" and target.norm.cap is None:
-            if target.norm.floor is None:
-                return target
-    return None
+class _Block:
+    """The scores of one algorithm at one checkpoint: one statistic, its point and its interval.
+
+    Every number that gets an interval (per-game means, aggregates, Atari-X estimates) is one
+    slot of the vector :meth:`statistic` returns, so the point estimate and the bootstrap share
+    one implementation.
+    """
+
+    def __init__(self, spec: Spec, games: Mapping[str, RunScores]) -> None:
+        self.spec = spec
+        self.games = games
+        self.names = list(games)
+        self.targets = _targets(spec, self.names)
+        self.position = {
+            t.key: {self.names[c]: i for i, c in enumerate(t.columns)} for t in self.targets
+        }
+        # Atari-5 Eq. 3 uses the uncapped human-normalised score (Table 12 constants)
+        self.hns = next(
+            (
+                t
+                for t in self.targets
+                if t.norm is not None
+                and t.norm.reference == "human"
+                and t.norm.floor is None
+                and t.norm.cap is None
+            ),
+            None,
+        )
+        self.subsets = []
+        if self.hns is not None:
+            present = self.position[self.hns.key]
+            for subset in spec.subsets.values():
+                if all(g in present for g in subset.games):
+                    index = np.array([present[g] for g in subset.games])
+                    self.subsets.append((subset_key(subset.name), index, subset.coefficients))
+        self.slots: dict[tuple, slice] = {}
+        self._add(("game", "raw"), len(self.names))
+        for t in self.targets:
+            self._add(("game", t.key), len(t.columns))
+            for stat in spec.scoring.aggregates if len(t.columns) else ():
+                self._add(("agg", t.key, stat), 1)
+        for key, _, _ in self.subsets:
+            self._add(("subset", key), 1)
+
+    def _add(self, key: tuple, n: int) -> None:
+        start = max((s.stop for s in self.slots.values()), default=0)
+        self.slots[key] = slice(start, start + n)
+
+    def statistic(self, raw: np.ndarray) -> np.ndarray:
+        """Every slot from ``(..., runs, games)`` raw scores, vectorised over leading axes."""
+        scoring = self.spec.scoring
+        parts = [game_means(raw)]
+        per_game = {}
+        for t in self.targets:
+            scores = t.transform(raw)
+            per_game[t.key] = game_means(scores)
+            parts.append(per_game[t.key])
+            for stat in scoring.aggregates if len(t.columns) else ():
+                extra = (scoring.optimality_gap_threshold,) if stat == "optimality_gap" else ()
+                parts.append(np.asarray(AGGREGATES[stat](scores, *extra))[..., None])
+        for _, index, coefficients in self.subsets:
+            estimate = subset_score(per_game[self.hns.key][..., index], coefficients)
+            parts.append(np.asarray(estimate)[..., None])
+        return np.concatenate(parts, axis=-1)
+
+    def score(self, *, ci: float, reps: int, seed: np.random.SeedSequence) -> dict[str, Any]:
+        """The block's JSON-ready ``{"games", "aggregates"[, "predictions"]}``."""
+        runs = max((len(self.games[g].scores) for g in self.names), default=0)
+        raw = np.full((max(runs, 1), len(self.names)), np.nan)
+        for j, game in enumerate(self.names):
+            raw[: len(self.games[game].scores), j] = self.games[game].scores
+        self.point = self.statistic(raw)
+        self.interval = None
+        if reps > 0 and runs >= 2:
+            rng = np.random.default_rng(seed)
+            samples = bootstrap_distribution(raw, self.statistic, reps=reps, seed=rng)
+            self.interval = percentile_interval(samples, ci)
+        games = self._games()
+        block: dict[str, Any] = {"games": games, "aggregates": self._aggregates(games)}
+        predictions = self._predictions(games)
+        if predictions:
+            block["predictions"] = predictions
+        return block
+
+    def _value(self, key: tuple, i: int = 0) -> float:
+        return float(self.point[self.slots[key]][i])
+
+    def _bounds(self, key: tuple, i: int = 0) -> list[float]:
+        column = self.slots[key]
+        return [float(self.interval[0, column][i]), float(self.interval[1, column][i])]
+
+    def _games(self) -> dict[str, dict[str, Any]]:
+        scoring = self.spec.scoring
+        normalised = [t for t in self.targets if t.norm is not None]
+        out: dict[str, dict[str, Any]] = {}
+        for j, game in enumerate(self.names):
+            runs = self.games[game]
+            entry: dict[str, Any] = {
+                "raw": self._value(("game", "raw"), j),
+                "runs": list(runs.scores),
+            }
+            episodes = [e for e in runs.episodes if e is not None]
+            if episodes:
+                entry["episodes"] = int(sum(episodes))
+            frames = [f for f in runs.frames if f is not None]
+            if frames:
+                entry["frames"] = float(np.mean(frames))
+            metrics = [t for t in normalised if game in self.position[t.key]]
+            for t in metrics:
+                entry[t.key] = self._value(("game", t.key), self.position[t.key][game])
+            if scoring.classes_of in entry:
+                index = int(class_index([entry[scoring.classes_of]], scoring.classes)[0])
+                entry["class"] = scoring.classes[index][0]
+            if self.interval is not None and len(runs.scores) >= 2:
+                entry["ci"] = {"raw": self._bounds(("game", "raw"), j)}
+                for t in metrics:
+                    entry["ci"][t.key] = self._bounds(("game", t.key), self.position[t.key][game])
+            out[game] = entry
+        return out
+
+    def _aggregates(self, games: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+        scoring = self.spec.scoring
+        out: dict[str, Any] = {}
+        for t in self.targets:
+            stats = {
+                s: self._value(("agg", t.key, s)) for s in scoring.aggregates if len(t.columns)
+            }
+            out[t.key] = {**stats, "n_games": int(len(t.columns))}
+        per_game = {t.key: self.point[self.slots[("game", t.key)]] for t in self.targets}
+        if scoring.breakthrough_of in per_game:  # HWR: HWRB = sum_g (HWRNS_g >= 100 %)
+            key = "hwrb" if scoring.breakthrough_of == "hwrns" else "breakthroughs"
+            out[key] = breakthroughs(
+                per_game[scoring.breakthrough_of], scoring.breakthrough_threshold
+            )
+        if scoring.classes_of in per_game:  # SABER Section 3.2 histogram
+            out["classes"] = class_histogram(per_game[scoring.classes_of], scoring.classes)
+        for key, _, _ in self.subsets:
+            out[key] = self._value(("subset", key))
+        out.update(self._efficiency(games, out))
+        out["missing"] = [g for g in self.spec.default_games if g not in games]
+        if self.interval is not None:
+            cis: dict[str, Any] = {
+                t.key: {s: self._bounds(("agg", t.key, s)) for s in scoring.aggregates}
+                for t in self.targets
+                if len(t.columns)
+            }
+            cis.update({key: self._bounds(("subset", key)) for key, _, _ in self.subsets})
+            out["ci"] = cis
+        return out
+
+    def _efficiency(
+        self, games: Mapping[str, Mapping[str, Any]], aggregates: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """HWR Eqs. 6-7 over the mean training frames of the games (when frames are given)."""
+        scoring = self.spec.scoring
+        frames = [cell["frames"] for cell in games.values() if "frames" in cell]
+        if not frames or not (scoring.learning_efficiency or scoring.game_time_frames_per_day):
+            return {}
+        mean = float(np.mean(frames))
+        out: dict[str, Any] = {"frames": mean}
+        if scoring.game_time_frames_per_day:
+            out["game_time_days"] = float(game_time_days(mean, scoring.game_time_frames_per_day))
+        if scoring.learning_efficiency and mean > 0:
+            out["learning_efficiency"] = {
+                t.key: {
+                    s: float(learning_efficiency(v, mean))
+                    for s, v in aggregates[t.key].items()
+                    if s != "n_games"
+                }
+                for t in self.targets
+                if t.norm is not None and len(t.columns)
+            }
+        return out
+
+    def _predictions(self, games: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, float]]:
+        """Atari-5 Tables 10-11: every game's HNS predicted from the subset's, when all played."""
+        if self.hns is None:
+            return {}
+        out = {}
+        for model in self.spec.predictions.values():
+            if all(g in self.position[self.hns.key] for g in model.inputs):
+                inputs = [games[g][self.hns.key] for g in model.inputs]
+                out[subset_key(model.name)] = predicted_scores(inputs, model.models)
+        return out
 
 
 def _score_block(
-    spec: Spec, games: Mapping[str, RunScores], *, ci: float, reps: int, seed: np.random.SeedSequence
+    spec: Spec,
+    games: Mapping[str, RunScores],
+    *,
+    ci: float,
+    reps: int,
+    seed: np.random.SeedSequence,
 ) -> dict[str, Any]:
-    names = list(games)
-    n_runs = max((len(games[g].scores) for g in names), default=0)
-    raw = np.full((max(n_runs, 1), len(names)), np.nan)
-    for j, game in enumerate(names):
-        raw[: len(games[game].scores), j] = games[game].scores
-    targets = _targets(spec, names)
-    hns = _hns_target(spec, targets)
-    position = {t.key: {names[c]: i for i, c in enumerate(t.columns)} for t in targets}
-
-    subsets = []
-    if hns is not None:
-        for subset in spec.subsets.values():
-            if all(g in position[hns.key] for g in subset.games):
-                index = np.array([position[hns.key][g] for g in subset.games])
-                subsets.append((subset_key(subset.name), index, subset.coefficients))
-
-    layout = _Layout()
-    layout.add(("game", "raw"), len(names))
-    for t in targets:
-        layout.add(("game", t.key), len(t.columns))
-        if len(t.columns):
-            for stat in spec.scoring.aggregates:
-                layout.add(("agg", t.key, stat), 1)
-    for key, _, _ in subsets:
-        layout.add(("subset", key), 1)
-
-    def statistic(x: np.ndarray) -> np.ndarray:
-        parts = [game_means(x)]
-        per_game = {}
-        for t in targets:
-            s = t.transform(x)
-            per_game[t.key] = game_means(s)
-            parts.append(per_game[t.key])
-            if len(t.columns):
-                for stat in spec.scoring.aggregates:
-                    if stat == "optimality_gap":
-                        value = AGGREGATES[stat](s, spec.scoring.optimality_gap_threshold)
-                    else:
-                        value = AGGREGATES[stat](s)
-                    parts.append(np.asarray(value)[..., None])
-        for _, index, coefficients in subsets:
-            parts.append(np.asarray(subset_score(per_game[hns.key][..., index], coefficients))[..., None])
-        return np.concatenate(parts, axis=-1)
-
-    point = statistic(raw)
-    interval = None
-    if reps > 0 and any(len(games[g].scores) >= 2 for g in names):
-        samples = bootstrap_distribution(raw, statistic, reps=reps, seed=np.random.default_rng(seed))
-        interval = percentile_interval(samples, ci)
-
-    def value(key: tuple, i: int = 0) -> float:
-        return float(point[layout.slots[key]][i])
-
-    def bounds(key: tuple, i: int = 0) -> list[float]:
-        s = layout.slots[key]
-        return [float(interval[0, s][i]), float(interval[1, s][i])]
-
-    block_games: dict[str, dict[str, Any]] = {}
-    for j, game in enumerate(names):
-        runs = games[game]
-        entry: dict[str, Any] = {"raw": value(("game", "raw"), j), "runs": list(runs.scores)}
-        episodes = [e for e in runs.episodes if e is not None]
-        if episodes:
-            entry["episodes"] = int(sum(episodes))
-        frames = [f for f in runs.frames if f is not None]
-        if frames:
-            entry["frames"] = float(np.mean(frames))
-        for t in targets:
-            if t.norm is not None and game in position[t.key]:
-                entry[t.key] = value(("game", t.key), position[t.key][game])
-        if spec.scoring.classes_of and game in position.get(spec.scoring.classes_of, {}):
-            metric = entry[spec.scoring.classes_of]
-            entry["class"] = spec.scoring.classes[int(class_index([metric], spec.scoring.classes)[0])][0]
-        if interval is not None and len(runs.scores) >= 2:
-            entry["ci"] = {"raw": bounds(("game", "raw"), j)}
-            for t in targets:
-                if t.norm is not None and game in position[t.key]:
-                    entry["ci"][t.key] = bounds(("game", t.key), position[t.key][game])
-        block_games[game] = entry
-
-    aggregates: dict[str, Any] = {}
-    for t in targets:
-        stats: dict[str, Any] = {}
-        if len(t.columns):
-            stats = {stat: value(("agg", t.key, stat)) for stat in spec.scoring.aggregates}
-        stats["n_games"] = int(len(t.columns))
-        aggregates[t.key] = stats
-    per_game = {t.key: point[layout.slots[("game", t.key)]] for t in targets}
-    if spec.scoring.breakthrough_of and spec.scoring.breakthrough_of in per_game:
-        key = "hwrb" if spec.scoring.breakthrough_of == "hwrns" else "breakthroughs"
-        aggregates[key] = breakthroughs(per_game[spec.scoring.breakthrough_of], spec.scoring.breakthrough_threshold)
-    if spec.scoring.classes_of and spec.scoring.classes_of in per_game:
-        aggregates["classes"] = class_histogram(per_game[spec.scoring.classes_of], spec.scoring.classes)
-    for key, _, _ in subsets:
-        aggregates[key] = value(("subset", key))
-    frames = [block_games[g]["frames"] for g in names if "frames" in block_games[g]]
-    if frames and (spec.scoring.learning_efficiency or spec.scoring.game_time_frames_per_day):
-        mean_frames = float(np.mean(frames))
-        aggregates["frames"] = mean_frames
-        if spec.scoring.game_time_frames_per_day:
-            aggregates["game_time_days"] = float(game_time_days(mean_frames, spec.scoring.game_time_frames_per_day))
-        if spec.scoring.learning_efficiency and mean_frames > 0:
-            aggregates["learning_efficiency"] = {
-                t.key: {s: v / mean_frames for s, v in aggregates[t.key].items() if s != "n_games"}
-                for t in targets if t.norm is not None and len(t.columns)
-            }
-    aggregates["missing"] = [g for g in spec.default_games if g not in games]
-    if interval is not None:
-        cis: dict[str, Any] = {}
-        for t in targets:
-            if len(t.columns):
-                cis[t.key] = {stat: bounds(("agg", t.key, stat)) for stat in spec.scoring.aggregates}
-        for key, _, _ in subsets:
-            cis[key] = bounds(("subset", key))
-        aggregates["ci"] = cis
-
-    block: dict[str, Any] = {"games": block_games, "aggregates": aggregates}
-    predictions = {}
-    if hns is not None:
-        for model in spec.predictions.values():
-            if all(g in position[hns.key] for g in model.inputs):
-                inputs = [block_games[g][hns.key] for g in model.inputs]
-                predictions[subset_key(model.name)] = predicted_scores(inputs, model.models)
-    if predictions:
-        block["predictions"] = predictions
-    return block
+    return _Block(spec, games).score(ci=ci, reps=reps, seed=seed)
 
 
 # -- the Results object ---------------------------------------------------------------------------
@@ -347,8 +402,11 @@ def _score_block(
 def _jsonable(value: Any) -> Any:
     """JSON-ready copy: ``inf`` as ``"inf"``, numpy scalars as Python, ``NaN`` entries dropped."""
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()
-                if not (isinstance(v, float) and math.isnan(v))}
+        return {
+            str(k): _jsonable(v)
+            for k, v in value.items()
+            if not (isinstance(v, float) and math.isnan(v))
+        }
     if isinstance(value, list | tuple):
         return [_jsonable(v) for v in value]
     if isinstance(value, np.generic):
@@ -393,13 +451,15 @@ class Results:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document as Python objects (``inf`` already written as ``"inf"``)."""
-        return _jsonable({
-            "format": RESULTS_FORMAT,
-            "spec": dict(self.spec),
-            "settings": dict(self.settings),
-            "algorithms": {k: dict(v) for k, v in self.algorithms.items()},
-            "provenance": dict(self.provenance),
-        })
+        return _jsonable(
+            {
+                "format": RESULTS_FORMAT,
+                "spec": dict(self.spec),
+                "settings": dict(self.settings),
+                "algorithms": {k: dict(v) for k, v in self.algorithms.items()},
+                "provenance": dict(self.provenance),
+            }
+        )
 
     def to_json(self, path: str | os.PathLike | None = None, *, indent: int | None = 2) -> str:
         """The ``arcadebench-results/1`` JSON text; also written to ``path`` if given."""
@@ -413,18 +473,28 @@ class Results:
         """Rebuild from :meth:`to_dict` output (``"inf"`` strings become floats)."""
         if not isinstance(data, Mapping) or data.get("format") != RESULTS_FORMAT:
             found = data.get("format") if isinstance(data, Mapping) else type(data).__name__
-            raise InputError(file, None, f'is not an {RESULTS_FORMAT} document ("format" is {found!r})')
+            raise InputError(
+                file, None, f'is not an {RESULTS_FORMAT} document ("format" is {found!r})'
+            )
         for key in ("spec", "settings", "algorithms", "provenance"):
             if not isinstance(data.get(key), Mapping):
                 raise InputError(file, None, f'has no "{key}" object')
         for name, entry in data["algorithms"].items():
-            if not isinstance(entry, Mapping) or not isinstance(entry.get("games"), Mapping) \
-                    or not isinstance(entry.get("aggregates"), Mapping):
-                raise InputError(file, None, f'algorithm {name!r} needs "games" and "aggregates" objects')
+            if (
+                not isinstance(entry, Mapping)
+                or not isinstance(entry.get("games"), Mapping)
+                or not isinstance(entry.get("aggregates"), Mapping)
+            ):
+                raise InputError(
+                    file, None, f'algorithm {name!r} needs "games" and "aggregates" objects'
+                )
         data = _from_jsonable(dict(data))
         return cls(
-            spec=data["spec"], settings=data["settings"], algorithms=data["algorithms"],
-            provenance=data["provenance"], published=_published_of(data["spec"]),
+            spec=data["spec"],
+            settings=data["settings"],
+            algorithms=data["algorithms"],
+            provenance=data["provenance"],
+            published=_published_of(data["spec"]),
         )
 
     @classmethod
@@ -480,7 +550,8 @@ class Results:
         names = list(self.algorithms)
         with_ci = [n for n in names if "ci" in self.algorithms[n]["aggregates"]]
         level = f"{100 * float(self.settings.get('ci', 0.95)):g}%"
-        head = f"{self.spec['name']} v{self.spec['version']} ({str(self.spec['hash']).removeprefix('sha256:')[:12]})"
+        short = str(self.spec["hash"]).removeprefix("sha256:")[:12]
+        head = f"{self.spec['name']} v{self.spec['version']} ({short})"
         columns = ["metric", ""]
         for n in names:
             columns.append(n)
@@ -512,7 +583,11 @@ class Results:
         metrics = ["raw"]
         for n in names:
             for cell in self.algorithms[n]["games"].values():
-                metrics.extend(m for m in cell if m not in metrics and m not in ("runs", "ci", "episodes", "frames"))
+                metrics.extend(
+                    m
+                    for m in cell
+                    if m not in metrics and m not in ("runs", "ci", "episodes", "frames")
+                )
         metrics.append("runs")
         rows = []
         for game in games:
@@ -544,7 +619,9 @@ class Results:
         rows = []
         for label, stat, getter in _aggregate_keys({str(i): b for i, b in enumerate(blocks)}):
             rows.append([label, stat, *(getter(b)[0] for b in blocks)])
-        return render_table(["metric", "", *columns], rows, title="aggregates by training frames", digits=digits)
+        return render_table(
+            ["metric", "", *columns], rows, title="aggregates by training frames", digits=digits
+        )
 
     def _published_table(self, names: list[str], digits: int) -> str | None:
         published = self.published
@@ -553,9 +630,16 @@ class Results:
         rows = []
         for n in names:
             aggregates = self.algorithms[n]["aggregates"]
-            rows.append([f"{n} (this run)", *(_published_value(c, aggregates) for c in published.columns)])
+            rows.append(
+                [f"{n} (this run)", *(_published_value(c, aggregates) for c in published.columns)]
+            )
         rows.extend([name, *values] for name, values in published.rows.items())
-        return render_table(["", *published.columns], rows, title=f"published results ({published.source})", digits=digits)
+        return render_table(
+            ["", *published.columns],
+            rows,
+            title=f"published results ({published.source})",
+            digits=digits,
+        )
 
 
 def _published_of(spec: Mapping[str, Any]) -> Published | None:
@@ -612,7 +696,7 @@ Getter = Callable[[Mapping[str, Any]], tuple[Any, Any]]
 
 
 def _aggregate_keys(algorithms: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str, Getter]]:
-    """Rows of the aggregate table: (label, stat, getter of (value, interval)), union over blocks."""
+    """Rows of the aggregate table: (label, stat, getter of (value, interval)), over all blocks."""
     keys: list[tuple[str, str, Getter]] = []
     seen: set[tuple[str, str]] = set()
 
@@ -628,22 +712,44 @@ def _aggregate_keys(algorithms: Mapping[str, Mapping[str, Any]]) -> list[tuple[s
             if key == "learning_efficiency":
                 for metric, stats in value.items():
                     for stat in stats:
-                        add(f"{metric} per frame", stat,
-                            lambda e, m=metric, s=stat: (e["aggregates"].get("learning_efficiency", {}).get(m, {}).get(s), None))
+                        add(
+                            f"{metric} per frame",
+                            stat,
+                            lambda e, m=metric, s=stat: (
+                                e["aggregates"].get("learning_efficiency", {}).get(m, {}).get(s),
+                                None,
+                            ),
+                        )
             elif key == "classes":
                 for label in value:
-                    add("classes", label, lambda e, c=label: (e["aggregates"].get("classes", {}).get(c), None))
+                    add(
+                        "classes",
+                        label,
+                        lambda e, c=label: (e["aggregates"].get("classes", {}).get(c), None),
+                    )
             elif isinstance(value, Mapping):
                 for stat in value:
-                    add(key, stat, lambda e, k=key, s=stat: (
-                        e["aggregates"].get(k, {}).get(s),
-                        e["aggregates"].get("ci", {}).get(k, {}).get(s) if isinstance(e["aggregates"].get("ci", {}).get(k), Mapping) else None,
-                    ))
+                    add(
+                        key,
+                        stat,
+                        lambda e, k=key, s=stat: (
+                            e["aggregates"].get(k, {}).get(s),
+                            e["aggregates"].get("ci", {}).get(k, {}).get(s)
+                            if isinstance(e["aggregates"].get("ci", {}).get(k), Mapping)
+                            else None,
+                        ),
+                    )
             else:
-                add(key, "", lambda e, k=key: (
-                    e["aggregates"].get(k),
-                    e["aggregates"].get("ci", {}).get(k) if isinstance(e["aggregates"].get("ci", {}).get(k), list) else None,
-                ))
+                add(
+                    key,
+                    "",
+                    lambda e, k=key: (
+                        e["aggregates"].get(k),
+                        e["aggregates"].get("ci", {}).get(k)
+                        if isinstance(e["aggregates"].get("ci", {}).get(k), list)
+                        else None,
+                    ),
+                )
     for entry in algorithms.values():
         missing = entry["aggregates"].get("missing")
         if missing is not None:
@@ -653,7 +759,7 @@ def _aggregate_keys(algorithms: Mapping[str, Mapping[str, Any]]) -> list[tuple[s
 
 
 def _game_rows(block: Mapping[str, Any]) -> list[tuple[str, list[tuple[str, Any]], dict[str, Any]]]:
-    """(game, [(metric, value)], {metric: (low, high)}) for the games, aggregates and predictions."""
+    """(game, [(metric, value)], {metric: (low, high)}) of the games, aggregates, predictions."""
     out = []
     for game, cell in block["games"].items():
         values = [(m, v) for m, v in cell.items() if m not in ("runs", "ci")]
@@ -671,7 +777,11 @@ def _game_rows(block: Mapping[str, Any]) -> list[tuple[str, list[tuple[str, Any]
         elif key == "missing":
             values.append(("missing", ";".join(value)))
         elif key == "learning_efficiency":
-            values.extend((f"learning_efficiency.{m}.{s}", v) for m, stats in value.items() for s, v in stats.items())
+            values.extend(
+                (f"learning_efficiency.{m}.{s}", v)
+                for m, stats in value.items()
+                for s, v in stats.items()
+            )
         elif isinstance(value, Mapping):
             values.extend((f"{key}.{s}", v) for s, v in value.items())
         else:

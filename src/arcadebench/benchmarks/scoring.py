@@ -110,7 +110,7 @@ def normalised_score(
 
 
 def game_means(scores: ArrayLike) -> Array:
-    """Each game's mean over its runs, ignoring ``NaN`` padding: ``(..., runs, games) -> (..., games)``.
+    """Each game's mean over its runs, ignoring ``NaN`` padding: shape ``(..., games)``.
 
     A game with no run at all gives ``NaN``.
 
@@ -181,7 +181,7 @@ def aggregate_iqm(scores: ArrayLike) -> Array:
 
 
 def aggregate_optimality_gap(scores: ArrayLike, threshold: float = 100.0) -> Array:
-    """How far below ``threshold`` the scores fall on average: ``threshold - mean(min(s, threshold))``.
+    """How far below ``threshold`` scores fall on average: ``threshold - mean(min(s, threshold))``.
 
     Over all (run, game) scores pooled, as rliable's ``aggregate_optimality_gap`` (whose
     ``gamma=1`` is our 100 % for scores in percent).
@@ -214,10 +214,11 @@ AGGREGATES: Mapping[str, Callable[..., Array]] = {
 
 
 def class_index(values: ArrayLike, classes: Sequence[tuple[str, float | None]]) -> NDArray[np.intp]:
-    """Index of each value's class; ``classes`` are ``(label, exclusive upper bound)``, last ``None``.
+    """Index of each value's class; ``classes`` are ``(label, exclusive upper bound)`` pairs.
 
-    SABER Section 3.2: failing (< 1 %), poor (< 10 %), medium (< 50 %), fair (< 100 %),
-    superhuman (>= 100 %). A value equal to a bound belongs to the class above it.
+    The last class has no bound (``None``). SABER Section 3.2: failing (< 1 %), poor (< 10 %),
+    medium (< 50 %), fair (< 100 %), superhuman (>= 100 %). A value equal to a bound belongs to
+    the class above it.
 
     Example:
         >>> bins = [("failing", 1), ("poor", 10), ("superhuman", None)]
@@ -231,7 +232,9 @@ def class_index(values: ArrayLike, classes: Sequence[tuple[str, float | None]]) 
     return np.searchsorted(bounds, values, side="right")
 
 
-def class_histogram(values: ArrayLike, classes: Sequence[tuple[str, float | None]]) -> dict[str, int]:
+def class_histogram(
+    values: ArrayLike, classes: Sequence[tuple[str, float | None]]
+) -> dict[str, int]:
     """Number of games in each class (every class present, zero included), SABER Figure 4.
 
     Example:
@@ -269,9 +272,7 @@ def subset_score(hns: ArrayLike, coefficients: Sequence[float]) -> Array:
     return subset_estimate(log_normalise(hns), coefficients)
 
 
-def predicted_scores(
-    inputs: ArrayLike, models: Mapping[str, Sequence[float]]
-) -> dict[str, float]:
+def predicted_scores(inputs: ArrayLike, models: Mapping[str, Sequence[float]]) -> dict[str, float]:
     """Predicted HNS of every modelled game from the subset's HNS (Atari-5 Tables 10-11).
 
     ``models[game] = (c, x_1, ..., x_n)``: log10(1 + s) = c + sum_i x_i log10(1 + max(0, s_i))

@@ -1,4 +1,4 @@
-"""``arcadebench score <spec> <file>...``: score raw results or episode logs, print and save them."""
+"""``arcadebench score <spec> <file>...``: score results or episode logs, print and save them."""
 
 from __future__ import annotations
 
@@ -21,16 +21,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=(
             "Score raw per-game results or episode logs against a protocol: normalised scores, "
             "aggregates, Atari-X estimates and stratified bootstrap confidence intervals. Inputs: "
-            "CSV `game,score[,algorithm][,run][,frames]`, JSON {algorithm: {game: score | [runs]}}, "
+            "CSV `game,score[,algorithm][,run][,frames]`, "
+            "JSON {algorithm: {game: score | [runs]}}, "
             "episode logs (.jsonl) or directories of them, or a results JSON to re-score."
         ),
     )
     parser.add_argument("spec", help="built-in spec name (see `arcadebench specs`) or a YAML file")
-    parser.add_argument("files", nargs="+", metavar="file", help="score files, episode logs or log directories")
+    parser.add_argument(
+        "files", nargs="+", metavar="file", help="score files, episode logs or log directories"
+    )
     parser.add_argument("--json", metavar="OUT", help="write the results JSON here")
     parser.add_argument("--csv", metavar="OUT", help="write the results as a tidy CSV here")
-    parser.add_argument("--ci", type=float, default=0.95, help="confidence level of the intervals (default 0.95)")
-    parser.add_argument("--reps", type=int, default=2000, help="bootstrap repetitions; 0 = no intervals (default 2000)")
+    parser.add_argument(
+        "--ci", type=float, default=0.95, help="confidence level of the intervals (default 0.95)"
+    )
+    parser.add_argument(
+        "--reps",
+        type=int,
+        default=2000,
+        help="bootstrap repetitions; 0 = no intervals (default 2000)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
     parser.set_defaults(handler=_score)
 
@@ -44,7 +54,9 @@ def _score(args: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            results = score(args.spec, args.files, ci=args.ci, reps=args.reps, seed=args.seed, command=command)
+            results = score(
+                args.spec, args.files, ci=args.ci, reps=args.reps, seed=args.seed, command=command
+            )
         finally:  # warnings first, also when an error follows (e.g. a log without episodes)
             for warning in caught:
                 print(f"arcadebench: warning: {warning.message}", file=sys.stderr)
@@ -54,6 +66,8 @@ def _score(args: argparse.Namespace) -> int:
             try:
                 write(path)
             except OSError as error:
-                raise InputError(path, None, f"cannot write the results: {error.strerror or error}") from None
+                raise InputError(
+                    path, None, f"cannot write the results: {error.strerror or error}"
+                ) from None
             print(f"wrote {path}", file=sys.stderr)
     return 0
