@@ -356,6 +356,17 @@ def test_predictions_apply_eqs_10_and_11(data):
         fitted.predict({"battle_zone": 1.0})
 
 
+def test_table_3_medians_and_atari5_estimates_truncated(data):
+    # Table 3 prints integer parts (Agent57's median is 1975.8 in Table 8 and 1,975 in Table 3).
+    fit = fit_subset(data, ATARI5)
+    names = {"Rainbow DQN": "Rainbow (noop)"}
+    for algorithm, (median, atari5) in SPEC.published.rows.items():
+        row = data.table.algorithms.index(names.get(algorithm, algorithm))
+        scores = {g: data.table.scores[row, data.table.games.index(g)] for g in ATARI5}
+        assert math.floor(10 ** data.y[row] - 1) == median, algorithm
+        assert math.floor(fit.estimate(scores)) == atari5, algorithm
+
+
 def test_subset_estimate_of_a_fit_equals_the_spec_formula(data):
     fit = fit_subset(data, ATARI5)
     hns = dict(zip(ATARI5, [250.0, 40.0, 180.0, 500.0, 120.0], strict=True))
