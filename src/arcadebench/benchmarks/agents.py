@@ -30,7 +30,9 @@ from __future__ import annotations
 import importlib
 import inspect
 import pickle
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -124,6 +126,9 @@ def agent_name(agent: Any) -> str:
         return agent
     target = agent if inspect.isclass(agent) or inspect.isroutine(agent) else type(agent)
     module = getattr(target, "__module__", None) or "?"
+    if module == "__main__":  # a script's agent: name it after the script
+        main = getattr(sys.modules.get("__main__"), "__file__", None)
+        module = Path(main).stem if main else module
     return f"{module}.{getattr(target, '__qualname__', type(target).__name__)}"
 
 
