@@ -246,9 +246,9 @@ def test_sonic_levels_equal_the_contest_csvs_in_order():
 def test_sonic_settings_and_baselines_equal_the_paper():
     spec = load_spec("sonic")
     env = spec.environment
-    assert (env.frameskip, env.sticky_probability, env.max_episode_steps) == (4, 0.25, 4500)
+    assert (env.frameskip, env.sticky_probability, env.max_episode_timesteps) == (4, 0.25, 4500)
     assert (env.progress_scale, env.completion_bonus, env.bonus_horizon_frames) == (9000, 1000, 18000)
-    assert env.bonus_horizon_frames == env.max_episode_steps * env.frameskip
+    assert env.bonus_horizon_frames == env.max_episode_timesteps * env.frameskip
     assert spec.evaluation.budget_steps == 1_000_000
     table = (PAPER / "sonic_table_1.txt").read_text()
     published = {name: (score, err) for name, score, err in

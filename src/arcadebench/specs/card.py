@@ -60,7 +60,7 @@ def _retro_rows(env: RetroSettings, spec: Spec) -> list[tuple[str, str]]:
     return [
         ("Frame skip", f"{env.frameskip} frames per timestep"),
         ("Sticky frame skip", f"first frame of a step keeps the previous action with p = {env.sticky_probability}"),
-        ("Episode end", "level complete, life lost, or " f"{env.max_episode_steps:,} timesteps (truncation)"),
+        ("Episode end", "level complete, life lost, or " f"{env.max_episode_timesteps:,} timesteps (truncation)"),
         ("Reward", f"{env.progress_scale:g} x horizontal progress + completion bonus up to "
          f"{env.completion_bonus:g}, decaying to 0 at {env.bonus_horizon_frames:,} frames"),
         ("Observation", "x".join(str(d) for d in env.observation_shape) + " RGB"),

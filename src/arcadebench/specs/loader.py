@@ -131,7 +131,7 @@ def _atari_settings(node: Node) -> AtariSettings:
 def _retro_settings(node: Node, action_sets: dict) -> RetroSettings:
     f = node.mapping(
         required=(
-            "frameskip", "sticky_probability", "max_episode_steps", "end_on_life_loss",
+            "frameskip", "sticky_probability", "max_episode_timesteps", "end_on_life_loss",
             "end_on_level_complete", "observation_shape", "action_set", "reward",
         ),
     )
@@ -141,7 +141,7 @@ def _retro_settings(node: Node, action_sets: dict) -> RetroSettings:
     return RetroSettings(
         frameskip=f["frameskip"].integer(minimum=1),
         sticky_probability=f["sticky_probability"].probability(),
-        max_episode_steps=f["max_episode_steps"].integer(minimum=1),
+        max_episode_timesteps=f["max_episode_timesteps"].integer(minimum=1),
         end_on_life_loss=f["end_on_life_loss"].boolean(),
         end_on_level_complete=f["end_on_level_complete"].boolean(),
         observation_shape=shape,  # type: ignore[arg-type]

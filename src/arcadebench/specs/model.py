@@ -71,7 +71,7 @@ class RetroSettings:
 
     frameskip: int
     sticky_probability: float
-    max_episode_steps: int
+    max_episode_timesteps: int
     end_on_life_loss: bool
     end_on_level_complete: bool
     observation_shape: tuple[int, int, int]
