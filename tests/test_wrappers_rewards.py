@@ -166,21 +166,21 @@ def test_a_life_gained_is_not_a_life_lost():
     assert steps == 2 and not terminated
 
 
-def test_the_bonus_stage_and_special_stage_end_the_episode_without_a_reason():
+def test_the_bonus_stage_and_special_stage_end_the_episode_as_special_stage():
     s2 = sonic(
         [{"x": 200}, {"x": 200, "game_mode": 16}],
         START | {"game_mode": 12},
         end_when={"game_mode": 16},
     )
     rewards, terminated, info, steps = run_trace(s2)
-    assert steps == 2 and terminated and "end_reason" not in info["arcadebench"]
+    assert steps == 2 and terminated and info["arcadebench"]["end_reason"] == "special_stage"
     s3k = sonic(
         [{"x": 200}, {"x": 200, "special_stage": 1}],
         START | {"special_stage": 0},
         end_when_not={"special_stage": 0},
     )
     _, terminated, info, steps = run_trace(s3k)
-    assert steps == 2 and terminated and "end_reason" not in info["arcadebench"]
+    assert steps == 2 and terminated and info["arcadebench"]["end_reason"] == "special_stage"
 
 
 def test_s3k_act_change_shifts_the_origin_by_the_screen_jump():

@@ -4,8 +4,8 @@ Every error derives from :class:`ArcadebenchError`, so a caller (and the CLI) ca
 and print ``str(error)``: the message always says *where* (file, key path or line), *what* was
 expected and *how to fix it*. Lookup errors offer "did you mean" suggestions.
 
-Classes: ArcadebenchError, SpecError, UnknownSpec, UnknownGame, InputError, RomNotFound,
-BudgetExhausted, AgentError, EmulatorInUse.
+Classes: ArcadebenchError, SpecError, UnknownSpec, UnknownGame, InputError, InvalidArgument,
+RomNotFound, BudgetExhausted, AgentError, EmulatorInUse.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ __all__ = [
     "BudgetExhausted",
     "EmulatorInUse",
     "InputError",
+    "InvalidArgument",
     "RomNotFound",
     "SpecError",
     "UnknownGame",
@@ -82,6 +83,14 @@ class InputError(ArcadebenchError, ValueError):
         self.problem = problem
         where = f"{file}:{line}" if line is not None else file
         super().__init__(f"{where}: {problem}")
+
+
+class InvalidArgument(ArcadebenchError, ValueError, TypeError):
+    """A function or wrapper got a bad argument, or wraps an environment lacking what it needs.
+
+    Both a ``ValueError`` and a ``TypeError``, so callers following Gymnasium's conventions (which
+    raise either) catch it too.
+    """
 
 
 class RomNotFound(ArcadebenchError, FileNotFoundError):

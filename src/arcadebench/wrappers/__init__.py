@@ -13,7 +13,7 @@ Opt-in training aids, outside the protocol env: :class:`EpisodicLife` (non-compl
 Everything a wrapper adds to ``info`` lives in ``info["arcadebench"]``: :func:`protocol_info`.
 """
 
-from arcadebench.wrappers._checks import InvalidArgument
+from arcadebench.errors import InvalidArgument
 from arcadebench.wrappers._info import END_REASONS, ProtocolInfo, protocol_info
 from arcadebench.wrappers.actions import ButtonDiscretizer
 from arcadebench.wrappers.boundaries import (

@@ -2,8 +2,6 @@
 
 Every check raises :class:`InvalidArgument` with "`<param>` must be <rule>, got <value!r>", so a
 bad argument is reported the same way by every wrapper (style guideline 2).
-
-Classes: InvalidArgument.
 """
 
 from __future__ import annotations
@@ -12,17 +10,9 @@ import math
 from numbers import Integral, Real
 from typing import Any
 
-from arcadebench.errors import ArcadebenchError
+from arcadebench.errors import InvalidArgument
 
-__all__ = ["InvalidArgument", "check_int", "check_probability", "check_real"]
-
-
-class InvalidArgument(ArcadebenchError, ValueError, TypeError):
-    """A wrapper got a bad argument, or wraps an environment that lacks what the wrapper needs.
-
-    It is both a ``ValueError`` and a ``TypeError`` so callers that follow Gymnasium's
-    conventions (which raise either) catch it too.
-    """
+__all__ = ["check_int", "check_probability", "check_real"]
 
 
 def _is_int(value: Any) -> bool:
@@ -38,7 +28,7 @@ def check_int(name: str, value: Any, minimum: int | None = None) -> int:
         >>> check_int("n", 0, minimum=1)
         Traceback (most recent call last):
         ...
-        arcadebench.wrappers._checks.InvalidArgument: `n` must be an integer >= 1, got 0
+        arcadebench.errors.InvalidArgument: `n` must be an integer >= 1, got 0
     """
     if not _is_int(value) or (minimum is not None and value < minimum):
         rule = "an integer" if minimum is None else f"an integer >= {minimum}"

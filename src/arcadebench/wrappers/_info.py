@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypedDict
 
-from arcadebench.wrappers._checks import InvalidArgument
+from arcadebench.errors import InvalidArgument
 
 __all__ = ["END_REASONS", "EndReason", "ProtocolInfo", "protocol_info", "set_end_reason"]
 
 EndReason = Literal[
-    "game_over", "life_lost", "level_complete", "stuck", "frame_limit", "time_limit"
+    "game_over", "life_lost", "level_complete", "special_stage", "stuck", "frame_limit", "time_limit"
 ]
 END_REASONS: tuple[str, ...] = EndReason.__args__
 
@@ -59,7 +59,7 @@ def protocol_info(info: dict[str, Any]) -> ProtocolInfo:
         >>> protocol_info(None)
         Traceback (most recent call last):
         ...
-        arcadebench.wrappers._checks.InvalidArgument: `info` must be a dict, got None
+        arcadebench.errors.InvalidArgument: `info` must be a dict, got None
     """
     if not isinstance(info, dict):
         raise InvalidArgument(f"`info` must be a dict, got {info!r}")

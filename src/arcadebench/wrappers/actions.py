@@ -13,7 +13,7 @@ import gymnasium as gym
 import numpy as np
 
 from arcadebench.errors import did_you_mean
-from arcadebench.wrappers._checks import InvalidArgument
+from arcadebench.errors import InvalidArgument
 
 __all__ = ["ButtonDiscretizer"]
 

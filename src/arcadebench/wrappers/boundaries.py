@@ -15,7 +15,8 @@ from typing import Any, SupportsFloat
 import gymnasium as gym
 from gymnasium.wrappers import TimeLimit as _GymTimeLimit
 
-from arcadebench.wrappers._checks import InvalidArgument, check_int
+from arcadebench.errors import InvalidArgument
+from arcadebench.wrappers._checks import check_int
 from arcadebench.wrappers._info import protocol_info, set_end_reason
 
 __all__ = ["EpisodeFrameLimit", "EpisodicLife", "MaxStuckTime", "NoLifeInformation", "TimeLimit"]

@@ -42,7 +42,8 @@ import numpy as np
 from ale_py.env import AtariEnv
 from gymnasium.wrappers import FrameStackObservation, ResizeObservation
 
-from arcadebench.wrappers._checks import InvalidArgument, check_int
+from arcadebench.errors import InvalidArgument
+from arcadebench.wrappers._checks import check_int
 
 __all__ = ["CvGrayscaleObservation", "StandardAtariEnv", "standard_retro_observations"]
 

@@ -16,7 +16,8 @@ from typing import Any, SupportsFloat
 
 import gymnasium as gym
 
-from arcadebench.wrappers._checks import InvalidArgument, check_int, check_real
+from arcadebench.errors import InvalidArgument
+from arcadebench.wrappers._checks import check_int, check_real
 from arcadebench.wrappers._info import protocol_info, set_end_reason
 
 __all__ = ["AllowBacktracking", "ContestProgress", "RolloverGuard", "SonicProgressReward"]
@@ -203,10 +204,10 @@ class ContestProgress:
     def _done(self, ram: Mapping[str, Any]) -> tuple[bool, str | None]:
         for name, value in self.end_when.items():
             if ram[name] == value:
-                return True, None
+                return True, "special_stage"
         for name, value in self.end_when_not.items():
             if ram[name] != value:
-                return True, None
+                return True, "special_stage"
         lives = int(ram["lives"])
         if lives < self._prev_lives:
             return True, "life_lost"
@@ -254,8 +255,8 @@ class SonicProgressReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
     the first frame scores 9,999.94), at most 9,000 for a level never finished.
 
     ``terminated`` is set on level completion (end reason ``"level_complete"``), life loss
-    (``"life_lost"``), on an ``end_when``/``end_when_not`` condition (no reason: the monitor
-    records ``"game_over"``), or when the wrapped env terminates.
+    (``"life_lost"``), on an ``end_when``/``end_when_not`` condition — Sonic 2's bonus stage or a
+    S3K special stage (``"special_stage"``) — or when the wrapped env terminates.
 
     Info: ``info["arcadebench"]["progress"]`` on every step (0 after reset).
 
