@@ -18,13 +18,13 @@ from arcadebench.benchmarks.bootstrap import (
     stratified_interval,
 )
 from arcadebench.benchmarks.scoring import (
-    ScoringError,
     aggregate_iqm,
     aggregate_mean,
     aggregate_median,
     aggregate_optimality_gap,
     game_means,
 )
+from arcadebench.errors import InvalidArgument
 
 NAN = math.nan
 
@@ -151,7 +151,7 @@ def test_per_game_statistics_come_from_the_same_resamples():
     ],
 )
 def test_arguments_are_checked(call, message):
-    with pytest.raises(ScoringError, match=message):
+    with pytest.raises(InvalidArgument, match=message):
         call()
 
 

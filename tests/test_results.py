@@ -13,8 +13,7 @@ import pytest
 import arcadebench
 from arcadebench import load_spec
 from arcadebench.benchmarks.results import Results, score, subset_key
-from arcadebench.benchmarks.scoring import ScoringError
-from arcadebench.errors import InputError, UnknownSpec
+from arcadebench.errors import InputError, InvalidArgument, UnknownSpec
 
 DATA = Path(__file__).parent / "data" / "scores"
 TABLE3 = DATA / "atari5_table3.csv"
@@ -354,7 +353,7 @@ def test_table_shows_intervals_and_checkpoints(tmp_path):
     ],
 )
 def test_arguments_checked_before_reading_anything(kwargs, message):
-    with pytest.raises(ScoringError) as info:
+    with pytest.raises(InvalidArgument) as info:
         score("saber", "does-not-exist.csv", **kwargs)
     assert str(info.value) == message
 

@@ -10,7 +10,6 @@ from rliable import metrics as rly
 
 from arcadebench import load_spec
 from arcadebench.benchmarks.scoring import (
-    ScoringError,
     aggregate_iqm,
     aggregate_mean,
     aggregate_median,
@@ -25,6 +24,7 @@ from arcadebench.benchmarks.scoring import (
     predicted_scores,
     subset_score,
 )
+from arcadebench.errors import InvalidArgument
 
 NAN = math.nan
 INF = math.inf
@@ -143,7 +143,7 @@ def test_aggregates_equal_rliable_on_rectangular_matrices(shape):
 
 def test_shape_is_checked_at_the_boundary():
     with pytest.raises(
-        ScoringError,
+        InvalidArgument,
         match=r"`scores` must be an array of shape \(\.\.\., runs, games\), got shape \(3,\)",
     ):
         aggregate_mean([1.0, 2.0, 3.0])
@@ -184,7 +184,7 @@ def test_class_histogram_lists_every_class():
         "fair": 0,
         "superhuman": 2,
     }
-    with pytest.raises(ScoringError, match="NaN"):
+    with pytest.raises(InvalidArgument, match="NaN"):
         class_index([NAN], SABER_CLASSES)
 
 
@@ -232,5 +232,5 @@ def test_game_time_and_learning_efficiency():
     # HWR paper: "200M training frames equal to 38.5 days" (38.58, truncated in the paper)
     assert float(game_time_days(200_000_000, per_day)) == pytest.approx(38.58, abs=0.01)
     assert float(learning_efficiency(300.0, 2e8)) == pytest.approx(1.5e-6)
-    with pytest.raises(ScoringError, match="`frames` must be positive"):
+    with pytest.raises(InvalidArgument, match="`frames` must be positive"):
         learning_efficiency(1.0, 0)

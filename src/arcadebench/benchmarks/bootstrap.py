@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from arcadebench.benchmarks.scoring import ScoringError
+from arcadebench.errors import InvalidArgument
 
 __all__ = [
     "bootstrap_distribution",
@@ -52,7 +52,7 @@ def _generator(seed: int | np.random.Generator) -> np.random.Generator:
     if isinstance(seed, np.random.Generator):
         return seed
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-        raise ScoringError(
+        raise InvalidArgument(
             f"`seed` must be a non-negative integer or a numpy Generator, got {seed!r}"
         )
     return np.random.default_rng(int(seed))
@@ -62,14 +62,16 @@ def _compact(scores: ArrayLike) -> tuple[Array, NDArray[np.intp]]:
     """Validate a ``(runs, games)`` matrix and move each game's runs to the top (``NaN`` below)."""
     scores = np.asarray(scores, dtype=np.float64)
     if scores.ndim != 2:
-        raise ScoringError(f"`scores` must be a (runs, games) matrix, got shape {scores.shape}")
+        raise InvalidArgument(f"`scores` must be a (runs, games) matrix, got shape {scores.shape}")
     missing = np.isnan(scores)
     order = np.argsort(missing, axis=0, kind="stable")
     compact = np.take_along_axis(scores, order, axis=0)
     runs = (~missing).sum(axis=0)
     if scores.shape[1] and runs.min(initial=1) == 0:
         empty = np.flatnonzero(runs == 0).tolist()
-        raise ScoringError(f"`scores` must have at least one run per game; games {empty} have none")
+        raise InvalidArgument(
+            f"`scores` must have at least one run per game; games {empty} have none"
+        )
     return compact, runs
 
 
@@ -125,7 +127,7 @@ def bootstrap_distribution(
     :data:`MAX_BATCH_ELEMENTS` resampled scores; the draws do not depend on the batching.
     """
     if isinstance(reps, bool) or not isinstance(reps, int | np.integer) or reps < 1:
-        raise ScoringError(f"`reps` must be a positive integer, got {reps!r}")
+        raise InvalidArgument(f"`reps` must be a positive integer, got {reps!r}")
     rng = _generator(seed)
     compact, runs = _compact(scores)
     per_rep = max(1, compact.size)
@@ -154,7 +156,7 @@ def percentile_interval(samples: ArrayLike, level: float = 0.95) -> Array:
         [25.0, 75.0]
     """
     if isinstance(level, bool) or not isinstance(level, int | float) or not 0.0 < level < 1.0:
-        raise ScoringError(f"`level` must be a number strictly between 0 and 1, got {level!r}")
+        raise InvalidArgument(f"`level` must be a number strictly between 0 and 1, got {level!r}")
     samples = np.asarray(samples, dtype=np.float64)
     if samples.ndim == 1:
         samples = samples[:, None]
@@ -205,7 +207,7 @@ def interval_estimates(
     results do not depend on global state (unlike rliable, whose draws ignore ``random_state``).
     """
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-        raise ScoringError(f"`seed` must be a non-negative integer, got {seed!r}")
+        raise InvalidArgument(f"`seed` must be a non-negative integer, got {seed!r}")
     sequence = np.random.SeedSequence(int(seed))
     children = sequence.spawn(len(score_dict))
     points, intervals = {}, {}

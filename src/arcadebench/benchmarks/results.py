@@ -40,7 +40,6 @@ from arcadebench.benchmarks.bootstrap import bootstrap_distribution, percentile_
 from arcadebench.benchmarks.inputs import RESULTS_FORMAT, RunScores, read_scores
 from arcadebench.benchmarks.scoring import (
     AGGREGATES,
-    ScoringError,
     breakthroughs,
     class_histogram,
     class_index,
@@ -51,7 +50,7 @@ from arcadebench.benchmarks.scoring import (
     predicted_scores,
     subset_score,
 )
-from arcadebench.errors import InputError, UnknownSpec
+from arcadebench.errors import InputError, InvalidArgument, UnknownSpec
 from arcadebench.specs import Spec, load_spec
 from arcadebench.specs.model import Normalisation, Published
 
@@ -87,7 +86,7 @@ def score(
         The :class:`Results`; intervals appear only where some game has at least two runs.
 
     Raises:
-        ScoringError: ``ci``, ``reps`` or ``seed`` out of range.
+        InvalidArgument: ``ci``, ``reps`` or ``seed`` out of range.
         InputError: a malformed score file or log (file, line and value named).
         UnknownSpec: an unknown spec name.
 
@@ -98,11 +97,13 @@ def score(
         (50.0, 75.0)
     """
     if isinstance(ci, bool) or not isinstance(ci, int | float) or not 0.0 < ci < 1.0:
-        raise ScoringError(f"`ci` must be a number strictly between 0 and 1, got {ci!r}")
+        raise InvalidArgument(f"`ci` must be a number strictly between 0 and 1, got {ci!r}")
     if isinstance(reps, bool) or not isinstance(reps, int) or reps < 0:
-        raise ScoringError(f"`reps` must be a non-negative integer (0: no intervals), got {reps!r}")
+        raise InvalidArgument(
+            f"`reps` must be a non-negative integer (0: no intervals), got {reps!r}"
+        )
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ScoringError(f"`seed` must be a non-negative integer, got {seed!r}")
+        raise InvalidArgument(f"`seed` must be a non-negative integer, got {seed!r}")
     spec = spec if isinstance(spec, Spec) else load_spec(spec)
     raw = read_scores(spec, scores)
     algorithms: dict[str, dict] = {}
@@ -645,7 +646,7 @@ class Results:
 def _published_of(spec: Mapping[str, Any]) -> Published | None:
     try:
         loaded = load_spec(str(spec.get("name")))
-    except (UnknownSpec, InputError, ScoringError, OSError, ValueError):
+    except (UnknownSpec, InputError, InvalidArgument, OSError, ValueError):
         return None
     return loaded.published if loaded.hash == spec.get("hash") else None
 

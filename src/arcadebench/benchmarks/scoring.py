@@ -35,11 +35,10 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from arcadebench.benchmarks.normalise import log_normalise, normalise, subset_estimate
-from arcadebench.errors import ArcadebenchError
+from arcadebench.errors import InvalidArgument
 
 __all__ = [
     "AGGREGATES",
-    "ScoringError",
     "aggregate_iqm",
     "aggregate_mean",
     "aggregate_median",
@@ -58,15 +57,11 @@ __all__ = [
 Array = NDArray[np.float64]
 
 
-class ScoringError(ArcadebenchError, ValueError):
-    """An argument of the scoring API is out of its domain (shape, level, repetitions...)."""
-
-
 def _scores(scores: ArrayLike, name: str = "scores") -> Array:
     """Check the ``(..., runs, games)`` contract at the boundary and return a float array."""
     array = np.asarray(scores, dtype=np.float64)
     if array.ndim < 2:
-        raise ScoringError(
+        raise InvalidArgument(
             f"`{name}` must be an array of shape (..., runs, games), got shape {array.shape}"
         )
     return array
@@ -228,7 +223,7 @@ def class_index(values: ArrayLike, classes: Sequence[tuple[str, float | None]]) 
     bounds = np.asarray([b for _, b in classes if b is not None], dtype=np.float64)
     values = np.asarray(values, dtype=np.float64)
     if np.isnan(values).any():
-        raise ScoringError("`values` must not contain NaN (drop games without a score first)")
+        raise InvalidArgument("`values` must not contain NaN (drop games without a score first)")
     return np.searchsorted(bounds, values, side="right")
 
 
@@ -301,7 +296,7 @@ def learning_efficiency(value: ArrayLike, frames: ArrayLike) -> Array:
     """
     frames = np.asarray(frames, dtype=np.float64)
     if np.any(frames <= 0):
-        raise ScoringError(f"`frames` must be positive, got {frames.tolist()!r}")
+        raise InvalidArgument(f"`frames` must be positive, got {frames.tolist()!r}")
     return np.asarray(value, dtype=np.float64) / frames
 
 
@@ -313,5 +308,5 @@ def game_time_days(frames: ArrayLike, frames_per_day: float) -> Array:
         38.6
     """
     if frames_per_day <= 0:
-        raise ScoringError(f"`frames_per_day` must be positive, got {frames_per_day!r}")
+        raise InvalidArgument(f"`frames_per_day` must be positive, got {frames_per_day!r}")
     return np.asarray(frames, dtype=np.float64) / frames_per_day
