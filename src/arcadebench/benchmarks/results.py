@@ -54,7 +54,7 @@ from arcadebench.errors import InputError, InvalidArgument, UnknownSpec
 from arcadebench.specs import Spec, load_spec
 from arcadebench.specs.model import Normalisation, Published
 
-__all__ = ["Results", "score"]
+__all__ = ["Results", "score", "subset_key"]
 
 _VERSIONED = ("arcadebench", "numpy", "gymnasium", "ale-py", "stable-retro")
 
@@ -367,7 +367,7 @@ class _Block:
                 t.key: {
                     s: float(learning_efficiency(v, mean))
                     for s, v in aggregates[t.key].items()
-                    if s != "n_games"
+                    if s in ("mean", "median", "iqm")  # a gap per frame means nothing
                 }
                 for t in self.targets
                 if t.norm is not None and len(t.columns)
