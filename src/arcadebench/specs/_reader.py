@@ -8,6 +8,7 @@ accessors check the type and range and raise :class:`SpecError` with one message
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,6 +17,14 @@ from arcadebench.errors import SpecError, did_you_mean
 __all__ = ["Node"]
 
 _MAX_SHOWN = 60
+
+
+_PLAIN_KEY = re.compile(r"^[A-Za-z0-9_.,=*+()' -]+$")
+
+
+def _key(key: str) -> str:
+    """A key as it appears in a path: plain keys as they are, odd ones (newlines...) quoted."""
+    return key if _PLAIN_KEY.match(key) else repr(key)
 
 
 def _show(value: Any) -> str:
@@ -39,7 +48,7 @@ class Node:
         """The node of ``key`` below this one."""
         if isinstance(key, int):
             return Node(value, self.file, f"{self.path}[{key}]")
-        return Node(value, self.file, f"{self.path}.{key}" if self.path else str(key))
+        return Node(value, self.file, f"{self.path}.{_key(key)}" if self.path else _key(key))
 
     # -- containers ---------------------------------------------------------------------------
 
