@@ -9,6 +9,7 @@ import pytest
 from rliable import metrics as rly
 
 from arcadebench import load_spec
+from arcadebench.benchmarks.normalise import normalise
 from arcadebench.benchmarks.scoring import (
     aggregate_iqm,
     aggregate_mean,
@@ -20,7 +21,6 @@ from arcadebench.benchmarks.scoring import (
     game_means,
     game_time_days,
     learning_efficiency,
-    normalised_score,
     predicted_scores,
     subset_score,
 )
@@ -36,7 +36,7 @@ SABER_CLASSES = load_spec("saber").scoring.classes
 
 def test_hns_by_hand():
     # Pong, Atari-5 Table 12: random -20.71, human 14.6 -> 100 (x + 20.71) / 35.31
-    hns = normalised_score([[-20.71, 14.6, -3.055, -21.0]], -20.71, 14.6)
+    hns = normalise([[-20.71, 14.6, -3.055, -21.0]], -20.71, 14.6)
     assert hns[0, 0] == 0.0 and hns[0, 1] == 100.0
     assert hns[0, 2] == pytest.approx(50.0)
     assert hns[0, 3] == pytest.approx(100 * (-0.29) / 35.31)  # below random: negative, kept
@@ -45,25 +45,25 @@ def test_hns_by_hand():
 def test_score_equal_to_reference_is_exactly_100_even_where_floating_point_is_not():
     # SABER Table 5 Pong: random -20.34, record 21; 100 (21 + 20.34) / 41.34 is 99.99999999999999
     assert 100.0 * (21.0 + 20.34) / abs(21.0 + 20.34) != 100.0
-    assert normalised_score(21.0, -20.34, 21.0) == 100.0
+    assert normalise(21.0, -20.34, 21.0) == 100.0
     # a reference below random (never shipped, allowed by the |w - r| formula) ties at -100
-    assert normalised_score(5.0, 10.0, 5.0) == -100.0
+    assert normalise(5.0, 10.0, 5.0) == -100.0
 
 
 def test_saber_cap_and_infinite_gameplay():
-    saber = normalised_score([[INF, 500.0, -50.0]], [0.0, 0.0, 0.0], [100.0, 100.0, 100.0], cap=200)
+    saber = normalise([[INF, 500.0, -50.0]], [0.0, 0.0, 0.0], [100.0, 100.0, 100.0], cap=200)
     assert saber.tolist() == [[200.0, 200.0, -50.0]]  # capped above, no lower clip
-    hwrns = normalised_score([[INF]], 0.0, 100.0)
+    hwrns = normalise([[INF]], 0.0, 100.0)
     assert hwrns[0, 0] == INF
 
 
 def test_chns_clips_both_ways():
-    chns = normalised_score([[-10.0, 50.0, 300.0, INF]], 0.0, 100.0, floor=0, cap=100)
+    chns = normalise([[-10.0, 50.0, 300.0, INF]], 0.0, 100.0, floor=0, cap=100)
     assert chns.tolist() == [[0.0, 50.0, 100.0, 100.0]]
 
 
 def test_missing_constant_or_run_stays_nan():
-    score = normalised_score([[1.0, NAN]], [0.0, 0.0], [NAN, 2.0])
+    score = normalise([[1.0, NAN]], [0.0, 0.0], [NAN, 2.0])
     assert np.isnan(score).all()
 
 

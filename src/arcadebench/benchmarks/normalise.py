@@ -36,12 +36,20 @@ def normalise(
     (SABER Section 3.2) and CHNS with ``floor=0, cap=100`` (Agent57). The absolute value is
     SABER's; for every shipped constant the reference exceeds the random score, so HNS is unchanged.
     Infinite raw scores ("infinite gameplay", SABER Table 6) stay infinite unless capped.
+
+    The ratio is taken before the factor 100, so a score equal to its reference is exactly 100 %
+    (``100 * (w - r) / |w - r|`` can land one ulp below, e.g. for SABER's Pong record), and
+    record-equalling games count as breakthroughs, as the papers count them.
+
+    Example:
+        >>> float(normalise(21.0, random=-20.34, reference=21.0))
+        100.0
     """
     raw = np.asarray(raw, dtype=np.float64)
     random = np.asarray(random, dtype=np.float64)
     reference = np.asarray(reference, dtype=np.float64)
     with np.errstate(invalid="ignore"):
-        score = 100.0 * (raw - random) / np.abs(reference - random)
+        score = 100.0 * ((raw - random) / np.abs(reference - random))
     if floor is not None or cap is not None:
         score = np.clip(score, floor if floor is not None else -np.inf, cap if cap is not None else np.inf)
     return score

@@ -38,6 +38,7 @@ import numpy as np
 from arcadebench._table import render_table
 from arcadebench.benchmarks.bootstrap import bootstrap_distribution, percentile_interval
 from arcadebench.benchmarks.inputs import RESULTS_FORMAT, RunScores, read_scores
+from arcadebench.benchmarks.normalise import normalise
 from arcadebench.benchmarks.scoring import (
     AGGREGATES,
     breakthroughs,
@@ -46,7 +47,6 @@ from arcadebench.benchmarks.scoring import (
     game_means,
     game_time_days,
     learning_efficiency,
-    normalised_score,
     predicted_scores,
     subset_score,
 )
@@ -169,7 +169,7 @@ class _Target:
         selected = raw[..., self.columns]
         if self.norm is None:
             return selected
-        return normalised_score(
+        return normalise(
             selected, self.random, self.reference, self.norm.floor, self.norm.cap
         )
 

@@ -10,7 +10,7 @@ Conventions (the papers' own, checked against their published numbers; see ``dat
 
 - Normalised score = 100 (x - random) / |reference - random| (Atari-5 Eq. 2, HWR Eqs. 3-5,
   SABER Appendix D Eq. 1), computed by :func:`arcadebench.benchmarks.normalise.normalise`. A
-  score equal to its reference is exactly 100 % (see :func:`normalised_score`).
+  score equal to its reference is exactly 100 %.
 - SABER = HWRNS capped **above** at 200 %, no lower clip (SABER Section 3.2: both papers'
   published means keep the negative per-game values); infinite gameplay contributes the cap.
 - CHNS = clip(HNS, 0, 100) (Agent57; HWR "Capped Normalized Score").
@@ -22,7 +22,7 @@ Conventions (the papers' own, checked against their published numbers; see ``dat
   (run, game) scores pooled. Games without a score are absent from the arrays (dropped, not
   zero-filled), as in both papers' tables.
 
-Functions: normalised_score, game_means, aggregate_mean, aggregate_median, aggregate_iqm,
+Functions: game_means, aggregate_mean, aggregate_median, aggregate_iqm,
 aggregate_optimality_gap, class_index, class_histogram, breakthroughs, subset_score,
 predicted_scores, learning_efficiency, game_time_days.
 """
@@ -34,7 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from arcadebench.benchmarks.normalise import log_normalise, normalise, subset_estimate
+from arcadebench.benchmarks.normalise import log_normalise, subset_estimate
 from arcadebench.errors import InvalidArgument
 
 __all__ = [
@@ -49,7 +49,6 @@ __all__ = [
     "game_means",
     "game_time_days",
     "learning_efficiency",
-    "normalised_score",
     "predicted_scores",
     "subset_score",
 ]
@@ -68,40 +67,6 @@ def _scores(scores: ArrayLike, name: str = "scores") -> Array:
 
 
 # -- per-game scores ------------------------------------------------------------------------------
-
-
-def normalised_score(
-    raw: ArrayLike,
-    random: ArrayLike,
-    reference: ArrayLike,
-    floor: float | None = None,
-    cap: float | None = None,
-) -> Array:
-    """Per-run normalised score in percent, with exact 100 % for a score equal to its reference.
-
-    The formula is :func:`~arcadebench.benchmarks.normalise.normalise` (HNS: Atari-5 Eq. 2 /
-    HWR Eq. 4; HWRNS: HWR Eq. 5; SABER: cap 200, Section 3.2; CHNS: floor 0, cap 100). Floating
-    point can put ``100 (w - r) / |w - r|`` one ulp below 100 (it does for SABER's Pong record),
-    which would drop a record-equalling game out of HWRB and the superhuman class; the papers
-    count those ties (``data/README.md``), so a raw score equal to the reference is set to
-    exactly +-100 before clipping. ``NaN`` (no run, or no constant) stays ``NaN``.
-
-    Example:
-        >>> normalised_score([[21.0, 25.0]], [-20.34, 0.0], [21.0, 100.0]).tolist()
-        [[100.0, 25.0]]
-        >>> normalised_score([[float("inf"), -5.0]], [0.0, 0.0], [10.0, 10.0], cap=200).tolist()
-        [[200.0, -50.0]]
-    """
-    raw = np.asarray(raw, dtype=np.float64)
-    random = np.asarray(random, dtype=np.float64)
-    reference = np.asarray(reference, dtype=np.float64)
-    score = normalise(raw, random, reference)
-    tie = raw == reference
-    if np.any(tie):
-        score = np.where(tie, np.where(reference > random, 100.0, -100.0), score)
-    if floor is not None or cap is not None:
-        score = np.clip(score, -np.inf if floor is None else floor, np.inf if cap is None else cap)
-    return score
 
 
 def game_means(scores: ArrayLike) -> Array:
