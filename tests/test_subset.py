@@ -67,7 +67,7 @@ def data() -> subset.SubsetData:
 
 
 def test_shipped_dataset_is_the_authors_with_its_licence():
-    path = Path(subset.__file__).resolve().parent.parent / "data"
+    path = Path(arcadebench.__file__).resolve().parent / "data"
     assert (path / "atari5_dataset.csv").stat().st_size == 475_887
     assert "MIT License" in (path / "atari5_dataset.LICENSE").read_text()
 

@@ -77,7 +77,7 @@ __all__ = [
 #: Name of the authors' score data set shipped with arcadebench (maitchison/Atari-5 @118cad5,
 #: MIT licence): ``read_scores(ATARI5_DATASET)`` reads it with the atari5 spec's game names.
 ATARI5_DATASET = "atari5-dataset"
-_DATASET_FILE = Path(__file__).resolve().parent.parent / "data" / "atari5_dataset.csv"
+_DATASET_FILE = Path(__file__).resolve().parents[2] / "data" / "atari5_dataset.csv"
 
 #: The authors' cross-validation seed: ``KFold(10, shuffle=True, random_state=1982)``.
 DEFAULT_SEED = 1982
