@@ -1,4 +1,4 @@
-"""The Atari-5 method (benchmarks/subset.py) against the paper, its data and brute force.
+"""The Atari-5 method (benchmarks/subset/) against the paper, its data and brute force.
 
 The paper's numbers are checked on the authors' data set (shipped as ``atari5-dataset``):
 Table 9 coefficients, Table 2 cross-validated R^2 and relative errors, Section 5.1's single-game
@@ -37,6 +37,8 @@ from arcadebench.benchmarks.subset import (
     read_scores,
     to_yaml,
 )
+from arcadebench.benchmarks.subset import fit as subset_fit
+from arcadebench.benchmarks.subset import search as subset_search
 from arcadebench.errors import ArcadebenchError, InputError, UnknownGame
 
 SPEC = arcadebench.load_spec("atari5")
@@ -229,12 +231,12 @@ def _engine_rows(data, space, size, intercept):
     if intercept:
         x = np.column_stack([x, np.ones(len(x))])
         present = np.column_stack([present, np.ones(len(x), dtype=bool)])
-    problem = subset._Problem(
-        x, subset._presence_bits(present), np.asarray(data.y), 10, 1982, intercept, 10**6
+    problem = subset_search._Problem(
+        x, subset_search._presence_bits(present), np.asarray(data.y), 10, 1982, intercept, 10**6
     )
     tail = [len(space)] if intercept else []
-    ((start, combos),) = subset._combination_blocks(range(len(space)), size, tail, 10**6)
-    out = subset._search_chunk(problem, start, combos)
+    ((start, combos),) = subset_search._combination_blocks(range(len(space)), size, tail, 10**6)
+    out = subset_search._search_chunk(problem, start, combos)
     return {
         tuple(space[j] for j in row[:size]): cv
         for row, cv in zip(out["combos"], out["cv_mse"], strict=True)
@@ -280,8 +282,8 @@ def test_engine_matches_brute_force_on_random_data_with_missing_scores(
 
 
 def test_parallel_search_equals_serial(data, monkeypatch):
-    monkeypatch.setattr(subset, "_PARALLEL_MIN", 0)
-    monkeypatch.setattr(subset, "_CHUNK", 97)
+    monkeypatch.setattr(subset_search, "_PARALLEL_MIN", 0)
+    monkeypatch.setattr(subset_search, "_CHUNK", 97)
     space = ATARI5 + RUNNERS_UP
     parallel = best_subsets(data, 4, within=space, top=5, processes=2)
     serial = best_subsets(data, 4, within=space, top=5, processes=1)
@@ -291,7 +293,7 @@ def test_parallel_search_equals_serial(data, monkeypatch):
 
 
 def test_fold_ids_follow_sklearn_kfold_shuffle_convention():
-    ids = subset._fold_ids(44, 10, 1982)
+    ids = subset_fit._fold_ids(44, 10, 1982)
     assert np.bincount(ids).tolist() == [5, 5, 5, 5, 4, 4, 4, 4, 4, 4]  # first 44 % 10 folds larger
     order = np.arange(44)
     np.random.RandomState(1982).shuffle(order)

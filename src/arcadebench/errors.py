@@ -5,7 +5,7 @@ and print ``str(error)``: the message always says *where* (file, key path or lin
 expected and *how to fix it*. Lookup errors offer "did you mean" suggestions.
 
 Classes: ArcadebenchError, SpecError, UnknownSpec, UnknownGame, InputError, InvalidArgument,
-RomNotFound, BudgetExhausted, AgentError, EmulatorInUse.
+SubsetError, RomNotFound, BudgetExhausted, AgentError, EmulatorInUse.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ __all__ = [
     "InvalidArgument",
     "RomNotFound",
     "SpecError",
+    "SubsetError",
     "UnknownGame",
     "UnknownSpec",
     "did_you_mean",
@@ -91,6 +92,10 @@ class InvalidArgument(ArcadebenchError, ValueError, TypeError):
     Both a ``ValueError`` and a ``TypeError``, so callers following Gymnasium's conventions (which
     raise either) catch it too.
     """
+
+
+class SubsetError(ArcadebenchError, ValueError):
+    """An argument of the subset search is invalid, or the data cannot support the request."""
 
 
 class RomNotFound(ArcadebenchError, FileNotFoundError):
