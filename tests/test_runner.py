@@ -167,3 +167,14 @@ def test_bad_arguments_fail_before_anything_runs(tmp_path, kwargs, message):
     with pytest.raises(ArcadebenchError, match=message.replace("[", r"\[").replace("]", r"\]").replace("(", r"\(")):
         run(tmp_path / "out", **kwargs)
     assert not (tmp_path / "out").exists()
+
+
+def test_evaluate_works_in_a_script_read_from_stdin(tmp_path):
+    import subprocess
+    import sys
+
+    script = f"import arcadebench\narcadebench.evaluate('random', 'atari5', ['qbert'], episodes=1, " \
+             f"log_dir={str(tmp_path)!r}, progress='off', reps=0)\n"
+    done = subprocess.run([sys.executable, "-"], input=script, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert len(episodes(tmp_path)[("qbert", "0")]) == 1

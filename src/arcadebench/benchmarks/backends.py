@@ -16,11 +16,13 @@ Functions: run_local, run_ray.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import signal
+import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 from typing import Any
@@ -54,6 +56,25 @@ def _context() -> multiprocessing.context.BaseContext:
         context.set_forkserver_preload(_PRELOAD)
         return context
     return multiprocessing.get_context("spawn")  # pragma: no cover - Windows
+
+
+@contextlib.contextmanager
+def _main_module_importable() -> Iterator[None]:
+    """Hide a ``__main__.__file__`` that is no file (``python -`` reads stdin) while starting workers.
+
+    multiprocessing re-imports the parent's main script in every worker (so agents defined there
+    unpickle); a main without a file is skipped, but ``<stdin>`` would be looked up and fail.
+    """
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if path is None or os.path.exists(path):
+        yield
+        return
+    del main.__file__
+    try:
+        yield
+    finally:
+        main.__file__ = path
 
 
 def _death(exitcode: int | None) -> str:
@@ -162,7 +183,8 @@ def run_local(
                 path = stderr_path(job)
                 process = context.Process(target=worker_main, args=(job, sender, path),
                                           name=f"arcadebench {job.key}", daemon=True)
-                process.start()
+                with _main_module_importable():
+                    process.start()
                 sender.close()
                 running.append(_Running(job, process, receiver, path))
             handles = [w.conn for w in running if not w.eof] + [w.process.sentinel for w in running]
