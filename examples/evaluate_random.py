@@ -27,16 +27,16 @@ def main() -> None:
     args = parser.parse_args()
 
     results = arcadebench.evaluate(
-        "random",               # or "noop", "my_module:MyAgent", a callable obs -> action, an object...
+        "random",  # or "noop", "my_module:MyAgent", a callable obs -> action, an object...
         args.spec,
         args.games,
         episodes=args.episodes,
-        seeds=args.seeds,       # one run per seed; the same seeds give the same episodes
+        seeds=args.seeds,  # one run per seed; the same seeds give the same episodes
         workers=args.workers,
         log_dir=args.out,
         resume=args.resume,
     )
-    print(results.table())      # aggregates first, then per game
+    print(results.table())  # aggregates first, then per game
     aggregates = results.algorithms["random"]["aggregates"]
     if "atari5" in aggregates:
         print(f"\nAtari-5 estimate of the 57-game median HNS: {aggregates['atari5']:.2f}")

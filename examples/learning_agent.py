@@ -64,8 +64,9 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=3)
     parser.add_argument("--out", default="results/learning_agent")
     args = parser.parse_args()
-    results = arcadebench.evaluate(BanditAgent, "atari5", args.games, episodes=args.episodes, workers=2,
-                                   log_dir=args.out)
+    results = arcadebench.evaluate(
+        BanditAgent, "atari5", args.games, episodes=args.episodes, workers=2, log_dir=args.out
+    )
     print(results.table())
 
 

@@ -51,8 +51,13 @@ def main() -> None:
     rng = np.random.default_rng(args.seed)
     env = gym.make(args.env_id, obs_type="standard")
     # the same as gym.make(..., log_dir=..., run=...), and names the algorithm in the log header
-    env = arcadebench.monitor(env, log_dir=args.log_dir, run=f"seed{args.seed}", resume=args.resume,
-                              algorithm="reinforce-linear")
+    env = arcadebench.monitor(
+        env,
+        log_dir=args.log_dir,
+        run=f"seed{args.seed}",
+        resume=args.resume,
+        algorithm="reinforce-linear",
+    )
     n_actions = int(env.action_space.n)
     weights = np.zeros((n_actions, 21 * 21 + 1))
     baseline = 0.0

@@ -2,7 +2,8 @@
 
 First the monitor's own per-step cost, exactly: stepping a no-op environment through it (the
 difference from stepping the no-op env directly, in microseconds), set against the time of one
-protocol step. Then end to end: the protocol stack of arcadebench/SABER-Pong-v0 is stepped through (a) the wrapper just below the
+protocol step. Then end to end: the protocol stack of arcadebench/SABER-Pong-v0 is stepped
+through (a) the wrapper just below the
 monitor, (b) the monitor without a log, and (c) the monitor writing a log, with the same seeded
 actions; each case plays the same number of steps (episodes end and restart as they come), the
 cases interleave, and the median of several repeats is reported with the overhead against (a).
@@ -46,7 +47,7 @@ def play(env: gym.Env, actions: np.ndarray) -> float:
 
 
 class NullEnv(gym.Env):
-    """Steps in no time, with a protocol-like ``info`` (frame counter and ``info["arcadebench"]``)."""
+    """Steps in no time, with a protocol-like ``info`` (frame counter, ``info["arcadebench"]``)."""
 
     observation_space = gym.spaces.Discrete(1)
     action_space = gym.spaces.Discrete(18)
@@ -92,22 +93,43 @@ def main() -> None:
     base = statistics.median(times["without monitor"])
     cost = per_step_cost_us()
     step_us = 1e6 * base / args.steps
-    print(f"monitor cost per step: {cost:.2f} us = {100 * cost / step_us:.3f} % of a protocol step "
-          f"({step_us:.0f} us)\n")
+    print(
+        f"monitor cost per step: {cost:.2f} us = {100 * cost / step_us:.3f} % of a protocol step "
+        f"({step_us:.0f} us)\n"
+    )
     rows, report = [], {}
     for name, samples in times.items():
         median = statistics.median(samples)
-        report[name] = {"seconds": median, "steps_per_s": args.steps / median,
-                        "overhead_pct": 100 * (median / base - 1)}
+        report[name] = {
+            "seconds": median,
+            "steps_per_s": args.steps / median,
+            "overhead_pct": 100 * (median / base - 1),
+        }
         rows.append([name, args.steps / median, 100 * (median / base - 1)])
-    print(render_table(["case", "steps/s", "overhead %"], rows,
-                       title=f"{ENV_ID}: {args.steps:,} steps x {args.repeat} repeats (median), "
-                             f"{episodes // args.repeat} episodes logged per repeat"))
+    print(
+        render_table(
+            ["case", "steps/s", "overhead %"],
+            rows,
+            title=f"{ENV_ID}: {args.steps:,} steps x {args.repeat} repeats (median), "
+            f"{episodes // args.repeat} episodes logged per repeat",
+        )
+    )
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "bench_monitor.json").write_text(json.dumps(
-        {"env": ENV_ID, "steps": args.steps, "repeat": args.repeat, "cases": report,
-         "monitor_us_per_step": cost, "monitor_pct_of_step": 100 * cost / step_us,
-         "machine": platform.processor() or platform.machine(), "python": platform.python_version()}, indent=2))
+    (RESULTS / "bench_monitor.json").write_text(
+        json.dumps(
+            {
+                "env": ENV_ID,
+                "steps": args.steps,
+                "repeat": args.repeat,
+                "cases": report,
+                "monitor_us_per_step": cost,
+                "monitor_pct_of_step": 100 * cost / step_us,
+                "machine": platform.processor() or platform.machine(),
+                "python": platform.python_version(),
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -61,20 +61,48 @@ def main() -> None:
 
         with tempfile.TemporaryDirectory() as tmp:
             start = time.perf_counter()
-            arcadebench.evaluate("random", "atari5", games, episodes=args.episodes, seeds=seeds, workers=workers,
-                                 log_dir=tmp, progress="off", on_event=count, reps=0)
+            arcadebench.evaluate(
+                "random",
+                "atari5",
+                games,
+                episodes=args.episodes,
+                seeds=seeds,
+                workers=workers,
+                log_dir=tmp,
+                progress="off",
+                on_event=count,
+                reps=0,
+            )
             wall = time.perf_counter() - start
-        report[f"{label}, {workers} worker(s)"] = {"wall_s": wall, "frames": frames, "frames_per_s": frames / wall}
+        report[f"{label}, {workers} worker(s)"] = {
+            "wall_s": wall,
+            "frames": frames,
+            "frames_per_s": frames / wall,
+        }
         rows.append([label, workers, wall, frames, frames / wall])
-    print(render_table(["workload", "workers", "wall s", "frames", "frames/s"], rows,
-                       title=f"random agent, {args.episodes} episode(s) per job"))
+    print(
+        render_table(
+            ["workload", "workers", "wall s", "frames", "frames/s"],
+            rows,
+            title=f"random agent, {args.episodes} episode(s) per job",
+        )
+    )
     seeded, plain = reset_cost()
     print(f"\nreset with a seed (ROM reload) {1000 * seeded:.0f} ms, without {1000 * plain:.0f} ms")
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "bench_runner.json").write_text(json.dumps(
-        {"episodes": args.episodes, "runs": report, "reset_seeded_s": seeded,
-         "reset_plain_s": plain, "machine": platform.processor() or platform.machine(),
-         "python": platform.python_version()}, indent=2))
+    (RESULTS / "bench_runner.json").write_text(
+        json.dumps(
+            {
+                "episodes": args.episodes,
+                "runs": report,
+                "reset_seeded_s": seeded,
+                "reset_plain_s": plain,
+                "machine": platform.processor() or platform.machine(),
+                "python": platform.python_version(),
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -14,11 +14,18 @@ import time
 
 from arcadebench.benchmarks.agents import RandomAgent
 
-__all__ = ["CrashingAgent", "HangingAgent", "KilledAgent", "LearningAgent", "RaisingAgent", "SlowRandom"]
+__all__ = [
+    "CrashingAgent",
+    "HangingAgent",
+    "KilledAgent",
+    "LearningAgent",
+    "RaisingAgent",
+    "SlowRandom",
+]
 
 
 class _Counting(RandomAgent):
-    """Random agent that knows which episode of its job it is in (``seed`` is called once per episode)."""
+    """Random agent that knows its episode in the job (``seed`` is called once an episode)."""
 
     fail_game = "phoenix"
     fail_episode = 2  # 0-based, as in the log: the 3rd episode

@@ -122,20 +122,28 @@ def test_a_zero_argument_function_is_a_factory(env):
 def test_module_attr_paths_resolve():
     assert load_agent("arcadebench.benchmarks.agents:RandomAgent") is RandomAgent
     assert load_agent("random") == "random"
-    with pytest.raises(ArcadebenchError, match="`agent` must be 'random', 'noop' or 'module:attr'.*got 'nonsense'"):
+    with pytest.raises(
+        ArcadebenchError, match="`agent` must be 'random', 'noop' or 'module:attr'.*got 'nonsense'"
+    ):
         load_agent("nonsense")
     with pytest.raises(ArcadebenchError, match="cannot import agent module 'no_such_module'"):
         load_agent("no_such_module:Agent")
-    with pytest.raises(ArcadebenchError, match="module 'arcadebench.benchmarks.agents' has no attribute 'Nope'"):
+    with pytest.raises(
+        ArcadebenchError, match="module 'arcadebench.benchmarks.agents' has no attribute 'Nope'"
+    ):
         load_agent("arcadebench.benchmarks.agents:Nope")
 
 
 def test_agents_must_be_picklable_for_worker_processes():
     assert check_agent("random") == "random"
     assert check_agent(Learner) is Learner
-    with pytest.raises(ArcadebenchError, match="must be picklable to run in worker processes.*lambda"):
+    with pytest.raises(
+        ArcadebenchError, match="must be picklable to run in worker processes.*lambda"
+    ):
         check_agent(lambda obs: 0)
-    with pytest.raises(ArcadebenchError, match="`agent` must be 'random', 'noop', 'module:attr', a factory"):
+    with pytest.raises(
+        ArcadebenchError, match="`agent` must be 'random', 'noop', 'module:attr', a factory"
+    ):
         check_agent(42)
 
 
@@ -143,14 +151,20 @@ def test_agents_declare_what_they_need_from_the_environment():
     assert agent_env_kwargs("random", ATARI5) == {}
     assert agent_env_kwargs(NeedsKwargs, ATARI5) == {"obs_type": "grayscale"}
     assert agent_env_kwargs(NeedsButtons, load_spec("sonic")) == {"action_set": "buttons"}
-    with pytest.raises(ArcadebenchError, match="needs action_set='buttons', which only retro protocols have"):
+    with pytest.raises(
+        ArcadebenchError, match="needs action_set='buttons', which only retro protocols have"
+    ):
         agent_env_kwargs(NeedsButtons, ATARI5)
 
 
 def test_agent_names_identify_them():
     assert agent_name("random") == "random"
     assert agent_name("pkg.mod:Agent") == "pkg.mod:Agent"
-    assert agent_name(Learner) == agent_name(Learner(gym.spaces.Discrete(2), "x")) == "test_agents.Learner"
+    assert (
+        agent_name(Learner)
+        == agent_name(Learner(gym.spaces.Discrete(2), "x"))
+        == "test_agents.Learner"
+    )
     assert agent_name(always_three) == "test_agents.always_three"
 
 

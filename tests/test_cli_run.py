@@ -10,8 +10,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 import arcadebench
 from arcadebench.cli import main
 
@@ -26,7 +24,9 @@ def episodes(log_dir):
         lines = [json.loads(x) for x in path.read_text().splitlines() if x.endswith("}")]
         found[(path.parent.name, path.stem)] = [
             (r["episode"], r["return"], r["steps"], r["frames"], r["total_frames"], r["complete"])
-            for r in lines if r["kind"] == "episode"]
+            for r in lines
+            if r["kind"] == "episode"
+        ]
     return found
 
 
@@ -35,9 +35,16 @@ def count_episodes(log_dir):
 
 
 def start(args, out):
-    """Start `arcadebench run` in a session of its own, as a terminal would (Ctrl-C hits the group)."""
-    return subprocess.Popen([*ARCADEBENCH, "run", *args, "--out", str(out)], env=ENV, cwd=TESTS,
-                            start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    """Start `arcadebench run` in a session of its own, as a terminal does (Ctrl-C: the group)."""
+    return subprocess.Popen(
+        [*ARCADEBENCH, "run", *args, "--out", str(out)],
+        env=ENV,
+        cwd=TESTS,
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def wait_for_episodes(out, n, process, timeout=60):
@@ -61,8 +68,22 @@ def group_gone(pgid, timeout=10):
 
 def test_the_main_job_plays_the_five_games_and_prints_the_atari5_estimate(tmp_path):
     started = time.monotonic()
-    done = subprocess.run([*ARCADEBENCH, "run", "atari5", "--agent", "random", "--episodes", "1",
-                           "--out", str(tmp_path)], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [
+            *ARCADEBENCH,
+            "run",
+            "atari5",
+            "--agent",
+            "random",
+            "--episodes",
+            "1",
+            "--out",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     elapsed = time.monotonic() - started
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
@@ -74,40 +95,85 @@ def test_the_main_job_plays_the_five_games_and_prints_the_atari5_estimate(tmp_pa
         assert len(episodes(tmp_path)[(game, "0")]) == 1
     results = json.loads((tmp_path / "results.json").read_text())
     assert "atari5" in results["algorithms"]["random"]["aggregates"]
-    assert results["provenance"]["command"].startswith("arcadebench run atari5 --agent random --episodes 1")
+    assert results["provenance"]["command"].startswith(
+        "arcadebench run atari5 --agent random --episodes 1"
+    )
     print(f"main job: {elapsed:.1f} s")  # measured, not asserted (see perf/)
 
 
 def test_bad_input_is_one_line_and_exit_status_2(tmp_path, capsys):
-    assert main(["run", "atari5", "--agent", "nope:Agent", "--episodes", "1", "--out", str(tmp_path)]) == 2
+    assert (
+        main(["run", "atari5", "--agent", "nope:Agent", "--episodes", "1", "--out", str(tmp_path)])
+        == 2
+    )
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("arcadebench: error: cannot import agent module 'nope'")
-    assert main(["run", "atari5", "--games", "pnog", "--episodes", "1", "--out", str(tmp_path)]) == 2
+    assert err.count("\n") == 1 and err.startswith(
+        "arcadebench: error: cannot import agent module 'nope'"
+    )
+    assert (
+        main(["run", "atari5", "--games", "pnog", "--episodes", "1", "--out", str(tmp_path)]) == 2
+    )
     assert "Did you mean: 'pong'?" in capsys.readouterr().err
     assert not any(tmp_path.iterdir())
 
 
 def test_backend_ray_without_ray_says_how_to_install_it(tmp_path, capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # as if Ray were not installed
-    assert main(["run", "atari5", "--episodes", "1", "--backend", "ray", "--out", str(tmp_path)]) == 2
+    assert (
+        main(["run", "atari5", "--episodes", "1", "--backend", "ray", "--out", str(tmp_path)]) == 2
+    )
     err = capsys.readouterr().err
-    assert err == "arcadebench: error: `--backend ray` needs Ray, which is not installed: pip install 'arcadebench[ray]'\n"
+    assert (
+        err == "arcadebench: error: `--backend ray` needs Ray, which is not installed: "
+        "pip install 'arcadebench[ray]'\n"
+    )
 
 
 def test_failed_jobs_are_listed_and_the_exit_status_is_1(tmp_path, capsys, monkeypatch):
     monkeypatch.syspath_prepend(str(TESTS))
-    status = main(["run", "atari5", "--agent", "runner_agents:RaisingAgent", "--episodes", "3",
-                   "--games", "qbert", "phoenix", "--out", str(tmp_path), "--reps", "0"])
+    status = main(
+        [
+            "run",
+            "atari5",
+            "--agent",
+            "runner_agents:RaisingAgent",
+            "--episodes",
+            "3",
+            "--games",
+            "qbert",
+            "phoenix",
+            "--out",
+            str(tmp_path),
+            "--reps",
+            "0",
+        ]
+    )
     out, err = capsys.readouterr()
     assert status == 1
     assert "per game" in out and "qbert" in out  # the finished jobs are scored
-    assert "1 job(s) failed" in err and "phoenix/0: the agent raised in phoenix run '0' episode 2" in err
+    assert (
+        "1 job(s) failed" in err
+        and "phoenix/0: the agent raised in phoenix run '0' episode 2" in err
+    )
     assert "--resume" in err
 
 
 def test_sigint_stops_the_run_within_seconds_and_keeps_finished_episodes(tmp_path):
-    process = start(["atari5", "--agent", "runner_agents:SlowRandom", "--episodes", "20",
-                     "--games", "qbert", "phoenix", "--workers", "2"], tmp_path)
+    process = start(
+        [
+            "atari5",
+            "--agent",
+            "runner_agents:SlowRandom",
+            "--episodes",
+            "20",
+            "--games",
+            "qbert",
+            "phoenix",
+            "--workers",
+            "2",
+        ],
+        tmp_path,
+    )
     wait_for_episodes(tmp_path, 1, process)
     sent = time.monotonic()
     os.killpg(process.pid, signal.SIGINT)  # Ctrl-C in a terminal: the whole foreground group
@@ -119,30 +185,79 @@ def test_sigint_stops_the_run_within_seconds_and_keeps_finished_episodes(tmp_pat
     assert group_gone(process.pid), "worker processes were left behind"
     kept = episodes(tmp_path)
     assert sum(len(v) for v in kept.values()) >= 1
-    assert all(e[5] for eps in kept.values() for e in eps)  # every kept record is a finished episode
+    assert all(
+        e[5] for eps in kept.values() for e in eps
+    )  # every kept record is a finished episode
     # and the run continues from there
-    done = subprocess.run([*ARCADEBENCH, "run", "atari5", "--agent", "runner_agents:SlowRandom", "--episodes", "1",
-                           "--games", "qbert", "phoenix", "--out", str(tmp_path), "--resume"],
-                          env=ENV, cwd=TESTS, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [
+            *ARCADEBENCH,
+            "run",
+            "atari5",
+            "--agent",
+            "runner_agents:SlowRandom",
+            "--episodes",
+            "1",
+            "--games",
+            "qbert",
+            "phoenix",
+            "--out",
+            str(tmp_path),
+            "--resume",
+        ],
+        env=ENV,
+        cwd=TESTS,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     resumed = episodes(tmp_path)
-    assert all(resumed[key][:len(eps)] == eps for key, eps in kept.items())
+    assert all(resumed[key][: len(eps)] == eps for key, eps in kept.items())
 
 
 def test_a_run_killed_with_sigkill_and_resumed_equals_an_uninterrupted_run(tmp_path):
-    args = ["atari5", "--agent", "runner_agents:SlowRandom", "--episodes", "3", "--games", "qbert", "phoenix",
-            "--workers", "2", "--seeds", "0", "1"]
+    args = [
+        "atari5",
+        "--agent",
+        "runner_agents:SlowRandom",
+        "--episodes",
+        "3",
+        "--games",
+        "qbert",
+        "phoenix",
+        "--workers",
+        "2",
+        "--seeds",
+        "0",
+        "1",
+    ]
     process = start(args, tmp_path / "killed")
     wait_for_episodes(tmp_path / "killed", 2, process)
     os.killpg(process.pid, signal.SIGKILL)  # the parent, the workers, everything
     process.wait(timeout=10)
     assert group_gone(process.pid)
     assert count_episodes(tmp_path / "killed") < 12, "the run finished before it could be killed"
-    done = subprocess.run([*ARCADEBENCH, "run", *args, "--out", str(tmp_path / "killed"), "--resume"],
-                          env=ENV, cwd=TESTS, capture_output=True, text=True, timeout=180)
+    done = subprocess.run(
+        [*ARCADEBENCH, "run", *args, "--out", str(tmp_path / "killed"), "--resume"],
+        env=ENV,
+        cwd=TESTS,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert done.returncode == 0, done.stderr
-    arcadebench.evaluate("random", "atari5", ["qbert", "phoenix"], episodes=3, seeds=[0, 1], workers=2,
-                         log_dir=tmp_path / "whole", progress="off", reps=0)
+    arcadebench.evaluate(
+        "random",
+        "atari5",
+        ["qbert", "phoenix"],
+        episodes=3,
+        seeds=[0, 1],
+        workers=2,
+        log_dir=tmp_path / "whole",
+        progress="off",
+        reps=0,
+    )
     resumed, whole = episodes(tmp_path / "killed"), episodes(tmp_path / "whole")
     assert resumed == whole
     assert all(len(eps) == 3 for eps in whole.values())

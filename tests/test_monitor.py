@@ -1,4 +1,4 @@
-"""The episode monitor on real emulators: the log format, locking, resume, budgets, incomplete episodes."""
+"""The episode monitor on real emulators: log format, locks, resume, budgets, cut episodes."""
 
 from __future__ import annotations
 
@@ -21,13 +21,38 @@ from arcadebench.benchmarks.envs import NonCompliantWarning
 from arcadebench.benchmarks.records import parse_log
 from arcadebench.errors import ArcadebenchError, BudgetExhausted
 from arcadebench.specs import load_spec
-from arcadebench.wrappers.monitor import LOG_DIR_ENV, EpisodeMonitor, LogInUse, find_monitor, log_path
+from arcadebench.wrappers.monitor import (
+    LOG_DIR_ENV,
+    EpisodeMonitor,
+    LogInUse,
+    find_monitor,
+    log_path,
+)
 
 QBERT = "arcadebench/Atari5-Qbert-v0"
 MINI = str(Path(__file__).parent / "data" / "specs" / "minimal_atari.yaml")  # budget: 5,000 frames
-EPISODE_KEYS = ["kind", "spec", "spec_version", "spec_hash", "env_id", "game", "run", "seed", "episode",
-                "return", "steps", "frames", "total_steps", "total_frames", "end_reason", "complete",
-                "rollover_rewards", "deviations", "wall_time", "time"]
+EPISODE_KEYS = [
+    "kind",
+    "spec",
+    "spec_version",
+    "spec_hash",
+    "env_id",
+    "game",
+    "run",
+    "seed",
+    "episode",
+    "return",
+    "steps",
+    "frames",
+    "total_steps",
+    "total_frames",
+    "end_reason",
+    "complete",
+    "rollover_rewards",
+    "deviations",
+    "wall_time",
+    "time",
+]
 
 
 def play(env, seed=None, max_steps=None, rng=None):
@@ -63,9 +88,16 @@ def test_each_episode_is_one_line_in_the_documented_format(tmp_path):
         assert record["return"] == total and record["steps"] == steps
         assert record["frames"] == info["episode_frame_number"]
         assert record["episode"] == episode and record["seed"] == 1 and record["run"] == "a"
-        assert record["spec"] == "atari5" and record["spec_version"] == 1 and record["spec_hash"] == spec.hash
+        assert (
+            record["spec"] == "atari5"
+            and record["spec_version"] == 1
+            and record["spec_hash"] == spec.hash
+        )
         assert record["env_id"] == QBERT and record["game"] == "qbert"
-        assert record["complete"] is True and record["end_reason"] == info["arcadebench"]["end_reason"] == "game_over"
+        assert (
+            record["complete"] is True
+            and record["end_reason"] == info["arcadebench"]["end_reason"] == "game_over"
+        )
         assert record["rollover_rewards"] == [] and record["deviations"] == {}
         assert record["wall_time"] > 0
     assert second["total_steps"] == first["steps"] + second["steps"]
@@ -76,12 +108,16 @@ def test_each_episode_is_one_line_in_the_documented_format(tmp_path):
 
 
 def test_the_return_is_the_protocol_return_below_agent_side_clipping(tmp_path):
-    env = gym.wrappers.TransformReward(gym.make("arcadebench/Atari5-Phoenix-v0"), np.sign)  # agent-side clipping
+    env = gym.wrappers.TransformReward(
+        gym.make("arcadebench/Atari5-Phoenix-v0"), np.sign
+    )  # agent-side clipping
     env = arcadebench.monitor(env, log_dir=tmp_path)
     clipped, _, _ = play(env, seed=3)
     env.close()
     (record,) = records(log_path(tmp_path, "atari5", "phoenix", "0"))[1:]
-    assert clipped > 0 and record["return"] >= 20 * clipped  # Phoenix pays 20 or more a hit; the agent saw 1
+    assert (
+        clipped > 0 and record["return"] >= 20 * clipped
+    )  # Phoenix pays 20 or more a hit; the agent saw 1
 
 
 def test_plain_make_writes_nothing(tmp_path, monkeypatch):
@@ -99,7 +135,10 @@ def test_the_log_dir_can_come_from_the_environment_variable(tmp_path, monkeypatc
     env = gym.make(QBERT, run="7")
     play(env, seed=0)
     env.close()
-    assert [r["kind"] for r in records(tmp_path / "atari5" / "qbert" / "7.jsonl")] == ["header", "episode"]
+    assert [r["kind"] for r in records(tmp_path / "atari5" / "qbert" / "7.jsonl")] == [
+        "header",
+        "episode",
+    ]
 
 
 def test_the_monitor_fills_the_default_end_reasons():
@@ -125,12 +164,18 @@ def test_deviations_are_recorded_with_every_episode(tmp_path):
     play(env, seed=0)
     env.close()
     header, record = records(log_path(tmp_path, "atari5", "qbert", "0"))
-    assert record["deviations"] == header["deviations"] == {"max_episode_frames": {"spec": 108000, "used": 200}}
+    assert (
+        record["deviations"]
+        == header["deviations"]
+        == {"max_episode_frames": {"spec": 108000, "used": 200}}
+    )
     assert record["frames"] <= 200
 
 
 def test_rollover_rewards_are_collected_from_info(tmp_path):
-    class Rollover(gym.Wrapper):  # reports a guarded rollover on steps 3 and 5, as RolloverGuard does
+    class Rollover(
+        gym.Wrapper
+    ):  # reports a guarded rollover on steps 3 and 5, as RolloverGuard does
         def step(self, action):
             obs, reward, terminated, truncated, info = self.env.step(action)
             self.n = getattr(self, "n", 0) + 1
@@ -138,7 +183,9 @@ def test_rollover_rewards_are_collected_from_info(tmp_path):
                 info["arcadebench"] = {"rollover_rewards": [-990000.0 - self.n]}
             return obs, reward, terminated, truncated, info
 
-    env = arcadebench.monitor(Rollover(AtariEnv("qbert")), tmp_path / "x.jsonl", spec="atari5", game="qbert")
+    env = arcadebench.monitor(
+        Rollover(AtariEnv("qbert")), tmp_path / "x.jsonl", spec="atari5", game="qbert"
+    )
     play(env, seed=0)
     env.close()
     assert records(tmp_path / "x.jsonl")[-1]["rollover_rewards"] == [-990003.0, -990005.0]
@@ -147,16 +194,25 @@ def test_rollover_rewards_are_collected_from_info(tmp_path):
 def test_two_monitors_on_one_log_are_refused_with_the_file_and_the_process(tmp_path):
     env = gym.make(QBERT, log_dir=tmp_path)
     path = log_path(tmp_path, "atari5", "qbert", "0")
-    with pytest.raises(LogInUse, match=re.escape(str(path)) + f".*process {os.getpid()} \\(this process"):
+    with pytest.raises(
+        LogInUse, match=re.escape(str(path)) + f".*process {os.getpid()} \\(this process"
+    ):
         gym.make(QBERT, log_dir=tmp_path)
     holder = subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(f"""
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
             import sys, gymnasium as gym, arcadebench
             env = gym.make({QBERT!r}, log_dir={str(tmp_path)!r}, run="other")
             print("locked", flush=True)
             sys.stdin.read()
-            """)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+            """),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
     )
     try:
         assert holder.stdout.readline().strip() == "locked"
@@ -173,7 +229,10 @@ def test_an_existing_log_is_continued_only_on_request(tmp_path):
     play(env, seed=0)
     play(env, seed=1)
     env.close()
-    with pytest.raises(ArcadebenchError, match="already holds 2 episodes of run '0'; continue that run with resume=True"):
+    with pytest.raises(
+        ArcadebenchError,
+        match="already holds 2 episodes of run '0'; continue that run with resume=True",
+    ):
         gym.make(QBERT, log_dir=tmp_path)
     env = gym.make(QBERT, log_dir=tmp_path, resume=True)
     mon = find_monitor(env)
@@ -181,7 +240,12 @@ def test_an_existing_log_is_continued_only_on_request(tmp_path):
     play(env, seed=2)
     env.close()
     lines = records(log_path(tmp_path, "atari5", "qbert", "0"))
-    assert [r["kind"] for r in lines] == ["header", "episode", "episode", "episode"]  # no second header
+    assert [r["kind"] for r in lines] == [
+        "header",
+        "episode",
+        "episode",
+        "episode",
+    ]  # no second header
     episodes = lines[1:]
     assert [r["episode"] for r in episodes] == [0, 1, 2]
     assert episodes[2]["total_steps"] == sum(r["steps"] for r in episodes)
@@ -234,7 +298,9 @@ def test_stepping_past_the_budget_raises_and_logs_the_cut_episode(tmp_path):
     assert mon.budget_frames == 5000
     rng = np.random.default_rng(0)
     finished = []
-    with pytest.raises(BudgetExhausted, match=r"run '0' of qbert has used its budget \(5,00\d of 5,000 frames"):
+    with pytest.raises(
+        BudgetExhausted, match=r"run '0' of qbert has used its budget \(5,00\d of 5,000 frames"
+    ):
         while True:
             finished.append(play(env, seed=len(finished), rng=rng))
     env.close()
@@ -254,7 +320,9 @@ def test_stepping_past_the_budget_raises_and_logs_the_cut_episode(tmp_path):
 def test_a_step_budget_counts_agent_steps(tmp_path):
     env = gym.make(QBERT, log_dir=tmp_path)
     find_monitor(env).set_budget(steps=100)
-    assert play(env, seed=0)[1] == 100  # the 100th step ends the run, the monitor logs the cut episode
+    assert (
+        play(env, seed=0)[1] == 100
+    )  # the 100th step ends the run, the monitor logs the cut episode
     with pytest.raises(BudgetExhausted, match="100 of 100 steps"):
         env.step(0)
     with pytest.raises(BudgetExhausted):
@@ -277,7 +345,9 @@ def test_bad_arguments_are_one_line_errors(tmp_path):
         gym.make(QBERT, log_dir=tmp_path, run="../x")
     with pytest.raises(ArcadebenchError, match="`log` or `log_dir` must be given"):
         arcadebench.monitor(gym.make(QBERT))
-    with pytest.raises(ArcadebenchError, match="`budget_steps` must be a positive integer or None, got 0"):
+    with pytest.raises(
+        ArcadebenchError, match="`budget_steps` must be a positive integer or None, got 0"
+    ):
         EpisodeMonitor(AtariEnv("qbert"), "atari5", "qbert", budget_steps=0)
     env = gym.make(QBERT)
     play(env, seed=0, max_steps=3)

@@ -20,8 +20,13 @@ SHORT = {"max_episode_frames": 2000}
 @pytest.fixture(scope="module")
 def local_ray():
     tests = str(Path(__file__).parent)  # Ray workers import `runner_agents` from here
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False,
-             runtime_env={"env_vars": {"PYTHONPATH": tests}})
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        configure_logging=False,
+        runtime_env={"env_vars": {"PYTHONPATH": tests}},
+    )
     yield
     ray.shutdown()
 
@@ -32,16 +37,29 @@ def episodes(log_dir):
         lines = [json.loads(x) for x in path.read_text().splitlines()]
         found[(path.parent.name, path.stem)] = [
             (r["episode"], r["return"], r["steps"], r["frames"], r["total_frames"], r["complete"])
-            for r in lines if r["kind"] == "episode"]
+            for r in lines
+            if r["kind"] == "episode"
+        ]
     return found
 
 
 def run(tmp, backend, **kwargs):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NonCompliantWarning)
-        return arcadebench.evaluate("random", "atari5", ["qbert", "phoenix"], episodes=2, seeds=[0, 1], workers=2,
-                                    log_dir=tmp, backend=backend, env_kwargs=SHORT, progress="off", reps=200,
-                                    **kwargs)
+        return arcadebench.evaluate(
+            "random",
+            "atari5",
+            ["qbert", "phoenix"],
+            episodes=2,
+            seeds=[0, 1],
+            workers=2,
+            log_dir=tmp,
+            backend=backend,
+            env_kwargs=SHORT,
+            progress="off",
+            reps=200,
+            **kwargs,
+        )
 
 
 def test_ray_and_local_backends_give_the_same_episodes_and_results(tmp_path, local_ray):
@@ -57,10 +75,19 @@ def test_a_ray_job_that_fails_fails_alone(tmp_path, local_ray):
     with pytest.raises(JobsFailed) as failed:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NonCompliantWarning)
-            arcadebench.evaluate("runner_agents:RaisingAgent", "atari5", ["qbert", "phoenix"], episodes=3,
-                                 workers=2, log_dir=tmp_path, backend="ray", env_kwargs=SHORT, progress="off",
-                                 reps=0)
-    (key, reason), = failed.value.failures
+            arcadebench.evaluate(
+                "runner_agents:RaisingAgent",
+                "atari5",
+                ["qbert", "phoenix"],
+                episodes=3,
+                workers=2,
+                log_dir=tmp_path,
+                backend="ray",
+                env_kwargs=SHORT,
+                progress="off",
+                reps=0,
+            )
+    ((key, reason),) = failed.value.failures
     assert key == "phoenix/0" and "episode 2 (step 9): ValueError: boom" in reason
     assert [len(v) for v in episodes(tmp_path).values()] == [2, 3]
 
@@ -69,9 +96,19 @@ def test_a_hanging_ray_task_is_cancelled_by_the_episode_time_limit(tmp_path, loc
     with pytest.raises(JobsFailed) as failed:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NonCompliantWarning)
-            arcadebench.evaluate("runner_agents:HangingAgent", "atari5", ["qbert", "phoenix"], episodes=3,
-                                 workers=2, log_dir=tmp_path, backend="ray", env_kwargs=SHORT, progress="off",
-                                 reps=0, episode_time_limit=3)
-    (key, reason), = failed.value.failures
+            arcadebench.evaluate(
+                "runner_agents:HangingAgent",
+                "atari5",
+                ["qbert", "phoenix"],
+                episodes=3,
+                workers=2,
+                log_dir=tmp_path,
+                backend="ray",
+                env_kwargs=SHORT,
+                progress="off",
+                reps=0,
+                episode_time_limit=3,
+            )
+    ((key, reason),) = failed.value.failures
     assert key == "phoenix/0" and "ran past the wall-clock limit of 3 s" in reason
     assert [len(v) for v in episodes(tmp_path).values()] == [2, 3]

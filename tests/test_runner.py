@@ -32,13 +32,15 @@ def run(tmp, agent="random", games=GAMES, **kwargs):
 
 
 def episodes(log_dir):
-    """{(game, run): [(episode, return, steps, frames, total_frames, complete), ...]} from the logs."""
+    """{(game, run): [(episode, return, steps, frames, total_frames, complete)]} from the logs."""
     found = {}
     for path in sorted(Path(log_dir).rglob("*.jsonl")):
         lines = [json.loads(x) for x in path.read_text().splitlines()]
         found[(path.parent.name, path.stem)] = [
             (r["episode"], r["return"], r["steps"], r["frames"], r["total_frames"], r["complete"])
-            for r in lines if r["kind"] == "episode"]
+            for r in lines
+            if r["kind"] == "episode"
+        ]
     return found
 
 
@@ -51,9 +53,15 @@ def test_evaluate_plays_every_job_writes_logs_and_scores_them(tmp_path):
     assert isinstance(results, Results)
     assert Results.from_json(tmp_path / "results.json").algorithms == results.algorithms
     qbert = results.algorithms["random"]["games"]["qbert"]
-    assert qbert["runs"] == [pytest.approx((logs[("qbert", r)][0][1] + logs[("qbert", r)][1][1]) / 2) for r in "01"]
+    assert qbert["runs"] == [
+        pytest.approx((logs[("qbert", r)][0][1] + logs[("qbert", r)][1][1]) / 2) for r in "01"
+    ]
     provenance = results.provenance
-    assert provenance["agent"] == "random" and provenance["seeds"] == [0, 1] and provenance["command"] == "test"
+    assert (
+        provenance["agent"] == "random"
+        and provenance["seeds"] == [0, 1]
+        and provenance["command"] == "test"
+    )
     assert provenance["episodes"] == 2 and provenance["ale_py"] and provenance["gymnasium"]
     assert results.spec["name"] == "atari5" and results.spec["hash"].startswith("sha256:")
     assert not list(tmp_path.rglob("*.stderr.txt"))  # worker output is kept only for failed jobs
@@ -79,7 +87,9 @@ def test_existing_logs_are_never_overwritten_or_extended_without_resume(tmp_path
     run(tmp_path, games=["qbert"])
     log = tmp_path / "atari5" / "qbert" / "0.jsonl"
     before = log.read_bytes()
-    with pytest.raises(ArcadebenchError, match=r"1 log\(s\) already hold episodes .*qbert/0.jsonl.*--resume"):
+    with pytest.raises(
+        ArcadebenchError, match=r"1 log\(s\) already hold episodes .*qbert/0.jsonl.*--resume"
+    ):
         run(tmp_path, games=["qbert"], episodes=3)
     assert log.read_bytes() == before
     with pytest.raises(ArcadebenchError, match="was written by agent 'random', not 'noop'"):
@@ -97,24 +107,32 @@ def test_resume_skips_finished_jobs(tmp_path):
 def test_a_raising_agent_fails_its_job_only_and_keeps_its_finished_episodes(tmp_path):
     with pytest.raises(JobsFailed) as failed:
         run(tmp_path, agent="runner_agents:RaisingAgent", episodes=4, workers=2)
-    (key, reason), = failed.value.failures
+    ((key, reason),) = failed.value.failures
     assert key == "phoenix/0"
     assert "the agent raised in phoenix run '0' episode 2 (step 9): ValueError: boom" in reason
     logs = episodes(tmp_path)
     assert [e[0] for e in logs[("phoenix", "0")]] == [0, 1]
-    assert [e[0] for e in logs[("qbert", "0")]] == [e[0] for e in logs[("battle_zone", "0")]] == [0, 1, 2, 3]
+    assert (
+        [e[0] for e in logs[("qbert", "0")]]
+        == [e[0] for e in logs[("battle_zone", "0")]]
+        == [0, 1, 2, 3]
+    )
     results = failed.value.results
     assert set(results.algorithms["runner_agents:RaisingAgent"]["games"]) == set(GAMES)
     assert results.provenance["failures"] == [f"phoenix/0: {reason}"]
-    assert "ValueError: boom" in (tmp_path / "atari5" / "phoenix" / "0.stderr.txt").read_text()  # the traceback
+    assert (
+        "ValueError: boom" in (tmp_path / "atari5" / "phoenix" / "0.stderr.txt").read_text()
+    )  # the traceback
     assert "phoenix/0" in str(failed.value) and "--resume" in str(failed.value)
 
 
-@pytest.mark.parametrize(("agent", "death"), [("KilledAgent", "SIGKILL"), ("CrashingAgent", "SIGSEGV")])
+@pytest.mark.parametrize(
+    ("agent", "death"), [("KilledAgent", "SIGKILL"), ("CrashingAgent", "SIGSEGV")]
+)
 def test_a_worker_that_dies_fails_its_job_only(tmp_path, agent, death):
     with pytest.raises(JobsFailed) as failed:
         run(tmp_path, agent=f"runner_agents:{agent}", episodes=3, workers=2)
-    (key, reason), = failed.value.failures
+    ((key, reason),) = failed.value.failures
     assert key == "phoenix/0" and f"the worker process died ({death})" in reason
     if death == "SIGSEGV":
         assert "Segmentation fault" in reason  # faulthandler's trace, from the worker's stderr
@@ -125,9 +143,15 @@ def test_a_worker_that_dies_fails_its_job_only(tmp_path, agent, death):
 
 def test_a_hanging_agent_is_stopped_by_the_episode_time_limit(tmp_path):
     with pytest.raises(JobsFailed) as failed:
-        run(tmp_path, agent="runner_agents:HangingAgent", games=["qbert", "phoenix"], episodes=3,
-            workers=2, episode_time_limit=3)
-    (key, reason), = failed.value.failures
+        run(
+            tmp_path,
+            agent="runner_agents:HangingAgent",
+            games=["qbert", "phoenix"],
+            episodes=3,
+            workers=2,
+            episode_time_limit=3,
+        )
+    ((key, reason),) = failed.value.failures
     assert key == "phoenix/0"
     assert "episode 2 of phoenix run '0' ran past the wall-clock limit of 3 s" in reason
     logs = episodes(tmp_path)
@@ -139,7 +163,9 @@ def test_a_step_quota_is_exact_and_cuts_the_last_episode(tmp_path):
     for eps in episodes(tmp_path).values():
         last = eps[-1]
         assert sum(e[2] for e in eps) == 700
-        assert all(e[5] for e in eps[:-1]) and (last[5] or sum(e[2] for e in eps[:-1]) + last[2] == 700)
+        assert all(e[5] for e in eps[:-1]) and (
+            last[5] or sum(e[2] for e in eps[:-1]) + last[2] == 700
+        )
     assert results.provenance["steps"] == 700
 
 
@@ -148,23 +174,31 @@ def test_a_learning_agent_is_driven_through_act_and_observe(tmp_path):
     assert results.algorithms["runner_agents:LearningAgent"]["games"]["qbert"]["episodes"] == 2
 
 
-@pytest.mark.parametrize(("kwargs", "message"), [
-    ({"episodes": 2, "steps": 10}, "`episodes` and `steps` are alternatives"),
-    ({"episodes": None}, "`episodes` or `steps` must be given for the 'atari5' spec"),
-    ({"episodes": 0}, "`episodes` must be a positive integer, got 0"),
-    ({"seeds": [0, 0]}, "`seeds` must be distinct non-negative integers, got [0, 0]"),
-    ({"seeds": [-1]}, "`seeds` must be distinct non-negative integers"),
-    ({"workers": 0}, "`workers` must be a positive integer, got 0"),
-    ({"backend": "spark"}, "`backend` must be 'local' or 'ray', got 'spark'"),
-    ({"address": "ray://x:10001"}, "`address` must only be given with backend='ray'"),
-    ({"episode_time_limit": -1}, "`episode_time_limit` must be a positive number of seconds, got -1"),
-    ({"games": ["pnog"]}, "'pnog' is not a game of the 'atari5' spec. Did you mean: 'pong'"),
-    ({"env_kwargs": {"run": "x"}}, "`env_kwargs` must not set run"),
-    ({"agent": "nope:Agent"}, "cannot import agent module 'nope'"),
-    ({"progress": "loud"}, "`progress` must be 'auto', 'bars', 'lines' or 'off'"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"episodes": 2, "steps": 10}, "`episodes` and `steps` are alternatives"),
+        ({"episodes": None}, "`episodes` or `steps` must be given for the 'atari5' spec"),
+        ({"episodes": 0}, "`episodes` must be a positive integer, got 0"),
+        ({"seeds": [0, 0]}, "`seeds` must be distinct non-negative integers, got [0, 0]"),
+        ({"seeds": [-1]}, "`seeds` must be distinct non-negative integers"),
+        ({"workers": 0}, "`workers` must be a positive integer, got 0"),
+        ({"backend": "spark"}, "`backend` must be 'local' or 'ray', got 'spark'"),
+        ({"address": "ray://x:10001"}, "`address` must only be given with backend='ray'"),
+        (
+            {"episode_time_limit": -1},
+            "`episode_time_limit` must be a positive number of seconds, got -1",
+        ),
+        ({"games": ["pnog"]}, "'pnog' is not a game of the 'atari5' spec. Did you mean: 'pong'"),
+        ({"env_kwargs": {"run": "x"}}, "`env_kwargs` must not set run"),
+        ({"agent": "nope:Agent"}, "cannot import agent module 'nope'"),
+        ({"progress": "loud"}, "`progress` must be 'auto', 'bars', 'lines' or 'off'"),
+    ],
+)
 def test_bad_arguments_fail_before_anything_runs(tmp_path, kwargs, message):
-    with pytest.raises(ArcadebenchError, match=message.replace("[", r"\[").replace("]", r"\]").replace("(", r"\(")):
+    with pytest.raises(
+        ArcadebenchError, match=message.replace("[", r"\[").replace("]", r"\]").replace("(", r"\(")
+    ):
         run(tmp_path / "out", **kwargs)
     assert not (tmp_path / "out").exists()
 
@@ -173,8 +207,12 @@ def test_evaluate_works_in_a_script_read_from_stdin(tmp_path):
     import subprocess
     import sys
 
-    script = f"import arcadebench\narcadebench.evaluate('random', 'atari5', ['qbert'], episodes=1, " \
-             f"log_dir={str(tmp_path)!r}, progress='off', reps=0)\n"
-    done = subprocess.run([sys.executable, "-"], input=script, capture_output=True, text=True, timeout=120)
+    script = (
+        f"import arcadebench\narcadebench.evaluate('random', 'atari5', ['qbert'], episodes=1, "
+        f"log_dir={str(tmp_path)!r}, progress='off', reps=0)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-"], input=script, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     assert len(episodes(tmp_path)[("qbert", "0")]) == 1

@@ -1,4 +1,4 @@
-"""Soak: many short episodes across games with 2 workers, no leaked processes, file handles or memory.
+"""Soak: many short episodes, 2 workers, no leaked processes, file handles or memory.
 
 The short version runs in CI (>= 100 episodes); the long one (>= 1,000 episodes, memory growth
 < 10 % after warm-up in the parent and in every worker) runs with ``ARCADEBENCH_LONG=1``:
@@ -51,16 +51,31 @@ def rss_kb() -> int:
 def soak(log_dir, episodes, seeds=(0,), on_event=None):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NonCompliantWarning)
-        return arcadebench.evaluate("random", "atari5", GAMES, episodes=episodes, seeds=seeds, workers=2,
-                                    log_dir=log_dir, env_kwargs=SHORT, progress="off", reps=0, on_event=on_event)
+        return arcadebench.evaluate(
+            "random",
+            "atari5",
+            GAMES,
+            episodes=episodes,
+            seeds=seeds,
+            workers=2,
+            log_dir=log_dir,
+            env_kwargs=SHORT,
+            progress="off",
+            reps=0,
+            on_event=on_event,
+        )
 
 
-@pytest.mark.skipif(not Path("/proc/self/fd").exists(), reason="counts processes and handles through /proc")
+@pytest.mark.skipif(
+    not Path("/proc/self/fd").exists(), reason="counts processes and handles through /proc"
+)
 def test_soak_short(tmp_path):
     soak(tmp_path / "warmup", 1)  # starts the forkserver, imports everything
     processes, fds = descendants(os.getpid()), open_fds()
     seen = []
-    results = soak(tmp_path / "soak", 25, on_event=lambda e: seen.append(e[0]) if e[0] == "episode" else None)
+    results = soak(
+        tmp_path / "soak", 25, on_event=lambda e: seen.append(e[0]) if e[0] == "episode" else None
+    )
     assert len(seen) == 100
     assert sum(g["episodes"] for g in results.algorithms["random"]["games"].values()) == 100
     assert descendants(os.getpid()) == processes, "worker processes were left behind"

@@ -41,8 +41,17 @@ import numpy as np
 from arcadebench.errors import ArcadebenchError
 from arcadebench.specs import Spec
 
-__all__ = ["BUILTIN_AGENTS", "Actor", "NoopAgent", "RandomAgent", "agent_env_kwargs", "agent_name",
-           "check_agent", "load_agent", "make_actor"]
+__all__ = [
+    "BUILTIN_AGENTS",
+    "Actor",
+    "NoopAgent",
+    "RandomAgent",
+    "agent_env_kwargs",
+    "agent_name",
+    "check_agent",
+    "load_agent",
+    "make_actor",
+]
 
 _FACTORY_KEYWORDS = ("action_space", "observation_space", "spec", "game", "seed")
 
@@ -77,7 +86,9 @@ class NoopAgent:
     """Always action 0 (NOOP on Atari; the first combination of a discrete action set)."""
 
     def __init__(self, action_space: gym.Space) -> None:
-        self._action = 0 if isinstance(action_space, gym.spaces.Discrete) else action_space.sample() * 0
+        self._action = (
+            0 if isinstance(action_space, gym.spaces.Discrete) else action_space.sample() * 0
+        )
 
     def act(self, obs: Any) -> Any:
         """Action 0."""
@@ -98,7 +109,8 @@ def load_agent(path: str) -> Any:
     module_name, sep, attr = path.partition(":")
     if not sep or not module_name or not attr:
         raise ArcadebenchError(
-            f"`agent` must be 'random', 'noop' or 'module:attr' (e.g. 'my_agents:MyAgent'), got {path!r}"
+            "`agent` must be 'random', 'noop' or 'module:attr' (e.g. 'my_agents:MyAgent'), "
+            f"got {path!r}"
         )
     try:
         obj: Any = importlib.import_module(module_name)
@@ -111,7 +123,9 @@ def load_agent(path: str) -> Any:
         try:
             obj = getattr(obj, part)
         except AttributeError:
-            raise ArcadebenchError(f"module {module_name!r} has no attribute {attr!r}; check the agent path {path!r}") from None
+            raise ArcadebenchError(
+                f"module {module_name!r} has no attribute {attr!r}; check the agent path {path!r}"
+            ) from None
     return obj
 
 
@@ -142,7 +156,9 @@ def _is_factory(obj: Any) -> bool:
         params = inspect.signature(obj).parameters.values()
     except (TypeError, ValueError):
         return False
-    return all(p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params)
+    return all(
+        p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params
+    )
 
 
 def _call_factory(factory: Callable[..., Any], **available: Any) -> Any:
@@ -169,8 +185,8 @@ def check_agent(agent: Any) -> Any:
         obj = agent
     if not (_is_factory(obj) or callable(obj) or hasattr(obj, "act") or hasattr(obj, "predict")):
         raise ArcadebenchError(
-            f"`agent` must be 'random', 'noop', 'module:attr', a factory, an object with act/observe or "
-            f"predict, or a callable obs -> action, got {obj!r}"
+            "`agent` must be 'random', 'noop', 'module:attr', a factory, an object with "
+            f"act/observe or predict, or a callable obs -> action, got {obj!r}"
         )
     if isinstance(agent, str):
         return agent
@@ -178,14 +194,15 @@ def check_agent(agent: Any) -> Any:
         pickle.dumps(agent)
     except Exception as error:  # noqa: BLE001 - pickle raises many types
         raise ArcadebenchError(
-            f"`agent` must be picklable to run in worker processes, got {agent!r} ({error}); define it at "
+            f"`agent` must be picklable to run in worker processes, got {agent!r} ({error}); "
+            "define it at "
             "module level (not a lambda or a local function) or pass 'module:attr'"
         ) from None
     return agent
 
 
 def agent_env_kwargs(agent: Any, spec: Spec) -> dict[str, Any]:
-    """What ``agent`` (or its factory/class) asks of the environment: ``env_kwargs`` and ``action_set``.
+    """What ``agent`` (or its class) asks of the environment: ``env_kwargs``, ``action_set``.
 
     Raises:
         ArcadebenchError: an ``action_set`` the spec does not define, or on a non-retro protocol.
@@ -199,13 +216,15 @@ def agent_env_kwargs(agent: Any, spec: Spec) -> dict[str, Any]:
     if isinstance(action_set, str):
         if spec.platform != "retro":
             raise ArcadebenchError(
-                f"agent {agent_name(agent)} needs action_set={action_set!r}, which only retro protocols "
+                f"agent {agent_name(agent)} needs action_set={action_set!r}, which only retro "
+                "protocols "
                 f"have; {spec.name!r} is an {spec.platform} protocol"
             )
         choices = ("buttons", *spec.action_sets)
         if action_set not in choices:
             raise ArcadebenchError(
-                f"`action_set` of agent {agent_name(agent)} must be one of {', '.join(choices)}, got {action_set!r}"
+                f"`action_set` of agent {agent_name(agent)} must be one of {', '.join(choices)}, "
+                f"got {action_set!r}"
             )
         kwargs["action_set"] = action_set
     return kwargs
@@ -227,8 +246,14 @@ class Actor:
         if isinstance(obj, str):
             obj = BUILTIN_AGENTS[obj](env.action_space)
         elif _is_factory(obj):
-            obj = _call_factory(obj, action_space=env.action_space, observation_space=env.observation_space,
-                                spec=spec, game=game, seed=seed)
+            obj = _call_factory(
+                obj,
+                action_space=env.action_space,
+                observation_space=env.observation_space,
+                spec=spec,
+                game=game,
+                seed=seed,
+            )
         self.agent = obj
         if hasattr(obj, "act"):
             self.act: Callable[[Any], Any] = obj.act
@@ -244,7 +269,8 @@ class Actor:
             self.act = obj
         else:
             raise ArcadebenchError(
-                f"agent {agent_name(obj)} has no act(obs), predict(obs) or __call__(obs); it cannot choose actions"
+                f"agent {agent_name(obj)} has no act(obs), predict(obs) or __call__(obs); "
+                "it cannot choose actions"
             )
         observe = getattr(obj, "observe", None)
         self.observe: Callable[..., Any] | None = observe if callable(observe) else None

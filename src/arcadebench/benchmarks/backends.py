@@ -50,7 +50,7 @@ class JobOutcome:
 
 
 def _context() -> multiprocessing.context.BaseContext:
-    """forkserver (workers fork from a preloaded server: fast, no state shared) or spawn."""
+    """Forkserver (workers fork from a preloaded server: fast, no state shared) or spawn."""
     if "forkserver" in multiprocessing.get_all_start_methods():
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(_PRELOAD)
@@ -60,7 +60,7 @@ def _context() -> multiprocessing.context.BaseContext:
 
 @contextlib.contextmanager
 def _main_module_importable() -> Iterator[None]:
-    """Hide a ``__main__.__file__`` that is no file (``python -`` reads stdin) while starting workers.
+    """Hide a ``__main__.__file__`` that is no file (``python -``) while starting workers.
 
     multiprocessing re-imports the parent's main script in every worker (so agents defined there
     unpickle); a main without a file is skipped, but ``<stdin>`` would be looked up and fail.
@@ -88,7 +88,7 @@ def _death(exitcode: int | None) -> str:
 
 
 def _tail(path: str | None, lines: int = 3) -> str:
-    """What a dead worker last wrote: faulthandler's fatal error and innermost frame, or its last lines."""
+    """What a dead worker last wrote: faulthandler's fatal error and frame, or its last lines."""
     if not path:
         return ""
     try:
@@ -98,7 +98,7 @@ def _tail(path: str | None, lines: int = 3) -> str:
         return ""
     fatal = [i for i, line in enumerate(text) if line.startswith("Fatal Python error:")]
     if fatal:
-        frames = [line for line in text[fatal[-1]:] if line.startswith("File ")]
+        frames = [line for line in text[fatal[-1] :] if line.startswith("File ")]
         found = [text[fatal[-1]], *(["at " + frames[0]] if frames else [])]
     else:
         found = [line for line in text if not line.startswith("Extension modules:")][-lines:]
@@ -107,7 +107,8 @@ def _tail(path: str | None, lines: int = 3) -> str:
 
 def _hang_message(job: Job, episode: int | None, limit: float) -> str:
     return (
-        f"episode {episode} of {job.game} run {job.run!r} ran past the wall-clock limit of {limit:g} s "
+        f"episode {episode} of {job.game} run {job.run!r} ran past the wall-clock limit of "
+        f"{limit:g} s "
         "(the agent or the emulator hangs); the worker was stopped"
     )
 
@@ -181,8 +182,12 @@ def run_local(
                 job = pending.pop(0)
                 receiver, sender = context.Pipe(duplex=False)
                 path = stderr_path(job)
-                process = context.Process(target=worker_main, args=(job, sender, path),
-                                          name=f"arcadebench {job.key}", daemon=True)
+                process = context.Process(
+                    target=worker_main,
+                    args=(job, sender, path),
+                    name=f"arcadebench {job.key}",
+                    daemon=True,
+                )
                 with _main_module_importable():
                     process.start()
                 sender.close()
@@ -193,8 +198,12 @@ def run_local(
             for worker in list(running):
                 _receive(worker, on_event)
                 if worker.process.is_alive():
-                    if (episode_time_limit is not None and worker.since is not None
-                            and now - worker.since > episode_time_limit and worker.hung is None):
+                    if (
+                        episode_time_limit is not None
+                        and worker.since is not None
+                        and now - worker.since > episode_time_limit
+                        and worker.hung is None
+                    ):
                         worker.hung = _hang_message(worker.job, worker.episode, episode_time_limit)
                         worker.process.kill()
                     continue
@@ -230,7 +239,9 @@ def _import_ray() -> Any:
         import ray
         from ray.util.queue import Queue
     except ImportError:
-        raise ArcadebenchError(f"`--backend ray` needs Ray, which is not installed: {RAY_INSTALL}") from None
+        raise ArcadebenchError(
+            f"`--backend ray` needs Ray, which is not installed: {RAY_INSTALL}"
+        ) from None
     return ray, Queue
 
 
@@ -250,7 +261,11 @@ def _ray_task(job: Job, queue: Any, stderr_path: str | None) -> dict[str, Any]:
         summary = run_job(job, queue.put)
     except Exception as error:  # noqa: BLE001 - reported as the job's failure
         traceback.print_exc(file=sys.stderr)
-        return {"error": str(error) if isinstance(error, ArcadebenchError) else f"{type(error).__name__}: {error}"}
+        return {
+            "error": str(error)
+            if isinstance(error, ArcadebenchError)
+            else f"{type(error).__name__}: {error}"
+        }
     return {"summary": summary}
 
 
@@ -272,8 +287,11 @@ def run_ray(
     ray, Queue = _import_ray()
     started = False
     if not ray.is_initialized():
-        options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
-                                   "configure_logging": False}
+        options: dict[str, Any] = {
+            "include_dashboard": False,
+            "log_to_driver": False,
+            "configure_logging": False,
+        }
         if address is None:
             options["num_cpus"] = workers
         ray.init(address=address, **options)
@@ -298,7 +316,10 @@ def run_ray(
                 try:
                     result = ray.get(ref)
                 except Exception as error:  # noqa: BLE001 - a dead worker or a cancelled task
-                    result = {"died": f"the Ray task failed ({type(error).__name__})" + _tail(worker.stderr)}
+                    result = {
+                        "died": f"the Ray task failed ({type(error).__name__})"
+                        + _tail(worker.stderr)
+                    }
                 _drain_queue(queue, by_key, on_event)
                 if worker.hung is not None:
                     outcome = JobOutcome(worker.job, "failed", worker.hung)
@@ -306,13 +327,19 @@ def run_ray(
                     outcome = JobOutcome(worker.job, "done", summary=result["summary"])
                     on_event(("done", worker.job.key, result["summary"]))
                 else:
-                    outcome = JobOutcome(worker.job, "failed", result.get("error") or result["died"])
+                    outcome = JobOutcome(
+                        worker.job, "failed", result.get("error") or result["died"]
+                    )
                 outcomes[worker.job.key] = outcome
                 if outcome.status == "failed":
                     on_event(("failed", worker.job.key, outcome.message))
             if episode_time_limit is not None:
                 for ref, worker in refs.items():
-                    if worker.since is not None and now - worker.since > episode_time_limit and worker.hung is None:
+                    if (
+                        worker.since is not None
+                        and now - worker.since > episode_time_limit
+                        and worker.hung is None
+                    ):
                         worker.hung = _hang_message(worker.job, worker.episode, episode_time_limit)
                         ray.cancel(ref, force=True)
     except BaseException:

@@ -123,12 +123,16 @@ def make_protocol_env(
 
         env = make_retro_env(spec, game, settings, **extra)
     else:
-        raise UnknownGame(f"the {spec.name!r} spec (platform 'none') defines scores only, no environments.")
+        raise UnknownGame(
+            f"the {spec.name!r} spec (platform 'none') defines scores only, no environments."
+        )
     try:
-        return EpisodeMonitor(env, spec, game, log=log, run=run, resume=resume, deviations=deviations,
-                              settings=settings, env_id=env_id(spec, game))
+        return EpisodeMonitor(
+            env, spec, game, log=log, run=run, resume=resume, deviations=deviations,
+            settings=settings, env_id=env_id(spec, game),
+        )
     except BaseException:
-        env.close()  # e.g. the log is in use: free the emulator (stable-retro allows one per process)
+        env.close()  # e.g. the log is in use: free the emulator (one per process in stable-retro)
         raise
 
 

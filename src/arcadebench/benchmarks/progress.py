@@ -37,11 +37,17 @@ class RunProgress:
         quota: episodes (``unit="episodes"``) or steps (``unit="steps"``) per job.
         unit: what ``quota`` counts.
         stream: where to draw (default stderr).
-        mode: ``"auto"`` (bars on a terminal, lines otherwise), ``"bars"``, ``"lines"`` or ``"off"``.
+        mode: ``"auto"`` (bars on a terminal, else lines), ``"bars"``, ``"lines"`` or ``"off"``.
     """
 
-    def __init__(self, jobs: Sequence[Job], quota: int, unit: str, stream: TextIO | None = None,
-                 mode: str = "auto") -> None:
+    def __init__(
+        self,
+        jobs: Sequence[Job],
+        quota: int,
+        unit: str,
+        stream: TextIO | None = None,
+        mode: str = "auto",
+    ) -> None:
         self.stream = stream or sys.stderr
         if mode == "auto":
             mode = "bars" if self.stream.isatty() else "lines"
@@ -61,12 +67,24 @@ class RunProgress:
     def __enter__(self) -> RunProgress:
         if self.mode == "bars":
             from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeRemainingColumn,
+            )
 
             self._bars = Progress(
-                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                TextColumn(f"{self.unit}"), TextColumn("{task.fields[rate]}"), TextColumn("ETA"),
-                TimeRemainingColumn(), console=Console(file=self.stream), transient=False,
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn(f"{self.unit}"),
+                TextColumn("{task.fields[rate]}"),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),
+                console=Console(file=self.stream),
+                transient=False,
             )
             self._bars.__enter__()
             self._overall = self._bars.add_task("all jobs", total=self.total, rate="")
@@ -106,7 +124,9 @@ class RunProgress:
             self.units_at_start += min(self.done[key], self.quota)
             self.frames[key] = self.frames_at_start[key] = frames
             if self._bars is not None:
-                self._tasks[key] = self._bars.add_task(key, total=self.quota, completed=self.done[key], rate="")
+                self._tasks[key] = self._bars.add_task(
+                    key, total=self.quota, completed=self.done[key], rate=""
+                )
         elif kind == "steps":
             if self.unit == "steps":
                 self.done[key] = event[2]
@@ -121,14 +141,18 @@ class RunProgress:
                 self.done[key] = record["total_steps"]
             if self.mode == "lines":
                 self._line(
-                    f"{key} episode {record['episode']}: return {record['return']:g}, {record['steps']:,} steps, "
-                    f"{record['frames']:,} frames, {record['wall_time']:.1f} s" + ("" if record["complete"] else
-                                                                                     f" (incomplete: {record['end_reason']})")
+                    f"{key} episode {record['episode']}: return {record['return']:g}, "
+                    f"{record['steps']:,} steps, "
+                    f"{record['frames']:,} frames, {record['wall_time']:.1f} s"
+                    + ("" if record["complete"] else f" (incomplete: {record['end_reason']})")
                     + f"  [{self._summary()}]"
                 )
         elif kind == "done":
             if self.mode == "lines":
-                self._line(f"{key} done: {event[2]['episodes']} episodes, {event[2]['total_frames']:,} frames")
+                self._line(
+                    f"{key} done: {event[2]['episodes']} episodes, "
+                    f"{event[2]['total_frames']:,} frames"
+                )
             self._remove(key)
         elif kind == "failed":
             self.failures.append((key, event[2]))
@@ -138,8 +162,10 @@ class RunProgress:
         self._refresh(key)
 
     def _summary(self) -> str:
-        return (f"{self.completed:,}/{self.total:,} {self.unit}, {self.frame_rate():,.0f} frames/s, "
-                f"ETA {_duration(self.eta())}")
+        return (
+            f"{self.completed:,}/{self.total:,} {self.unit}, {self.frame_rate():,.0f} frames/s, "
+            f"ETA {_duration(self.eta())}"
+        )
 
     def _line(self, text: str) -> None:
         self._last_line = time.monotonic()

@@ -74,7 +74,8 @@ def _spec_ref(spec: Spec) -> str:
     if spec.source and Path(spec.source).is_file():
         return str(Path(spec.source).resolve())
     raise ArcadebenchError(
-        f"`spec` must be a built-in spec or a YAML file (workers load it themselves), got {spec.name!r} "
+        "`spec` must be a built-in spec or a YAML file (workers load it themselves), "
+        f"got {spec.name!r} "
         f"from {spec.source!r}; save it to a file and pass the path"
     )
 
@@ -86,13 +87,27 @@ def _positive_int(name: str, value: object, allow_none: bool = True) -> None:
         raise ArcadebenchError(f"`{name}` must be a positive integer, got {value!r}")
 
 
-def _check_arguments(spec: Spec, games: Any, split: Any, episodes: Any, steps: Any, seeds: Any,
-                     workers: Any, backend: Any, address: Any, episode_time_limit: Any,
-                     env_kwargs: Any) -> tuple[list[str], list[int], int | None, int | None]:
+def _check_arguments(
+    spec: Spec,
+    games: Any,
+    split: Any,
+    episodes: Any,
+    steps: Any,
+    seeds: Any,
+    workers: Any,
+    backend: Any,
+    address: Any,
+    episode_time_limit: Any,
+    env_kwargs: Any,
+) -> tuple[list[str], list[int], int | None, int | None]:
     if spec.platform == "none":
-        raise ArcadebenchError(f"the {spec.name!r} spec defines scores only, no environments to run")
+        raise ArcadebenchError(
+            f"the {spec.name!r} spec defines scores only, no environments to run"
+        )
     if games is not None and split is not None:
-        raise ArcadebenchError(f"`games` and `split` are alternatives, got both ({games!r}, {split!r})")
+        raise ArcadebenchError(
+            f"`games` and `split` are alternatives, got both ({games!r}, {split!r})"
+        )
     if isinstance(games, str):
         games = [games]
     if games is None:
@@ -104,22 +119,34 @@ def _check_arguments(spec: Spec, games: Any, split: Any, episodes: Any, steps: A
     _positive_int("episodes", episodes)
     _positive_int("steps", steps)
     if episodes is not None and steps is not None:
-        raise ArcadebenchError(f"`episodes` and `steps` are alternatives, got both ({episodes!r}, {steps!r})")
+        raise ArcadebenchError(
+            f"`episodes` and `steps` are alternatives, got both ({episodes!r}, {steps!r})"
+        )
     if episodes is None and steps is None:
         if spec.evaluation.budget_steps is None:
             raise ArcadebenchError(
-                f"`episodes` or `steps` must be given for the {spec.name!r} spec (it fixes no step budget), "
+                f"`episodes` or `steps` must be given for the {spec.name!r} spec "
+                "(it fixes no step budget), "
                 "got neither; e.g. --episodes 3"
             )
         steps = spec.evaluation.budget_steps
-    if steps is not None and spec.evaluation.budget_steps is not None and steps > spec.evaluation.budget_steps:
+    if (
+        steps is not None
+        and spec.evaluation.budget_steps is not None
+        and steps > spec.evaluation.budget_steps
+    ):
         raise ArcadebenchError(
-            f"`steps` must be at most the {spec.name!r} budget of {spec.evaluation.budget_steps:,} steps, got {steps:,}"
+            f"`steps` must be at most the {spec.name!r} budget of "
+            f"{spec.evaluation.budget_steps:,} steps, got {steps:,}"
         )
     if isinstance(seeds, int) and not isinstance(seeds, bool):
         seeds = [seeds]
-    if (not isinstance(seeds, Sequence) or not seeds
-            or not all(type(s) is int and s >= 0 for s in seeds) or len(set(seeds)) != len(seeds)):
+    if (
+        not isinstance(seeds, Sequence)
+        or not seeds
+        or not all(type(s) is int and s >= 0 for s in seeds)
+        or len(set(seeds)) != len(seeds)
+    ):
         raise ArcadebenchError(f"`seeds` must be distinct non-negative integers, got {seeds!r}")
     _positive_int("workers", workers, allow_none=False)
     if backend not in ("local", "ray"):
@@ -127,12 +154,18 @@ def _check_arguments(spec: Spec, games: Any, split: Any, episodes: Any, steps: A
     if address is not None and backend != "ray":
         raise ArcadebenchError(f"`address` must only be given with backend='ray', got {address!r}")
     if episode_time_limit is not None and (
-            isinstance(episode_time_limit, bool) or not isinstance(episode_time_limit, int | float)
-            or not episode_time_limit > 0):
-        raise ArcadebenchError(f"`episode_time_limit` must be a positive number of seconds, got {episode_time_limit!r}")
+        isinstance(episode_time_limit, bool)
+        or not isinstance(episode_time_limit, int | float)
+        or not episode_time_limit > 0
+    ):
+        raise ArcadebenchError(
+            f"`episode_time_limit` must be a positive number of seconds, got {episode_time_limit!r}"
+        )
     reserved = sorted(set(env_kwargs) & set(_RESERVED_KWARGS))
     if reserved:
-        raise ArcadebenchError(f"`env_kwargs` must not set {', '.join(reserved)} (the runner does), got {env_kwargs!r}")
+        raise ArcadebenchError(
+            f"`env_kwargs` must not set {', '.join(reserved)} (the runner does), got {env_kwargs!r}"
+        )
     return names, list(seeds), episodes, steps
 
 
@@ -152,16 +185,27 @@ def _finished(state: Any, spec: Spec, episodes: int | None, steps: int | None) -
     total_steps, total_frames = int(state.total_steps[-1]), int(state.total_frames[-1])
     budget = spec.evaluation
     if (budget.budget_steps is not None and total_steps >= budget.budget_steps) or (
-            budget.budget_frames is not None and total_frames >= budget.budget_frames):
+        budget.budget_frames is not None and total_frames >= budget.budget_frames
+    ):
         return True
     if episodes is not None:
         return int(state.complete.sum()) >= episodes
     return total_steps >= (steps or 0)
 
 
-def plan_jobs(spec: Spec, games: Sequence[str], seeds: Sequence[int], *, log_dir: str | os.PathLike,
-              agent: Any, algorithm: str, episodes: int | None, steps: int | None, resume: bool,
-              env_kwargs: dict[str, Any]) -> tuple[list[Job], list[Job]]:
+def plan_jobs(
+    spec: Spec,
+    games: Sequence[str],
+    seeds: Sequence[int],
+    *,
+    log_dir: str | os.PathLike,
+    agent: Any,
+    algorithm: str,
+    episodes: int | None,
+    steps: int | None,
+    resume: bool,
+    env_kwargs: dict[str, Any],
+) -> tuple[list[Job], list[Job]]:
     """Split the (game, seed) jobs into (to run, already finished); check existing logs first.
 
     Raises:
@@ -175,21 +219,33 @@ def plan_jobs(spec: Spec, games: Sequence[str], seeds: Sequence[int], *, log_dir
         for seed in seeds:
             path = log_path(log_dir, spec.name, game, str(seed))
             state = _log_state(spec, path)
-            job = Job(spec=ref, game=game, seed=seed, log_dir=str(log_dir), agent=agent, algorithm=algorithm,
-                      episodes=episodes, steps=steps, resume=state is not None, env_kwargs=env_kwargs)
+            job = Job(
+                spec=ref,
+                game=game,
+                seed=seed,
+                log_dir=str(log_dir),
+                agent=agent,
+                algorithm=algorithm,
+                episodes=episodes,
+                steps=steps,
+                resume=state is not None,
+                env_kwargs=env_kwargs,
+            )
             if state is None:
                 to_run.append(job)
                 continue
             existing.append(str(path))
             if state.algorithm != algorithm and resume:
                 raise ArcadebenchError(
-                    f"{path} was written by agent {state.algorithm!r}, not {algorithm!r}; resume it with the "
+                    f"{path} was written by agent {state.algorithm!r}, not {algorithm!r}; "
+                    "resume it with the "
                     "same agent, or use another log directory"
                 )
             (finished if _finished(state, spec, episodes, steps) else to_run).append(job)
     if existing and not resume:
         raise ArcadebenchError(
-            f"{len(existing)} log(s) already hold episodes ({existing[0]}{', ...' if len(existing) > 1 else ''}); "
+            f"{len(existing)} log(s) already hold episodes "
+            f"({existing[0]}{', ...' if len(existing) > 1 else ''}); "
             "continue them with --resume (resume=True), or choose another output directory"
         )
     return to_run, finished
@@ -230,15 +286,17 @@ def evaluate(
             (see :mod:`~arcadebench.benchmarks.agents`).
         spec: a built-in spec name, a spec YAML file or a loaded spec from either.
         games: games or levels (any spelling); default: the spec's ``default_games``.
-        episodes: complete episodes per job; or ``steps``: agent steps per job (default: the
-            spec's step budget, e.g. Sonic's 1M). The protocol's budget always applies.
+        episodes: complete episodes per job.
+        steps: agent steps per job instead (default when neither is given: the spec's step
+            budget, e.g. Sonic's 1M). The protocol's budget always applies.
         seeds: one job per game and seed; the seed is the run id.
         workers: jobs running at once (each in its own process).
         log_dir: where logs (``<log_dir>/<spec>/<game>/<seed>.jsonl``) and ``results.json`` go.
-        backend: ``"local"`` processes or ``"ray"`` tasks (``address``: an existing cluster).
+        backend: ``"local"`` processes or ``"ray"`` tasks.
+        address: an existing Ray cluster's address (default: start a local Ray instance).
         resume: continue the logs in ``log_dir`` (finished jobs are skipped).
         episode_time_limit: seconds one episode may take before its job is stopped as hung.
-        split: a game selection instead of ``games``: ``train``/``test`` (Sonic), ``all`` or a subset.
+        split: a game selection instead of ``games``: ``train``/``test`` (Sonic), ``all``, a subset.
         env_kwargs: extra ``make`` arguments for every job (a changed protocol setting is
             recorded as a deviation and warned about).
         progress: ``"auto"``, ``"bars"``, ``"lines"`` or ``"off"``.
@@ -258,10 +316,23 @@ def evaluate(
     """
     spec = spec if isinstance(spec, Spec) else load_spec(spec)
     env_kwargs = dict(env_kwargs or {})
-    games, seeds, episodes, steps = _check_arguments(spec, games, split, episodes, steps, seeds, workers,
-                                                     backend, address, episode_time_limit, env_kwargs)
+    games, seeds, episodes, steps = _check_arguments(
+        spec,
+        games,
+        split,
+        episodes,
+        steps,
+        seeds,
+        workers,
+        backend,
+        address,
+        episode_time_limit,
+        env_kwargs,
+    )
     if progress not in ("auto", "bars", "lines", "off"):
-        raise ArcadebenchError(f"`progress` must be 'auto', 'bars', 'lines' or 'off', got {progress!r}")
+        raise ArcadebenchError(
+            f"`progress` must be 'auto', 'bars', 'lines' or 'off', got {progress!r}"
+        )
     sent = check_agent(agent)
     algorithm = agent_name(agent)
     env_kwargs = {**agent_env_kwargs(sent, spec), **env_kwargs}
@@ -271,8 +342,18 @@ def evaluate(
 
         _import_ray()  # fail before anything runs when Ray is missing
     log_dir = Path(log_dir)
-    to_run, finished = plan_jobs(spec, games, seeds, log_dir=log_dir, agent=sent, algorithm=algorithm,
-                                 episodes=episodes, steps=steps, resume=resume, env_kwargs=env_kwargs)
+    to_run, finished = plan_jobs(
+        spec,
+        games,
+        seeds,
+        log_dir=log_dir,
+        agent=sent,
+        algorithm=algorithm,
+        episodes=episodes,
+        steps=steps,
+        resume=resume,
+        env_kwargs=env_kwargs,
+    )
     log_dir.mkdir(parents=True, exist_ok=True)
     quota, unit = (episodes, "episodes") if episodes is not None else (steps, "steps")
     outcomes: list[JobOutcome] = []
@@ -281,28 +362,47 @@ def evaluate(
             run = run_ray if backend == "ray" else run_local
             extra = {"address": address} if backend == "ray" else {}
             events = display if on_event is None else _both(display, on_event)
-            outcomes = run(to_run, workers=workers, on_event=events, episode_time_limit=episode_time_limit,
-                           stderr_path=_stderr_path, **extra)
+            outcomes = run(
+                to_run,
+                workers=workers,
+                on_event=events,
+                episode_time_limit=episode_time_limit,
+                stderr_path=_stderr_path,
+                **extra,
+            )
     failures = [(o.job.key, o.message) for o in outcomes if o.status == "failed"]
     for outcome in outcomes:
         if outcome.status == "done":
             Path(_stderr_path(outcome.job)).unlink(missing_ok=True)
-    results = _score(spec, [*to_run, *finished], reps=reps, command=command, provenance={
-        "agent": algorithm, "seeds": seeds, "games": games, "backend": backend,
-        **({"episodes": episodes} if episodes is not None else {"steps": steps}),
-        **({"env_kwargs": {k: repr(v) for k, v in env_kwargs.items()}} if env_kwargs else {}),
-        **({"failures": [f"{key}: {reason}" for key, reason in failures]} if failures else {}),
-    })
+    results = _score(
+        spec,
+        [*to_run, *finished],
+        reps=reps,
+        command=command,
+        provenance={
+            "agent": algorithm,
+            "seeds": seeds,
+            "games": games,
+            "backend": backend,
+            **({"episodes": episodes} if episodes is not None else {"steps": steps}),
+            **({"env_kwargs": {k: repr(v) for k, v in env_kwargs.items()}} if env_kwargs else {}),
+            **({"failures": [f"{key}: {reason}" for key, reason in failures]} if failures else {}),
+        },
+    )
     if results is not None:
         results.to_json(log_dir / RESULTS_FILE)
     if failures:
         raise JobsFailed(results, failures)
     if results is None:
-        raise ArcadebenchError(f"no complete episode was played, so there is nothing to score in {log_dir}")
+        raise ArcadebenchError(
+            f"no complete episode was played, so there is nothing to score in {log_dir}"
+        )
     return results
 
 
-def _both(first: Callable[[tuple], None], second: Callable[[tuple], None]) -> Callable[[tuple], None]:
+def _both(
+    first: Callable[[tuple], None], second: Callable[[tuple], None]
+) -> Callable[[tuple], None]:
     def call(event: tuple) -> None:
         first(event)
         second(event)
@@ -316,16 +416,26 @@ def _warn_deviations(spec: Spec, env_kwargs: dict[str, Any]) -> None:
     settings = protocol_kwargs(spec)
     deviations = _deviations(spec, {k: v for k, v in env_kwargs.items() if k in settings})
     if deviations:
-        changed = ", ".join(f"{k}={v['used']!r} (spec: {v['spec']!r})" for k, v in deviations.items())
-        warnings.warn(f"this run is non-compliant with {spec.name}: {changed}; its scores are not comparable "
-                      "with the protocol's (the deviations are recorded in every episode)",
-                      NonCompliantWarning, stacklevel=3)
+        changed = ", ".join(
+            f"{k}={v['used']!r} (spec: {v['spec']!r})" for k, v in deviations.items()
+        )
+        warnings.warn(
+            f"this run is non-compliant with {spec.name}: {changed}; its scores are not comparable "
+            "with the protocol's (the deviations are recorded in every episode)",
+            NonCompliantWarning,
+            stacklevel=3,
+        )
 
 
-def _score(spec: Spec, jobs: list[Job], *, reps: int, command: str | None,
-           provenance: dict[str, Any]) -> Results | None:
+def _score(
+    spec: Spec, jobs: list[Job], *, reps: int, command: str | None, provenance: dict[str, Any]
+) -> Results | None:
     """Score the jobs' logs with the scorer; ``None`` when no log has a complete episode."""
-    logs = [path for job in jobs if (path := log_path(job.log_dir, spec.name, job.game, job.run)).exists()]
+    logs = [
+        path
+        for job in jobs
+        if (path := log_path(job.log_dir, spec.name, job.game, job.run)).exists()
+    ]
     if not logs:
         return None
     command = command if command is not None else shlex.join(sys.argv)
@@ -334,7 +444,9 @@ def _score(spec: Spec, jobs: list[Job], *, reps: int, command: str | None,
             warnings.simplefilter("ignore")  # deviations were warned about before the run
             results = score(spec, [str(p) for p in logs], reps=reps, command=command)
     except InputError:
-        if not any(_log_state(spec, p) is not None and _log_state(spec, p).complete.any() for p in logs):
+        if not any(
+            _log_state(spec, p) is not None and _log_state(spec, p).complete.any() for p in logs
+        ):
             return None
         raise
     return dataclasses.replace(results, provenance={**results.provenance, **provenance})

@@ -104,8 +104,14 @@ def run_job(job: Job, send: Callable[[tuple], None]) -> dict[str, Any]:
         mon = find_monitor(env)
         if mon is None:  # pragma: no cover - every protocol env has one
             raise ArcadebenchError(f"the {job.game} environment has no episode monitor")
-        monitor(env, log_dir=job.log_dir, run=job.run, seed=job.seed, resume=job.resume,
-                algorithm=job.algorithm)
+        monitor(
+            env,
+            log_dir=job.log_dir,
+            run=job.run,
+            seed=job.seed,
+            resume=job.resume,
+            algorithm=job.algorithm,
+        )
         if job.steps is not None:
             mon.set_budget(steps=job.steps)
         send(("start", job.key, mon.complete_episodes, mon.total_steps, mon.total_frames))
@@ -134,17 +140,41 @@ def run_job(job: Job, send: Callable[[tuple], None]) -> dict[str, Any]:
                 raise
             except Exception as error:
                 raise AgentError(
-                    f"the agent raised in {job.game} run {job.run!r} episode {episode} (step {step}): "
+                    f"the agent raised in {job.game} run {job.run!r} episode {episode} "
+                    f"(step {step}): "
                     f"{type(error).__name__}: {error}"
                 ) from error
             played += 1
             record = mon.last_episode or {}
-            send(("episode", job.key, {k: record.get(k) for k in
-                                       ("episode", "return", "steps", "frames", "total_steps",
-                                        "total_frames", "complete", "end_reason", "wall_time")}
-                  | {"rss_kb": _rss_kb()}))
-        summary = {"episodes": mon.complete_episodes, "played": played, "total_steps": mon.total_steps,
-                   "total_frames": mon.total_frames, "budget": mon.exhausted, "log": str(mon.log)}
+            send(
+                (
+                    "episode",
+                    job.key,
+                    {
+                        k: record.get(k)
+                        for k in (
+                            "episode",
+                            "return",
+                            "steps",
+                            "frames",
+                            "total_steps",
+                            "total_frames",
+                            "complete",
+                            "end_reason",
+                            "wall_time",
+                        )
+                    }
+                    | {"rss_kb": _rss_kb()},
+                )
+            )
+        summary = {
+            "episodes": mon.complete_episodes,
+            "played": played,
+            "total_steps": mon.total_steps,
+            "total_frames": mon.total_frames,
+            "budget": mon.exhausted,
+            "log": str(mon.log),
+        }
         return summary
     finally:
         env.close()
@@ -181,6 +211,7 @@ def worker_main(job: Job, conn: Any, stderr_path: str | None = None) -> None:
         os.dup2(fd, 2)
         os.close(fd)
     faulthandler.enable()  # an emulator crash leaves its trace in stderr_path
+
     def send(message: tuple) -> None:
         try:
             conn.send(message)
@@ -192,8 +223,15 @@ def worker_main(job: Job, conn: Any, stderr_path: str | None = None) -> None:
         send(("done", job.key, summary))
     except Exception as error:
         traceback.print_exc()
-        send(("error", job.key, str(error) if isinstance(error, ArcadebenchError)
-              else f"{type(error).__name__}: {error}"))
+        send(
+            (
+                "error",
+                job.key,
+                str(error)
+                if isinstance(error, ArcadebenchError)
+                else f"{type(error).__name__}: {error}",
+            )
+        )
         sys.exit(1)
     finally:
         try:

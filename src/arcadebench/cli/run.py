@@ -31,28 +31,72 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument("spec", help="built-in spec name (see `arcadebench specs`) or a YAML file")
-    parser.add_argument("--agent", default="random",
-                        help="random, noop or module:attr (a policy, an act/observe agent or a factory); default random")
+    parser.add_argument(
+        "--agent",
+        default="random",
+        help="random, noop or module:attr (a policy, an act/observe agent or a factory); "
+        "default random",
+    )
     quota = parser.add_mutually_exclusive_group()
-    quota.add_argument("--episodes", type=int, metavar="N", help="complete episodes per game and seed")
-    quota.add_argument("--steps", type=int, metavar="T",
-                       help="agent steps per game and seed (default for Sonic: the 1M-step budget)")
+    quota.add_argument(
+        "--episodes", type=int, metavar="N", help="complete episodes per game and seed"
+    )
+    quota.add_argument(
+        "--steps",
+        type=int,
+        metavar="T",
+        help="agent steps per game and seed (default for Sonic: the 1M-step budget)",
+    )
     games = parser.add_mutually_exclusive_group()
-    games.add_argument("--games", nargs="+", metavar="GAME", help="these games or levels (default: the spec's)")
-    games.add_argument("--split", metavar="SELECTION",
-                       help="a game selection: train or test (Sonic), all, or a subset name (e.g. Atari-10)")
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0], metavar="SEED",
-                        help="one run per game and seed (default: 0)")
-    parser.add_argument("--workers", type=int, default=2, help="jobs running at once, one process each (default 2)")
-    parser.add_argument("--out", default="results", help="logs and results.json go here (default results/)")
-    parser.add_argument("--resume", action="store_true", help="continue the logs in --out; finished jobs are skipped")
-    parser.add_argument("--backend", choices=("local", "ray"), default="local", help="local processes or Ray tasks")
+    games.add_argument(
+        "--games", nargs="+", metavar="GAME", help="these games or levels (default: the spec's)"
+    )
+    games.add_argument(
+        "--split",
+        metavar="SELECTION",
+        help="a game selection: train or test (Sonic), all, or a subset name (e.g. Atari-10)",
+    )
+    parser.add_argument(
+        "--seeds",
+        type=int,
+        nargs="+",
+        default=[0],
+        metavar="SEED",
+        help="one run per game and seed (default: 0)",
+    )
+    parser.add_argument(
+        "--workers", type=int, default=2, help="jobs running at once, one process each (default 2)"
+    )
+    parser.add_argument(
+        "--out", default="results", help="logs and results.json go here (default results/)"
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the logs in --out; finished jobs are skipped",
+    )
+    parser.add_argument(
+        "--backend", choices=("local", "ray"), default="local", help="local processes or Ray tasks"
+    )
     parser.add_argument("--address", help="address of an existing Ray cluster (with --backend ray)")
-    parser.add_argument("--episode-time-limit", type=float, metavar="SEC",
-                        help="stop a job whose episode takes longer than this (a hanging agent)")
-    parser.add_argument("--progress", choices=("auto", "bars", "lines", "off"), default="auto",
-                        help="progress display (auto: bars on a terminal, lines otherwise)")
-    parser.add_argument("--reps", type=int, default=2000, help="bootstrap repetitions for the intervals (default 2000)")
+    parser.add_argument(
+        "--episode-time-limit",
+        type=float,
+        metavar="SEC",
+        help="stop a job whose episode takes longer than this (a hanging agent)",
+    )
+    parser.add_argument(
+        "--progress",
+        choices=("auto", "bars", "lines", "off"),
+        default="auto",
+        help="progress display (auto: bars on a terminal, lines otherwise)",
+    )
+    parser.add_argument(
+        "--reps",
+        type=int,
+        default=2000,
+        help="bootstrap repetitions for the intervals (default 2000)",
+    )
     parser.set_defaults(handler=_run)
 
 
@@ -71,10 +115,22 @@ def _run(args: argparse.Namespace) -> int:
             warnings.simplefilter("always")
             try:
                 results = evaluate(
-                    args.agent, args.spec, args.games, episodes=args.episodes, steps=args.steps,
-                    seeds=args.seeds, workers=args.workers, log_dir=out, backend=args.backend,
-                    address=args.address, resume=args.resume, episode_time_limit=args.episode_time_limit,
-                    split=args.split, progress=args.progress, reps=args.reps, command=command,
+                    args.agent,
+                    args.spec,
+                    args.games,
+                    episodes=args.episodes,
+                    steps=args.steps,
+                    seeds=args.seeds,
+                    workers=args.workers,
+                    log_dir=out,
+                    backend=args.backend,
+                    address=args.address,
+                    resume=args.resume,
+                    episode_time_limit=args.episode_time_limit,
+                    split=args.split,
+                    progress=args.progress,
+                    reps=args.reps,
+                    command=command,
                 )
                 failures: list[tuple[str, str]] = []
             except JobsFailed as error:
@@ -83,8 +139,11 @@ def _run(args: argparse.Namespace) -> int:
                 for warning in _unique(caught):
                     print(f"arcadebench: warning: {warning}", file=sys.stderr)
     except KeyboardInterrupt:
-        print(f"arcadebench: interrupted; the finished episodes are kept in {out}. "
-              f"Continue with: arcadebench run {args.spec} ... --out {out} --resume", file=sys.stderr)
+        print(
+            f"arcadebench: interrupted; the finished episodes are kept in {out}. "
+            f"Continue with: arcadebench run {args.spec} ... --out {out} --resume",
+            file=sys.stderr,
+        )
         return 130
     finally:
         signal.signal(signal.SIGTERM, previous)
@@ -103,7 +162,16 @@ def _run(args: argparse.Namespace) -> int:
 def _command(args: argparse.Namespace) -> str:
     """The command line, rebuilt from the parsed arguments (for the results' provenance)."""
     words = ["arcadebench", "run", args.spec, "--agent", args.agent]
-    for option in ("episodes", "steps", "split", "workers", "out", "backend", "address", "episode_time_limit"):
+    for option in (
+        "episodes",
+        "steps",
+        "split",
+        "workers",
+        "out",
+        "backend",
+        "address",
+        "episode_time_limit",
+    ):
         value = getattr(args, option)
         if value is not None:
             words += [f"--{option.replace('_', '-')}", str(value)]

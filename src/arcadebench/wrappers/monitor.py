@@ -70,7 +70,8 @@ def log_path(log_dir: str | os.PathLike, spec: str, game: str, run: str) -> Path
 def _check_run(run: object) -> str:
     if not isinstance(run, str) or not _RUN_RE.match(run):
         raise ArcadebenchError(
-            f"`run` must be a short name of letters, digits, '.', '_' or '-' (it names the log file), got {run!r}"
+            "`run` must be a short name of letters, digits, '.', '_' or '-' (it names the log "
+            f"file), got {run!r}"
         )
     return run
 
@@ -113,7 +114,8 @@ class _LogFile:
                 self._file.close()
                 raise LogInUse(
                     f"{path} is being written by {_holder(path)}; two writers would mix their "
-                    "episodes. Wait for it to finish (or stop it), or give this run another `run` id "
+                    "episodes. Wait for it to finish (or stop it), or give this run another "
+                    "`run` id "
                     "or log directory."
                 ) from None
         self._cut_partial_line()
@@ -239,7 +241,9 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
         _check_run(run)
         for name, value in (("budget_steps", budget_steps), ("budget_frames", budget_frames)):
             if value is not None and (type(value) is not int or value <= 0):
-                raise ArcadebenchError(f"`{name}` must be a positive integer or None, got {value!r}")
+                raise ArcadebenchError(
+                    f"`{name}` must be a positive integer or None, got {value!r}"
+                )
         gym.utils.RecordConstructorArgs.__init__(self, spec=spec.name, game=game, run=run)
         gym.Wrapper.__init__(self, env)
         self._protocol = spec
@@ -327,7 +331,12 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     # -- logging --------------------------------------------------------------------------
     def open_log(
-        self, path: str | os.PathLike, *, run: str | None = None, seed: int | None = None, resume: bool = False
+        self,
+        path: str | os.PathLike,
+        *,
+        run: str | None = None,
+        seed: int | None = None,
+        resume: bool = False,
     ) -> None:
         """Start writing episodes to ``path``; with ``resume``, continue the run logged there.
 
@@ -337,9 +346,13 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
             InputError: the existing log is corrupt or belongs to another spec.
         """
         if self._log is not None:
-            raise ArcadebenchError(f"this environment already logs to {self._log.path}; one log per environment")
+            raise ArcadebenchError(
+                f"this environment already logs to {self._log.path}; one log per environment"
+            )
         if self._total_steps or self._ep_steps:
-            raise ArcadebenchError("attach the log before the first step, so that no episode is missed")
+            raise ArcadebenchError(
+                "attach the log before the first step, so that no episode is missed"
+            )
         run = _check_run(run if run is not None else self._run)
         log = _LogFile(Path(path))
         try:
@@ -347,7 +360,8 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
             if previous is not None and not resume:
                 raise ArcadebenchError(
                     f"{log.path} already holds {len(previous.returns)} episodes of run {run!r}; "
-                    "continue that run with resume=True (`arcadebench run --resume`), or start a new "
+                    "continue that run with resume=True (`arcadebench run --resume`), or start "
+                    "a new "
                     "one under another run id or log directory"
                 )
         except BaseException:
@@ -383,21 +397,37 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     def _header(self) -> dict[str, Any]:
         spec = self._protocol
-        header = {"kind": "header", "format": LOG_FORMAT, "spec": spec.name, "spec_version": spec.version,
-                  "spec_hash": spec.hash, "env_id": self._env_id, "game": self._game, "run": self._run,
-                  "seed": self._seed}
+        header = {
+            "kind": "header",
+            "format": LOG_FORMAT,
+            "spec": spec.name,
+            "spec_version": spec.version,
+            "spec_hash": spec.hash,
+            "env_id": self._env_id,
+            "game": self._game,
+            "run": self._run,
+            "seed": self._seed,
+        }
         if self._algorithm:
             header["algorithm"] = self._algorithm
-        header.update({"budget": {"steps": self._budget_steps, "frames": self._budget_frames},
-                       "settings": self._settings, "deviations": self._deviations,
-                       "versions": _versions(), "time": round(time.time(), 3)})
+        header.update(
+            {
+                "budget": {"steps": self._budget_steps, "frames": self._budget_frames},
+                "settings": self._settings,
+                "deviations": self._deviations,
+                "versions": _versions(),
+                "time": round(time.time(), 3),
+            }
+        )
         return header
 
     def set_budget(self, steps: int | None = None, frames: int | None = None) -> None:
         """Tighten the run's budget (the runner's ``steps``); it can never exceed the spec's."""
         for name, value in (("steps", steps), ("frames", frames)):
             if value is not None and (type(value) is not int or value <= 0):
-                raise ArcadebenchError(f"`{name}` must be a positive integer or None, got {value!r}")
+                raise ArcadebenchError(
+                    f"`{name}` must be a positive integer or None, got {value!r}"
+                )
         self._budget_steps = _min(self._budget_steps, steps)
         self._budget_frames = _min(self._budget_frames, frames)
         self._set_limits()
@@ -413,8 +443,12 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._set_limits()
 
     def _set_limits(self) -> None:
-        self._steps_left = _NO_LIMIT if self._budget_steps is None else self._budget_steps - self._total_steps
-        self._frames_left = _NO_LIMIT if self._budget_frames is None else self._budget_frames - self._total_frames
+        self._steps_left = (
+            _NO_LIMIT if self._budget_steps is None else self._budget_steps - self._total_steps
+        )
+        self._frames_left = (
+            _NO_LIMIT if self._budget_frames is None else self._budget_frames - self._total_frames
+        )
 
     def _budget_used(self) -> bool:
         return self._steps_left <= 0 or self._frames_left <= 0
@@ -431,7 +465,9 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
             "start a new run (another run id or log directory) to play on"
         )
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
         """Start an episode; an unfinished one is logged as incomplete (``end_reason: "reset"``)."""
         if self._exhausted:
             raise BudgetExhausted(self._budget_message())
@@ -450,7 +486,9 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
         if not self._in_episode:
             if self._exhausted:
                 raise BudgetExhausted(self._budget_message())
-            raise ArcadebenchError("step() after the episode ended: call reset() to start the next one")
+            raise ArcadebenchError(
+                "step() after the episode ended: call reset() to start the next one"
+            )
         obs, reward, terminated, truncated, info = self.env.step(action)
         self._ep_return += float(reward)
         self._ep_steps += 1
@@ -476,13 +514,26 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._total_frames += self._ep_frames
         spec = self._protocol
         record = {
-            "kind": "episode", "spec": spec.name, "spec_version": spec.version, "spec_hash": spec.hash,
-            "env_id": self._env_id, "game": self._game, "run": self._run, "seed": self._seed,
-            "episode": self._episode, "return": self._ep_return, "steps": self._ep_steps,
-            "frames": int(self._ep_frames), "total_steps": self._total_steps,
-            "total_frames": int(self._total_frames), "end_reason": end_reason, "complete": complete,
-            "rollover_rewards": [float(r) for r in self._rollover], "deviations": self._deviations,
-            "wall_time": round(time.perf_counter() - self._t0, 4), "time": round(time.time(), 3),
+            "kind": "episode",
+            "spec": spec.name,
+            "spec_version": spec.version,
+            "spec_hash": spec.hash,
+            "env_id": self._env_id,
+            "game": self._game,
+            "run": self._run,
+            "seed": self._seed,
+            "episode": self._episode,
+            "return": self._ep_return,
+            "steps": self._ep_steps,
+            "frames": int(self._ep_frames),
+            "total_steps": self._total_steps,
+            "total_frames": int(self._total_frames),
+            "end_reason": end_reason,
+            "complete": complete,
+            "rollover_rewards": [float(r) for r in self._rollover],
+            "deviations": self._deviations,
+            "wall_time": round(time.perf_counter() - self._t0, 4),
+            "time": round(time.time(), 3),
         }
         if self._log is not None:
             self._log.append(record)
@@ -531,7 +582,8 @@ def monitor(
 
     Args:
         env: the environment.
-        log: the log file; or ``log_dir``: ``<log_dir>/<spec>/<game>/<run>.jsonl``; with neither,
+        log: the log file.
+        log_dir: instead, the root: ``<log_dir>/<spec>/<game>/<run>.jsonl``; with neither,
             ``$ARCADEBENCH_LOG_DIR``.
         run: the run id (one log per run).
         seed: the run's seed, recorded with each episode.
@@ -543,7 +595,8 @@ def monitor(
     Example:
         >>> import tempfile, gymnasium as gym, arcadebench
         >>> with tempfile.TemporaryDirectory() as tmp:
-        ...     env = arcadebench.monitor(gym.make("arcadebench/Atari5-Qbert-v0"), log_dir=tmp, run="a")
+        ...     env = gym.make("arcadebench/Atari5-Qbert-v0")
+        ...     env = arcadebench.monitor(env, log_dir=tmp, run="a")
         ...     _ = env.reset(seed=0)
         ...     done = False
         ...     while not done:
@@ -568,7 +621,8 @@ def monitor(
             spec, game = spec or kwargs.get("spec"), game or kwargs.get("game")
         if spec is None or game is None:
             raise ArcadebenchError(
-                f"`spec` and `game` must be given for a non-arcadebench environment, got {spec!r} and {game!r}"
+                "`spec` and `game` must be given for a non-arcadebench environment, "
+                f"got {spec!r} and {game!r}"
             )
         env = inner = EpisodeMonitor(env, spec, game, run=run, seed=seed, algorithm=algorithm)
     if log is None:
