@@ -170,7 +170,9 @@ def test_a_step_quota_is_exact_and_cuts_the_last_episode(tmp_path):
 
 
 def test_a_learning_agent_is_driven_through_act_and_observe(tmp_path):
-    results = run(tmp_path, agent="runner_agents:LearningAgent", games=["qbert"])
+    results = run(tmp_path, agent="runner_agents:LearningAgent", games=["qbert"], episodes=1)
+    with pytest.warns(RuntimeWarning, match="resumed jobs start runner_agents:LearningAgent afresh"):
+        results = run(tmp_path, agent="runner_agents:LearningAgent", games=["qbert"], resume=True)
     assert results.algorithms["runner_agents:LearningAgent"]["games"]["qbert"]["episodes"] == 2
 
 

@@ -57,6 +57,7 @@ class RunProgress:
         self.done: dict[str, int] = {job.key: 0 for job in jobs}
         self.frames: dict[str, int] = {}
         self.frames_at_start: dict[str, int] = {}
+        self.started: dict[str, float] = {}
         self.units_at_start = 0
         self.start = time.monotonic()
         self.failures: list[tuple[str, str]] = []
@@ -123,6 +124,7 @@ class RunProgress:
             self.done[key] = episodes if self.unit == "episodes" else steps
             self.units_at_start += min(self.done[key], self.quota)
             self.frames[key] = self.frames_at_start[key] = frames
+            self.started[key] = time.monotonic()
             if self._bars is not None:
                 self._tasks[key] = self._bars.add_task(
                     key, total=self.quota, completed=self.done[key], rate=""
@@ -148,10 +150,12 @@ class RunProgress:
                     + f"  [{self._summary()}]"
                 )
         elif kind == "done":
-            if self.mode == "lines":
+            summary = event[2]
+            if self.mode != "off" and (self.mode == "lines" or summary.get("budget")):
+                budget = " (the protocol's budget is used up)" if summary.get("budget") else ""
                 self._line(
-                    f"{key} done: {event[2]['episodes']} episodes, "
-                    f"{event[2]['total_frames']:,} frames"
+                    f"{key} done: {summary['episodes']} episodes, "
+                    f"{summary['total_frames']:,} frames{budget}"
                 )
             self._remove(key)
         elif kind == "failed":
@@ -189,5 +193,11 @@ class RunProgress:
         rate = f"{self.frame_rate():,.0f} frames/s"
         task = self._tasks.get(key)
         if task is not None:
-            self._bars.update(task, completed=min(self.done.get(key, 0), self.quota))
+            played = self.frames.get(key, 0) - self.frames_at_start.get(key, 0)
+            elapsed = max(time.monotonic() - self.started.get(key, self.start), 1e-9)
+            self._bars.update(
+                task,
+                completed=min(self.done.get(key, 0), self.quota),
+                rate=f"{played / elapsed:,.0f} frames/s",
+            )
         self._bars.update(self._overall, completed=self.completed, rate=rate)

@@ -354,6 +354,13 @@ def evaluate(
         resume=resume,
         env_kwargs=env_kwargs,
     )
+    if any(job.resume for job in to_run) and _learns(sent):
+        warnings.warn(
+            f"resumed jobs start {algorithm} afresh (what it learnt before the interruption is not "
+            "restored), so their remaining episodes differ from an uninterrupted run's",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     log_dir.mkdir(parents=True, exist_ok=True)
     quota, unit = (episodes, "episodes") if episodes is not None else (steps, "steps")
     outcomes: list[JobOutcome] = []
@@ -398,6 +405,14 @@ def evaluate(
             f"no complete episode was played, so there is nothing to score in {log_dir}"
         )
     return results
+
+
+def _learns(agent: Any) -> bool:
+    """Whether ``agent`` (or what its path names) learns from ``observe``."""
+    from arcadebench.benchmarks.agents import load_agent
+
+    obj = load_agent(agent) if isinstance(agent, str) else agent
+    return not isinstance(obj, str) and callable(getattr(obj, "observe", None))
 
 
 def _both(
