@@ -1,0 +1,41 @@
+"""Reports people would rather look at: figures and one self-contained HTML page (issue 8).
+
+``arcadebench report <results.json | logs>... --out report/`` (or :func:`report`) reads results
+or scores logs, adds published references (``--compare``), draws the figures and writes
+``report.html``. Modules, in the order data flows:
+
+- :mod:`.inputs`: read results JSONs, score logs and score files, collect learning curves;
+- :mod:`.references`: the published references (spec constants, the Atari-5 data set, the
+  specs' ``published`` tables);
+- :mod:`.model`: :class:`Entry` and :class:`ReportData`, what every table and figure reads;
+- :mod:`.style`, :mod:`.figures`, :mod:`.curves`: the matplotlib figures (optional extra);
+- :mod:`.markup`, :mod:`.page`: the HTML, escaped by construction;
+- :mod:`.build`: writes it all.
+"""
+
+from arcadebench.benchmarks.report.build import FIGURES, HTML_FILE, report, write_report
+from arcadebench.benchmarks.report.inputs import load_report_data
+from arcadebench.benchmarks.report.model import Entry, ReportData, default_metric
+from arcadebench.benchmarks.report.references import (
+    Reference,
+    UnknownReference,
+    list_references,
+    resolve_reference,
+)
+from arcadebench.benchmarks.report.style import MissingDependency
+
+__all__ = [
+    "FIGURES",
+    "HTML_FILE",
+    "Entry",
+    "MissingDependency",
+    "Reference",
+    "ReportData",
+    "UnknownReference",
+    "default_metric",
+    "list_references",
+    "load_report_data",
+    "report",
+    "resolve_reference",
+    "write_report",
+]

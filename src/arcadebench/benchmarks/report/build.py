@@ -1,0 +1,160 @@
+"""Write a report: the figures as PNG files and one self-contained ``report.html``.
+
+Functions: report, write_report.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from arcadebench.benchmarks.report.curves import learning_curve_figure, levels_figure
+from arcadebench.benchmarks.report.figures import (
+    aggregates_figure,
+    classes_figure,
+    per_game_figure,
+    profile_figure,
+)
+from arcadebench.benchmarks.report.inputs import load_report_data
+from arcadebench.benchmarks.report.model import ReportData
+from arcadebench.benchmarks.report.page import FigureFile, render_page
+from arcadebench.benchmarks.report.style import require_matplotlib, save_png
+from arcadebench.errors import InputError
+from arcadebench.specs import Spec
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.figure import Figure
+
+__all__ = ["FIGURES", "HTML_FILE", "report", "write_report"]
+
+HTML_FILE = "report.html"
+
+Draw = Callable[[ReportData], "Figure | None"]
+
+#: ``(file stem, drawing function, title, caption)`` of every figure, in report order.
+FIGURES: tuple[tuple[str, Draw, str, str], ...] = (
+    (
+        "per_game",
+        per_game_figure,
+        "Per-game normalised scores",
+        "Each game's normalised score (the mean over runs), one bar per entry; whiskers are "
+        "bootstrap CIs, \u221e marks infinite gameplay, the dashed line the 100 % reference.",
+    ),
+    (
+        "levels",
+        levels_figure,
+        "Per-level scores against the published baselines",
+        "Each level's mean episode return, one bar per entry; vertical lines are the published "
+        "baselines' means over the test levels.",
+    ),
+    (
+        "classes",
+        classes_figure,
+        "Class histogram",
+        "How many games fall into each class of the normalised score.",
+    ),
+    (
+        "aggregates",
+        aggregates_figure,
+        "Aggregate estimates",
+        "Point estimates (ticks) with their intervals (bands): bootstrap CIs for results, the "
+        "published errors for references, and for Atari-X estimates the paper's expected error.",
+    ),
+    (
+        "profile",
+        profile_figure,
+        "Performance profile",
+        "The fraction of games scoring above each threshold \u03c4 (Agarwal et al. 2021); "
+        "bands are stratified bootstrap CIs when there are several runs.",
+    ),
+    (
+        "learning_curves",
+        learning_curve_figure,
+        "Learning curves",
+        "Episode returns over training from the monitor logs, with the running mean and the "
+        "protocol's checkpoints and budget.",
+    ),
+)
+
+
+def write_report(data: ReportData, out: str | os.PathLike) -> Path:
+    """Draw every figure the data allows into ``out`` and write ``out/report.html``.
+
+    Figures of an earlier report in ``out`` that this one does not draw are removed, so the
+    directory never mixes two reports.
+
+    Returns:
+        The path of ``report.html``.
+
+    Raises:
+        MissingDependency: matplotlib is not installed.
+        InputError: ``out`` cannot be created or written.
+    """
+    require_matplotlib()
+    out = Path(out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise InputError(
+            str(out),
+            None,
+            f"cannot create the report directory: {error.strerror or error}; choose another --out",
+        ) from None
+    figures: list[FigureFile] = []
+    try:
+        for name, draw, title, caption in FIGURES:
+            path = out / f"{name}.png"
+            figure = draw(data)
+            if figure is None:
+                path.unlink(missing_ok=True)
+                continue
+            figures.append(FigureFile(name, save_png(figure, path), title, caption))
+        html = out / HTML_FILE
+        html.write_text(render_page(data, figures), encoding="utf-8")
+    except OSError as error:
+        raise InputError(
+            str(out),
+            None,
+            f"cannot write the report: {error.strerror or error}; choose another --out",
+        ) from None
+    return html
+
+
+def report(
+    inputs: Sequence[str | os.PathLike],
+    out: str | os.PathLike = "report",
+    *,
+    spec: str | os.PathLike | Spec | None = None,
+    compare: Sequence[str] = (),
+    metric: str | None = None,
+    ci: float = 0.95,
+    reps: int = 2000,
+    seed: int = 0,
+) -> Path:
+    """Report results, logs or score files, with published references, as PNGs and HTML.
+
+    Args:
+        inputs: results JSONs, episode logs or log directories, score CSV/JSON files; logs and
+            score files are scored with :func:`arcadebench.score` first.
+        out: the directory to write ``report.html`` and the figures to.
+        spec: the spec (default: the one the inputs name; needed for score files).
+        compare: references to show alongside (``arcadebench report --list-references SPEC``).
+        metric: the per-game metric of the figures (default: the spec's headline metric).
+        ci: confidence level for inputs scored here.
+        reps: bootstrap repetitions (scoring and the performance-profile bands).
+        seed: bootstrap seed.
+
+    Returns:
+        The path of ``report.html``.
+
+    Raises:
+        MissingDependency: matplotlib is not installed (checked before anything is read).
+        ArcadebenchError: bad inputs, an unknown reference or spec.
+    """
+    require_matplotlib()
+    data = load_report_data(
+        inputs, spec=spec, compare=compare, metric=metric, ci=ci, reps=reps, seed=seed
+    )
+    return write_report(data, out)

@@ -1,0 +1,243 @@
+"""Figures of runs and levels: learning curves from monitor logs, Sonic per-level scores.
+
+- :func:`learning_curve_figure`: one panel per game, episode returns (dots) over the run's
+  cumulative training frames (timesteps for step-budgeted specs such as Sonic), with the mean of
+  the last ``k`` episodes as a line (the protocol's own ``k`` for SABER/HWR), the protocol's frame
+  checkpoints (SABER Section 3.2) and budget marked. Entries without logs are not drawn.
+- :func:`levels_figure`: per-level mean return of every entry (Sonic Section 3.9), against the
+  published baselines' test means (Sonic Table 1) as vertical lines.
+
+Functions: learning_curve_figure, levels_figure.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+from numpy.typing import NDArray
+
+from arcadebench.benchmarks.report.model import ReportData
+from arcadebench.benchmarks.report.style import colour, hatch, label, new_figure
+from arcadebench.specs.model import RetroSettings
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.figure import Figure
+
+__all__ = ["learning_curve_figure", "levels_figure", "running_mean"]
+
+_MAX_POINTS = 3000  # dots drawn per run (the running mean uses every episode)
+_DEFAULT_WINDOW = 10
+_BASELINE_STYLES = ("--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1)), (0, (1, 1)), (0, (6, 2, 1, 2)))
+
+
+def running_mean(values: NDArray[np.float64], window: int) -> NDArray[np.float64]:
+    """Mean of the last ``window`` values at every position (fewer at the start).
+
+    Example:
+        >>> running_mean(np.array([1.0, 3.0, 5.0, 7.0]), 2).tolist()
+        [1.0, 2.0, 4.0, 6.0]
+    """
+    sums = np.cumsum(np.concatenate([[0.0], values]))
+    ends = np.arange(1, len(values) + 1)
+    starts = np.maximum(ends - window, 0)
+    return (sums[ends] - sums[starts]) / (ends - starts)
+
+
+def _frames_text(frames: float) -> str:
+    for unit, size in (("B", 1e9), ("M", 1e6), ("k", 1e3)):
+        if frames >= size:
+            return f"{frames / size:g}{unit}"
+    return f"{frames:g}"
+
+
+def learning_curve_figure(data: ReportData) -> Figure | None:
+    """Episode returns over training frames, one panel per game, with the protocol's checkpoints."""
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import EngFormatter
+
+    entries = [(i, e) for i, e in enumerate(data.entries) if e.curves]
+    if not entries:
+        return None
+    games = list(dict.fromkeys(run.game for _, e in entries for run in e.curves))
+    order = {g: k for k, g in enumerate(data.spec.games)}
+    games.sort(key=lambda g: order.get(g, len(order)))
+    evaluation = data.spec.evaluation
+    steps = evaluation.budget_steps is not None and evaluation.budget_frames is None
+    unit = "timesteps" if steps else "frames"
+    budget = evaluation.budget_steps if steps else evaluation.budget_frames
+    window = evaluation.k or _DEFAULT_WINDOW
+    ncols = min(3, len(games))
+    nrows = math.ceil(len(games) / ncols)
+    figure = new_figure(4.4 * ncols, 3.2 * nrows + 1.3)
+    axes = figure.subplots(nrows, ncols, squeeze=False)
+    beyond: set[int] = set()
+    budget_drawn = False
+    for ax, game in zip(axes.flat, games, strict=False):
+        right = 0.0
+        for i, entry in entries:
+            for run in (r for r in entry.curves if r.game == game):
+                x = (run.total_steps if steps else run.total_frames).astype(float)
+                y = run.returns
+                done = run.complete
+                right = max(right, float(x.max(initial=0.0)))
+                keep = np.flatnonzero(done)
+                shown = (
+                    keep[np.linspace(0, len(keep) - 1, _MAX_POINTS).astype(int)]
+                    if len(keep) > _MAX_POINTS
+                    else keep
+                )
+                ax.scatter(
+                    x[shown],
+                    y[shown],
+                    s=7,
+                    color=colour(i),
+                    alpha=0.45,
+                    linewidths=0,
+                    rasterized=True,
+                )
+                if (~done).any():
+                    ax.scatter(
+                        x[~done], y[~done], s=16, marker="x", color=colour(i), linewidths=0.8
+                    )
+                if len(keep) >= 2:
+                    ax.plot(
+                        x[keep],
+                        running_mean(y[keep], window),
+                        color=colour(i),
+                        linewidth=1.5,
+                        linestyle="--" if entry.kind == "reference" else "-",
+                    )
+        for checkpoint in evaluation.checkpoints if not steps else ():
+            if checkpoint <= right:
+                ax.axvline(checkpoint, color="0.3", linestyle=":", linewidth=1.0)
+                ax.text(
+                    checkpoint,
+                    1.0,
+                    f" {_frames_text(checkpoint)}",
+                    rotation=90,
+                    va="top",
+                    ha="right",
+                    fontsize=7,
+                    transform=ax.get_xaxis_transform(),
+                    color="0.3",
+                )
+            else:
+                beyond.add(checkpoint)
+        if budget is not None and budget <= right:
+            ax.axvline(budget, color="#D55E00", linestyle="--", linewidth=1.0)
+            budget_drawn = True
+        ax.set_title(label(game, 40), fontsize=10)
+        ax.set_xlabel(f"training {unit}")
+        ax.set_ylabel("episode return (points)")
+        ax.xaxis.set_major_formatter(EngFormatter(sep=""))
+        ax.grid(color="0.92", linewidth=0.6)
+    for ax in axes.flat[len(games) :]:
+        ax.set_visible(False)
+    handles = [
+        Line2D([], [], color=colour(i), marker="o", markersize=4, label=label(e.name))
+        for i, e in entries
+    ]
+    if evaluation.checkpoints and not steps and len(beyond) < len(evaluation.checkpoints):
+        handles.append(Line2D([], [], color="0.3", linestyle=":", label="protocol checkpoint"))
+    if budget_drawn:
+        handles.append(Line2D([], [], color="#D55E00", linestyle="--", label="budget"))
+    figure.legend(
+        handles=handles,
+        loc="outside lower center",
+        ncols=min(len(handles), 4),
+        fontsize=8,
+        frameon=False,
+    )
+    title = (
+        f"{data.protocol} \u2014 episode returns over training {unit} "
+        f"(dots: episodes; lines: mean of the last {window})"
+    )
+    if beyond:
+        marks = ", ".join(_frames_text(c) for c in sorted(beyond))
+        title += f"\ncheckpoints at {marks} {unit} lie beyond these runs"
+    figure.suptitle(title, fontsize=11)
+    return figure
+
+
+def levels_figure(data: ReportData) -> Figure | None:
+    """Per-level mean return bars (Sonic), test levels first, against the published baselines."""
+    spec = data.spec
+    if not spec.levels:
+        return None
+    entries = [
+        (i, e)
+        for i, e in enumerate(data.entries)
+        if e.per_game and any(e.value(g, "raw") is not None for g in e.games)
+    ]
+    levels = [g for g in data.games() if g in spec.levels]
+    levels.sort(key=lambda g: spec.levels[g].split != "test")
+    if not entries or not levels:
+        return None
+    n = len(entries)
+    bar = 0.8 / n
+    figure = new_figure(9.5, len(levels) * (0.17 * n + 0.16) + 2.4)
+    ax = figure.add_subplot()
+    y = np.arange(len(levels), dtype=float)
+    for k, (i, entry) in enumerate(entries):
+        values = np.array(
+            [entry.value(g, "raw") if entry.value(g, "raw") is not None else np.nan for g in levels]
+        )
+        bounds = [entry.game_interval(g, "raw") for g in levels]
+        xerr = None
+        if any(b is not None for b in bounds):
+            xerr = np.zeros((2, len(levels)))
+            for j, b in enumerate(bounds):
+                if b is not None and math.isfinite(values[j]):
+                    xerr[:, j] = (max(values[j] - b[0], 0.0), max(b[1] - values[j], 0.0))
+        ax.barh(
+            y + (k - (n - 1) / 2) * bar,
+            np.nan_to_num(values),
+            height=bar * 0.92,
+            xerr=xerr,
+            color=colour(i),
+            hatch=hatch(i, entry),
+            edgecolor="white",
+            linewidth=0.4,
+            error_kw={"elinewidth": 0.9, "capsize": 1.5, "ecolor": "0.15"},
+            label=label(entry.name),
+            zorder=2,
+        )
+        for j in np.flatnonzero(np.isnan(values)):
+            ax.text(
+                0.0,
+                y[j] + (k - (n - 1) / 2) * bar,
+                " missing",
+                va="center",
+                fontsize=7,
+                color="0.35",
+            )
+    published = spec.published
+    if published is not None and "score" in published.columns:
+        column = published.columns.index("score")
+        for s, (row, values) in enumerate(published.rows.items()):
+            ax.axvline(
+                values[column],
+                color=f"{0.1 + 0.1 * (s % 5):.1f}",
+                linestyle=_BASELINE_STYLES[s % len(_BASELINE_STYLES)],
+                linewidth=1.1,
+                label=f"{label(row, 24)}: {values[column]:,.0f} ({published.source} test mean)",
+                zorder=3,
+            )
+    ax.set_yticks(y, [f"{label(g, 40)} ({spec.levels[g].split})" for g in levels])
+    ax.set_ylim(len(levels) - 0.5, -0.5)
+    env = spec.environment
+    scale = ""
+    if isinstance(env, RetroSettings):
+        scale = (
+            f"; level end = {env.progress_scale:,.0f} + completion bonus up to "
+            f"{env.completion_bonus:,.0f}"
+        )
+    ax.set_xlabel(f"mean episode return (points{scale})")
+    ax.set_ylabel("level (split)")
+    ax.grid(axis="x", color="0.9", linewidth=0.6)
+    ax.set_axisbelow(True)
+    ax.set_title(f"{data.protocol} \u2014 per-level mean return against the published baselines")
+    figure.legend(loc="outside upper center", ncols=3, fontsize=8, frameon=False)
+    return figure

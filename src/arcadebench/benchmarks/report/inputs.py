@@ -1,0 +1,252 @@
+"""Read a report's inputs: results JSONs as they are, everything else scored first.
+
+``arcadebench report`` takes results JSONs (``arcadebench score --json``, a run's
+``results.json``), episode logs and log directories, and score files (CSV/JSON). Results JSONs
+are read with :meth:`Results.from_json`; all other inputs go through one call of
+:func:`arcadebench.score`, so a report never scores differently from the scorer. Monitor logs
+are also kept for the learning curves: the logs given, and for a results JSON the runner's logs
+next to it (``<dir>/<spec>/<game>/<run>.jsonl``).
+
+Functions: load_report_data.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from arcadebench.benchmarks.inputs import RESULTS_FORMAT
+from arcadebench.benchmarks.records import RunLog, parse_log
+from arcadebench.benchmarks.report.model import Entry, ReportData, check_metric
+from arcadebench.benchmarks.report.references import reference_entries
+from arcadebench.benchmarks.results import Results, score
+from arcadebench.errors import ArcadebenchError, InputError, InvalidArgument, UnknownSpec
+from arcadebench.specs import Spec, load_spec
+
+__all__ = ["load_report_data"]
+
+_PEEK_LINES = 64
+
+
+def load_report_data(
+    inputs: Sequence[str | os.PathLike],
+    *,
+    spec: str | os.PathLike | Spec | None = None,
+    compare: Sequence[str] = (),
+    metric: str | None = None,
+    ci: float = 0.95,
+    reps: int = 2000,
+    seed: int = 0,
+) -> ReportData:
+    """Read, score and gather everything one report shows.
+
+    Args:
+        inputs: results JSONs, episode logs (``.jsonl``), log directories, score CSV/JSON files.
+        spec: the spec (name, YAML file or loaded); default: the one the inputs name.
+        compare: reference names (see :mod:`~arcadebench.benchmarks.report.references`).
+        metric: per-game metric of the figures (default: the spec's headline metric).
+        ci: confidence level for inputs scored here.
+        reps: bootstrap repetitions for inputs scored here and the profile bands.
+        seed: bootstrap seed.
+
+    Raises:
+        InputError: a missing or malformed input, or results scored against another spec.
+        UnknownSpec: the spec cannot be found (the message says to pass ``--spec``).
+        InvalidArgument: bad ``inputs``, ``metric``, ``ci``, ``reps`` or ``seed``.
+    """
+    if isinstance(inputs, str | os.PathLike) or not inputs:
+        raise InvalidArgument(
+            "`inputs` must be a non-empty list of results JSONs, logs or score files, "
+            f"got {inputs!r}"
+        )
+    if isinstance(reps, bool) or not isinstance(reps, int) or reps < 0:
+        raise InvalidArgument(f"`reps` must be a non-negative integer, got {reps!r}")
+    paths = [Path(p) for p in inputs]
+    for path in paths:
+        if not path.exists():
+            raise InputError(str(path), None, "no such file or directory")
+    results_files: list[tuple[Path, Results]] = []
+    to_score: list[Path] = []
+    for path in paths:
+        loaded = _read_results(path)
+        if loaded is not None:
+            results_files.append((path, loaded))
+        else:
+            to_score.append(path)
+    spec = _spec(spec, results_files, to_score)
+    metric = check_metric(spec, metric)
+    notes: list[str] = []
+    named: list[tuple[str, Results, str]] = []  # (source label, results, key of its curves)
+    for path, results in results_files:
+        _check_spec(path, results, spec)
+        named.append((str(path), results, str(path)))
+    if to_score:
+        scored = score(spec, [str(p) for p in to_score], ci=ci, reps=reps, seed=seed)
+        named.append((", ".join(str(p) for p in to_score), scored, ""))
+    logs = _curves(spec, to_score, results_files)
+    entries: list[Entry] = []
+    taken: set[str] = set()
+    provenance: list[tuple[str, Mapping[str, Any]]] = []
+    for source, results, curve_key in named:
+        provenance.append((source, results.provenance))
+        for algorithm, block in results.algorithms.items():
+            name = _unique(algorithm, taken)
+            if name != algorithm:
+                notes.append(
+                    f"algorithm {algorithm!r} of {source} is shown as {name!r} "
+                    "(an earlier input has the name)"
+                )
+            taken.add(name)
+            curves = tuple(logs.get((curve_key, algorithm), ()))
+            entries.append(Entry(name, block, "result", source, curves=curves))
+    for reference in reference_entries(spec, compare):
+        name = _unique(reference.name, taken)
+        taken.add(name)
+        entries.append(reference if name == reference.name else _renamed(reference, name))
+    level = float(named[0][1].settings.get("ci", ci)) if named else ci
+    if len({float(r.settings.get("ci", ci)) for _, r, _ in named}) > 1:
+        notes.append(
+            f"the inputs use different confidence levels; intervals are labelled {level:g}"
+        )
+    return ReportData(
+        spec=spec,
+        entries=tuple(entries),
+        metric=metric,
+        level=level,
+        reps=reps,
+        seed=seed,
+        inputs=tuple(str(p) for p in inputs),
+        provenance=tuple(provenance),
+        notes=tuple(notes),
+    )
+
+
+def _renamed(entry: Entry, name: str) -> Entry:
+    return Entry(
+        name, entry.block, entry.kind, entry.source, entry.per_game, entry.errors, entry.curves
+    )
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    if name not in taken:
+        return name
+    i = 2
+    while f"{name} #{i}" in taken:
+        i += 1
+    return f"{name} #{i}"
+
+
+def _read_results(path: Path) -> Results | None:
+    """The results of a results JSON; ``None`` for any other input (it is scored instead)."""
+    if path.is_dir() or path.suffix.lower() != ".json":
+        return None
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(text)
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return None  # the scorer reports it with the file and line
+    if not isinstance(data, dict) or data.get("format") != RESULTS_FORMAT:
+        return None
+    return Results.from_dict(data, str(path))
+
+
+def _spec(
+    spec: str | os.PathLike | Spec | None, results: list[tuple[Path, Results]], logs: list[Path]
+) -> Spec:
+    if isinstance(spec, Spec):
+        return spec
+    if spec is not None:
+        return load_spec(spec)
+    if results:
+        path, first = results[0]
+        name = str(first.spec.get("name"))
+        where = f"{path} was scored with spec {name!r}"
+    else:
+        found = _spec_of_logs(logs)
+        if found is None:
+            raise InvalidArgument(
+                "`spec` must be given for score files (CSV/JSON): they do not name their "
+                "protocol; pass --spec <name or YAML file>"
+            )
+        name, where = found
+    try:
+        return load_spec(name)
+    except UnknownSpec:
+        raise UnknownSpec(
+            f"{where}, which is not a built-in spec; pass its YAML file with --spec"
+        ) from None
+
+
+def _spec_of_logs(paths: list[Path]) -> tuple[str, str] | None:
+    """The spec named by the first episode record of the first log, and where it was read."""
+    for path in _log_files(paths):
+        try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                for _, line in zip(range(_PEEK_LINES), handle, strict=False):
+                    try:
+                        record = json.loads(line)
+                    except ValueError:
+                        continue
+                    if isinstance(record, dict) and isinstance(record.get("spec"), str):
+                        return record["spec"], f"{path} was written for spec {record['spec']!r}"
+        except OSError:
+            continue
+    return None
+
+
+def _log_files(paths: Sequence[Path]) -> list[Path]:
+    """Episode logs among ``paths``, directories expanded as the scorer expands them."""
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found.extend(sorted(path.rglob("*.jsonl")))
+        elif path.suffix.lower() == ".jsonl":
+            found.append(path)
+    return found
+
+
+def _check_spec(path: Path, results: Results, spec: Spec) -> None:
+    name, version = results.spec.get("name"), results.spec.get("version")
+    if name != spec.name or results.spec.get("hash") != spec.hash:
+        short = str(results.spec.get("hash", "")).removeprefix("sha256:")[:12]
+        raise InputError(
+            str(path),
+            None,
+            f"was scored with spec {name!r} v{version} ({short}), but this report is for "
+            f"{spec.name!r} v{spec.version} ({spec.short_hash}); report one spec at a time, "
+            "or pass the spec file it was scored with (--spec)",
+        )
+
+
+def _curves(
+    spec: Spec, scored: list[Path], results: list[tuple[Path, Results]]
+) -> dict[tuple[str, str], list[RunLog]]:
+    """Runs of the monitor logs, keyed ``(results file or "", algorithm)``.
+
+    Logs given as inputs were already validated by the scorer; logs found next to a results JSON
+    are optional extras: one that cannot be read is skipped.
+    """
+    out: dict[tuple[str, str], list[RunLog]] = {}
+    sources: list[tuple[str, list[Path], set[str] | None]] = [("", _log_files(scored), None)]
+    for path, loaded in results:
+        directory = path.parent / spec.name
+        logs = sorted(directory.rglob("*.jsonl")) if directory.is_dir() else []
+        sources.append((str(path), logs, set(loaded.algorithms)))
+    for key, logs, wanted in sources:
+        for log in logs:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the scorer warns about these logs already
+                try:
+                    runs = parse_log(spec, log)
+                except ArcadebenchError:
+                    if not key:
+                        raise
+                    continue
+            for run in runs:
+                if wanted is None or run.algorithm in wanted:
+                    out.setdefault((key, run.algorithm), []).append(run)
+    return out

@@ -1,0 +1,496 @@
+"""The self-contained ``report.html``: protocol card, tables and the figures inlined.
+
+One file to mail or archive: no network access (the Content-Security-Policy allows nothing but
+inlined images and the inline style sheet, and there is no script), figures as base64 PNGs.
+Every piece of text goes through :func:`~arcadebench.benchmarks.report.markup.element`, so
+whatever the inputs contain is shown as text (issue 10.6).
+
+Sections: the protocol card (:func:`arcadebench.specs.card.protocol_card`, the data behind
+``arcadebench show``), the entries and their sources, the aggregates with intervals, the Atari-X
+estimates with the paper's expected error (Atari-5 Table 2), the spec's published results, the
+aggregates at each training checkpoint, every game, the figures, notes and provenance.
+
+Functions: render_page.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from arcadebench import __version__
+from arcadebench._table import format_cell
+from arcadebench.benchmarks.report.markup import Markup, element, safe_url
+from arcadebench.benchmarks.report.model import (
+    Entry,
+    ReportData,
+    expected_range,
+    stat_label,
+)
+from arcadebench.benchmarks.results import subset_key
+from arcadebench.specs.card import protocol_card
+
+__all__ = ["FigureFile", "render_page"]
+
+_CSP = (
+    "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; "
+    "form-action 'none'"
+)
+_CSS = """
+body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1b1b1b;
+max-width:1280px;margin:0 auto;padding:0 1.2em 3em}
+h1{font-size:1.6em;margin:1em 0 .2em}h2{margin-top:2em;border-bottom:2px solid #0072B2;
+padding-bottom:.15em}h3{margin:1.2em 0 .3em;font-size:1.05em}
+.sub{color:#555;margin:0 0 1em}nav a{margin-right:1em}
+.scroll{overflow-x:auto;max-width:100%}
+table{border-collapse:collapse;margin:.4em 0 1em;font-size:.9em}
+th,td{padding:.25em .6em;border-bottom:1px solid #ddd;vertical-align:top;text-align:left}
+thead th{background:#f2f5f8;position:sticky;top:0}
+tbody tr:nth-child(even){background:#fafafa}
+td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+small{display:block;color:#555;font-size:.82em}
+.missing{color:#999}.ref{font-style:italic}.card th{width:14em;color:#333}
+figure{margin:1.5em 0}figure img{max-width:100%;height:auto;border:1px solid #eee}
+figcaption{color:#444;font-size:.9em;max-width:60em}
+.notes li{color:#7a4b00}code,pre{font-size:.88em;background:#f4f4f4}
+pre{padding:.6em;white-space:pre-wrap;word-break:break-all}
+"""
+_SCALAR_LABELS = {
+    "hwrb": "HWRB: games with HWRNS \u2265 100 %",
+    "breakthroughs": "breakthroughs",
+    "frames": "mean training frames",
+    "game_time_days": "game time (days)",
+}
+_STAT_NAMES = {"n_games": "games"}
+
+
+@dataclass(frozen=True)
+class FigureFile:
+    """A figure written next to the report: its file, title and caption."""
+
+    name: str
+    path: Path
+    title: str
+    caption: str
+
+
+Getter = Callable[[Entry], tuple[Any, Any]]
+
+
+def _cell(
+    value: Any, interval: Any = None, note: str | None = None, title: str | None = None
+) -> Markup:
+    if value is None:
+        return element("td", "\u2014", class_="num missing", title=title or "not available")
+    lines: list[Markup | str] = [format_cell(value)]
+    if interval is not None:
+        lines.append(element("small", f"[{format_cell(interval[0])}, {format_cell(interval[1])}]"))
+    if note:
+        lines.append(element("small", note))
+    return element("td", lines, class_="num", title=title)
+
+
+def _table(
+    head: Sequence[Markup | str], rows: Sequence[Markup], head2: Markup | None = None
+) -> Markup:
+    header = [element("tr", [h if isinstance(h, Markup) else element("th", h) for h in head])]
+    if head2 is not None:
+        header.append(head2)
+    return element(
+        "div", element("table", element("thead", header), element("tbody", rows)), class_="scroll"
+    )
+
+
+def _section(anchor: str, title: str, *body: object) -> Markup:
+    return element("section", element("h2", title), body, id=anchor)
+
+
+# -- sections -------------------------------------------------------------------------------------
+
+
+def _card(data: ReportData) -> Markup:
+    parts = []
+    for section, rows in protocol_card(data.spec).items():
+        body = []
+        for name, value in rows:
+            shown = element("a", value, href=value) if name == "URL" and safe_url(value) else value
+            body.append(element("tr", element("th", name), element("td", shown)))
+        parts.append(element("h3", section))
+        parts.append(element("table", element("tbody", body), class_="card"))
+    return _section("card", "Protocol card", parts)
+
+
+def _entries(data: ReportData) -> Markup:
+    rows = []
+    for entry in data.entries:
+        runs = max((len(c.get("runs", [])) for c in entry.games.values()), default=0)
+        rows.append(
+            element(
+                "tr",
+                element("td", entry.name, class_="ref" if entry.kind == "reference" else None),
+                element("td", "published reference" if entry.kind == "reference" else "result"),
+                _cell(len(entry.games) if entry.per_game else None, title="aggregates only"),
+                _cell(runs or None),
+                element("td", entry.source),
+            )
+        )
+    return _section(
+        "entries",
+        "Algorithms and references",
+        _table(["name", "kind", "games", "runs", "source / citation"], rows),
+    )
+
+
+def _aggregate_rows(entries: Sequence[Entry]) -> list[tuple[str, str, Getter]]:
+    """``(key, label, getter)`` of every aggregate any entry has, in first-seen order."""
+    rows: dict[str, tuple[str, Getter]] = {}
+    for entry in entries:
+        for key, value in entry.aggregates.items():
+            if key in ("ci", "missing"):
+                continue
+            if key == "classes" and isinstance(value, Mapping):
+                for name in value:
+                    rows.setdefault(
+                        f"classes.{name}",
+                        (
+                            f"{name} games",
+                            lambda e, n=name: (e.aggregates.get("classes", {}).get(n), None),
+                        ),
+                    )
+            elif key == "learning_efficiency" and isinstance(value, Mapping):
+                for metric, stats in value.items():
+                    for stat in stats if isinstance(stats, Mapping) else ():
+                        rows.setdefault(
+                            f"{key}.{metric}.{stat}",
+                            (
+                                f"{stat_label(metric, stat)} per training frame",
+                                lambda e, m=metric, s=stat: (
+                                    e.aggregates.get("learning_efficiency", {}).get(m, {}).get(s),
+                                    None,
+                                ),
+                            ),
+                        )
+            elif isinstance(value, Mapping):
+                for stat in value:
+                    text = stat_label(key, stat)
+                    if stat == "n_games":
+                        text = f"{key if key in ('raw', 'train', 'test') else key.upper()} games"
+                    rows.setdefault(
+                        f"{key}.{stat}", (text, lambda e, k=key, s=stat: e.aggregate(k, s))
+                    )
+            else:
+                rows.setdefault(
+                    key,
+                    (
+                        _SCALAR_LABELS.get(key, stat_label(key, None)),
+                        lambda e, k=key: e.aggregate(k),
+                    ),
+                )
+    if any("missing" in e.aggregates for e in entries):
+        rows["missing"] = (
+            "missing games",
+            lambda e: (len(e.aggregates["missing"]) if "missing" in e.aggregates else None, None),
+        )
+    return [(key, text, getter) for key, (text, getter) in rows.items()]
+
+
+def _aggregates(data: ReportData) -> Markup:
+    entries = list(data.entries)
+    relative = {subset_key(s.name): s.relative_error for s in data.spec.subsets.values()}
+    rows = []
+    for key, text, getter in _aggregate_rows(entries):
+        cells = []
+        for entry in entries:
+            value, interval = getter(entry)
+            note = None
+            if key in relative and relative[key] is not None and isinstance(value, float):
+                low, high = expected_range(value, relative[key])
+                note = f"expected {format_cell(low)}\u2013{format_cell(high)}"
+            title = None
+            if key == "missing" and entry.aggregates.get("missing"):
+                title = ", ".join(map(str, entry.aggregates["missing"]))
+            cells.append(_cell(value, interval, note, title))
+        rows.append(element("tr", element("th", text), cells, data_key=key))
+    level = f"{data.level * 100:g} %"
+    explain = element(
+        "p",
+        f"Intervals: {level} stratified bootstrap CIs of results with several runs per game; "
+        "published \u00b1 errors of references. \u201cexpected\u201d: the range the Atari-X "
+        "estimate's error typically spans (cross-validated relative error, Atari-5 Table 2).",
+        class_="sub",
+    )
+    return _section(
+        "aggregates", "Aggregates", explain, _table(["aggregate", *(e.name for e in entries)], rows)
+    )
+
+
+def _estimates(data: ReportData) -> Markup | None:
+    subsets = [
+        s
+        for s in data.spec.subsets.values()
+        if any(e.aggregate(subset_key(s.name))[0] is not None for e in data.entries)
+    ]
+    if not subsets:
+        return None
+    rows = []
+    for subset in subsets:
+        key = subset_key(subset.name)
+        for entry in data.entries:
+            value, interval = entry.aggregate(key)
+            if value is None:
+                continue
+            expected = (
+                expected_range(value, subset.relative_error) if subset.relative_error else None
+            )
+            rows.append(
+                element(
+                    "tr",
+                    element("td", subset.name),
+                    element("td", entry.name),
+                    _cell(value, interval),
+                    _cell(f"\u00b1 {subset.relative_error:g} %" if subset.relative_error else None),
+                    _cell(expected[0] if expected else None),
+                    _cell(expected[1] if expected else None),
+                    _cell(f"{subset.r2:g}" if subset.r2 is not None else None),
+                    data_key=f"{key}:{entry.name}",
+                )
+            )
+    text = element(
+        "p",
+        "Each estimate predicts the 57-game median HNS from a few games (Aitchison et al. 2023, "
+        "Eq. 4 with the Table 9 weights). The paper's cross-validated relative error (Table 2) "
+        "says how far the true median typically lies: the expected range is "
+        "(1 + estimate) \u00d7 e^(\u2213error) \u2212 1.",
+        class_="sub",
+    )
+    head = [
+        "subset",
+        "entry",
+        "estimate [CI]",
+        "expected error (Table 2)",
+        "expected low",
+        "expected high",
+        "R\u00b2 (Table 2)",
+    ]
+    return _section(
+        "estimates", "Atari-X estimates of the 57-game median", text, _table(head, rows)
+    )
+
+
+def _published(data: ReportData) -> Markup | None:
+    published = data.spec.published
+    if published is None:
+        return None
+    rows = []
+    for entry in data.entries:
+        if entry.kind == "reference":
+            continue
+        values = [_comparable(entry, column) for column in published.columns]
+        rows.append(
+            element("tr", element("td", f"{entry.name} (this report)"), [_cell(v) for v in values])
+        )
+    for name, values in published.rows.items():
+        rows.append(element("tr", element("td", name, class_="ref"), [_cell(v) for v in values]))
+    return _section(
+        "published",
+        f"Published results ({published.source})",
+        element("p", data.spec.citation, class_="sub"),
+        _table(["", *published.columns], rows),
+    )
+
+
+def _comparable(entry: Entry, column: str) -> Any:
+    """This entry's number for a published column (``median``: HNS median; Sonic ``score``)."""
+    aggregates = entry.aggregates
+    if column == "score":
+        for key in ("test", "raw"):
+            if isinstance(aggregates.get(key), Mapping) and "mean" in aggregates[key]:
+                return aggregates[key]["mean"]
+        return None
+    if column in aggregates and not isinstance(aggregates[column], Mapping):
+        return aggregates[column]
+    hns = aggregates.get("hns")
+    return hns.get(column) if isinstance(hns, Mapping) else None
+
+
+def _checkpoints(data: ReportData) -> Markup | None:
+    columns: list[tuple[str, Entry]] = []
+    for entry in data.entries:
+        for frames, block in entry.block.get("checkpoints", {}).items():
+            columns.append(
+                (f"{entry.name} @ {format_cell(int(frames))} frames", Entry(entry.name, block))
+            )
+        if entry.block.get("checkpoints"):
+            columns.append((f"{entry.name} @ end", entry))
+    if not columns:
+        return None
+    rows = []
+    for key, text, getter in _aggregate_rows([e for _, e in columns]):
+        rows.append(
+            element(
+                "tr",
+                element("th", text),
+                [_cell(*getter(e)) for _, e in columns],
+                data_key=f"checkpoint:{key}",
+            )
+        )
+    return _section(
+        "checkpoints",
+        "Aggregates at the training checkpoints",
+        _table(["aggregate", *(c for c, _ in columns)], rows),
+    )
+
+
+def _games(data: ReportData) -> Markup | None:
+    entries = data.per_game_entries()
+    games = data.games()
+    if not entries or not games:
+        return None
+    metrics = ["raw", *(n.name for n in data.spec.scoring.normalised)]
+    metrics = [m for m in metrics if any(m in c for e in entries for c in e.games.values())]
+    extras = [
+        x for x in ("class", "episodes") if any(x in c for e in entries for c in e.games.values())
+    ]
+    columns = [*metrics, *extras, "runs"]
+    top = element(
+        "tr",
+        element("th", "game", rowspan=2),
+        [element("th", e.name, colspan=len(columns)) for e in entries],
+    )
+    sub = element(
+        "tr",
+        [
+            element("th", c.upper() if c not in ("raw", "class", "episodes", "runs") else c)
+            for _ in entries
+            for c in columns
+        ],
+    )
+    rows = []
+    for game in games:
+        cells = []
+        for entry in entries:
+            cell = entry.games.get(game)
+            for column in columns:
+                if cell is None:
+                    cells.append(_cell(None, title="missing"))
+                elif column == "runs":
+                    cells.append(_cell(len(cell.get("runs", [])) or None))
+                elif column == "class":
+                    cells.append(element("td", cell.get("class", "\u2014")))
+                else:
+                    interval = (
+                        cell.get("ci", {}).get(column)
+                        if isinstance(cell.get("ci"), Mapping)
+                        else None
+                    )
+                    cells.append(_cell(cell.get(column), interval))
+        rows.append(element("tr", element("th", game), cells, data_game=game))
+    aggregate_only = [e.name for e in data.entries if not e.per_game]
+    note = (
+        element(
+            "p",
+            "Aggregates only (no per-game scores published): " + ", ".join(aggregate_only),
+            class_="sub",
+        )
+        if aggregate_only
+        else None
+    )
+    table = element(
+        "div", element("table", element("thead", top, sub), element("tbody", rows)), class_="scroll"
+    )
+    return _section("games", "Per game", note, table)
+
+
+def _figures(figures: Sequence[FigureFile]) -> Markup | None:
+    if not figures:
+        return None
+    parts = []
+    for figure in figures:
+        encoded = base64.b64encode(figure.path.read_bytes()).decode("ascii")
+        parts.append(
+            element(
+                "figure",
+                element("img", src=f"data:image/png;base64,{encoded}", alt=figure.title),
+                element(
+                    "figcaption",
+                    element("strong", figure.title),
+                    " \u2014 ",
+                    figure.caption,
+                    f" ({figure.path.name})",
+                ),
+                id=f"figure-{figure.name}",
+            )
+        )
+    return _section("figures", "Figures", parts)
+
+
+def _provenance(data: ReportData) -> Markup:
+    parts = [element("p", "Inputs: ", ", ".join(data.inputs) or "\u2014")]
+    for source, provenance in data.provenance:
+        text = json.dumps(dict(provenance), indent=1, default=str, ensure_ascii=False)
+        parts.append(element("h3", source))
+        parts.append(element("pre", text))
+    return _section("provenance", "Provenance", parts)
+
+
+def _notes(data: ReportData) -> Markup | None:
+    notes = list(data.notes)
+    for entry in data.entries:
+        missing = entry.aggregates.get("missing")
+        if entry.kind == "result" and missing:
+            notes.append(
+                f"{entry.name} has no score for {len(missing)} of the spec's default games "
+                f"({', '.join(map(str, missing[:12]))}{', ...' if len(missing) > 12 else ''}); "
+                "its aggregates are over the games it has"
+            )
+    if not notes:
+        return None
+    return _section(
+        "notes", "Notes", element("ul", [element("li", n) for n in notes], class_="notes")
+    )
+
+
+def render_page(data: ReportData, figures: Sequence[FigureFile]) -> str:
+    """The complete HTML document of the report."""
+    spec = data.spec
+    sections = [
+        ("card", "protocol", _card(data)),
+        ("entries", "entries", _entries(data)),
+        ("aggregates", "aggregates", _aggregates(data)),
+        ("estimates", "Atari-X estimates", _estimates(data)),
+        ("published", "published", _published(data)),
+        ("checkpoints", "checkpoints", _checkpoints(data)),
+        ("games", "per game", _games(data)),
+        ("figures", "figures", _figures(figures)),
+        ("notes", "notes", _notes(data)),
+        ("provenance", "provenance", _provenance(data)),
+    ]
+    shown = [(anchor, text, markup) for anchor, text, markup in sections if markup is not None]
+    nav = element("nav", [element("a", text, href=f"#{anchor}") for anchor, text, _ in shown])
+    results = sum(e.kind == "result" for e in data.entries)
+    references = len(data.entries) - results
+    head = element(
+        "head",
+        element("meta", charset="utf-8"),
+        element("meta", http_equiv="Content-Security-Policy", content=_CSP),
+        element("meta", name="viewport", content="width=device-width, initial-scale=1"),
+        element("title", f"arcadebench report \u2014 {spec.name} v{spec.version}"),
+        element("style", Markup(_CSS)),
+    )
+    body = element(
+        "body",
+        element("h1", f"arcadebench report \u2014 {spec.title}"),
+        element(
+            "p",
+            f"spec {spec.name} v{spec.version} ({spec.short_hash}) \u00b7 {results} "
+            f"result(s), {references} reference(s) \u00b7 arcadebench {__version__}",
+            class_="sub",
+        ),
+        nav,
+        [markup for _, _, markup in shown],
+    )
+    return "<!DOCTYPE html>\n" + element("html", head, body, lang="en") + "\n"

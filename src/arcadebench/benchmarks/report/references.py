@@ -1,0 +1,276 @@
+"""Published references a report compares against (``arcadebench report --compare NAME``).
+
+Three kinds, all package data with their citation:
+
+- ``constants``: the spec's normalisation rows as pseudo-algorithms, ``random``, ``human`` and
+  ``world record`` (SABER Table 5, Atari-5 Table 12, HWR Table 1...), scored like any result, so
+  a plot shows where random play, the human baseline and the record lie on every game.
+- ``dataset``: per-game raw scores of 62 published algorithms from the Atari-5 authors' data set
+  (Aitchison, Sweetser & Hutter 2023; ``maitchison/Atari-5`` ``dataset.csv``, MIT), for Atari
+  specs (e.g. ``"Rainbow (noop)"``, ``MuZero``). They were obtained under each paper's own
+  protocol (mostly 30 no-op or human starts, often without sticky actions), not necessarily the
+  spec's; the citation says so.
+- ``published``: the aggregate rows of the spec's ``published`` section (Sonic Table 1 test
+  scores with their errors, Atari-5 Table 3 medians and estimates), named ``"<row> (<table>)"``.
+
+Names are matched ignoring case and punctuation (``world-record``, ``rainbow noop``); a
+reference named ``"<name> (<table>)"`` also answers to ``<name>`` when nothing else does.
+
+Classes: Reference.
+Functions: list_references, resolve_reference, reference_entries.
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import functools
+import importlib.resources
+import math
+import re
+import warnings
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from arcadebench.benchmarks.report.model import Entry
+from arcadebench.benchmarks.results import score, subset_key
+from arcadebench.benchmarks.subset import ATARI5_DATASET, read_scores
+from arcadebench.errors import ArcadebenchError, UnknownGame
+from arcadebench.specs import Spec
+
+__all__ = [
+    "Reference",
+    "UnknownReference",
+    "list_references",
+    "reference_entries",
+    "resolve_reference",
+]
+
+_DATASET_CITATION = (
+    "Aitchison, M., Sweetser, P. and Hutter, M. (2023). Atari-5: Distilling the Arcade Learning "
+    "Environment down to Five Games. ICML. Score data set maitchison/Atari-5 dataset.csv (MIT)"
+)
+_CONSTANT_NAMES = {"random": "random", "human": "human", "world_record": "world record"}
+
+
+class UnknownReference(ArcadebenchError, LookupError):
+    """A ``--compare`` name that no shipped reference has."""
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A published reference result.
+
+    Attributes:
+        name: the name ``--compare`` takes and the report shows.
+        kind: ``"constants"``, ``"dataset"`` or ``"published"`` (see the module docstring).
+        citation: where the numbers come from.
+        games: how many games have a per-game score (0: aggregates only).
+    """
+
+    name: str
+    kind: Literal["constants", "dataset", "published"]
+    citation: str
+    games: int
+
+
+def _key(name: str) -> str:
+    return re.sub(r"[^0-9a-z]", "", name.lower())
+
+
+def _base_key(name: str) -> str:
+    """Key of a name without a trailing parenthesised source: ``JERK (Table 1)`` -> ``jerk``."""
+    return _key(re.sub(r"\s*\((?:Table|Tables)\s[^)]*\)\s*$", "", name))
+
+
+def _suggest(name: str, refs: list[Reference]) -> str:
+    """``" Did you mean: ...?"`` over the full and the short (table-less) names, any case."""
+    spellings: dict[str, str] = {}
+    for ref in refs:
+        spellings.setdefault(ref.name.lower(), ref.name)
+        short = re.sub(r"\s*\((?:Table|Tables)\s[^)]*\)\s*$", "", ref.name).lower()
+        spellings.setdefault(short, ref.name)
+    close = difflib.get_close_matches(name.lower(), list(spellings), n=6, cutoff=0.6)
+    names = list(dict.fromkeys(spellings[c] for c in close))[:3]
+    return " Did you mean: " + ", ".join(repr(n) for n in names) + "?" if names else ""
+
+
+# -- the Atari-5 data set -------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=1)
+def _dataset() -> tuple[dict[str, dict[str, float]], dict[str, str]]:
+    """``({algorithm: {game: raw score}}, {algorithm: citation})`` from the shipped data set.
+
+    Scores come through :func:`~arcadebench.benchmarks.subset.read_scores` (its row filters and
+    game names) as normalised scores, and are turned back into raw scores with the data set's own
+    constants (Eq. 2 inverted), rounded to 10 significant digits to drop the float noise.
+    """
+    table = read_scores(ATARI5_DATASET)
+    scores: dict[str, dict[str, float]] = {}
+    for i, algorithm in enumerate(table.algorithms):
+        games = {}
+        for j, game in enumerate(table.games):
+            value = table.scores[i, j]
+            if np.isnan(value) or game not in table.constants:
+                continue
+            random, human = table.constants[game]
+            raw = random + value / 100.0 * abs(human - random)
+            games[game] = float(f"{raw:.10g}")
+        scores[algorithm] = games
+    papers: dict[str, set[str]] = {}
+    path = importlib.resources.files("arcadebench") / "data" / "atari5_dataset.csv"
+    with path.open(encoding="utf-8-sig", newline="") as handle:
+        for row in csv.DictReader(handle):
+            title = (row.get("Paper Title") or "").strip()
+            source = (row.get("Source") or "").strip()
+            papers.setdefault((row.get("Algorithm") or "").strip(), set()).add(
+                f'"{title}"' if title else f"source: {source}" if source else ""
+            )
+    citations = {}
+    for algorithm in scores:
+        found = sorted(p for p in papers.get(algorithm, ()) if p)
+        origin = "; ".join(found) + ", " if found else ""
+        citations[algorithm] = (
+            f"{origin}as collected in {_DATASET_CITATION}. Published under the paper's own "
+            "evaluation protocol, which may differ from this spec's"
+        )
+    return scores, citations
+
+
+def _dataset_games(spec: Spec, games: Mapping[str, float]) -> dict[str, float]:
+    out = {}
+    for game, value in games.items():
+        try:
+            out[spec.resolve_game(game)] = value
+        except UnknownGame:
+            continue
+    return out
+
+
+# -- the catalogue --------------------------------------------------------------------------------
+
+
+def _constant_scores(spec: Spec, column: str) -> dict[str, float]:
+    return {
+        game: float(value)
+        for game, constants in spec.constants.items()
+        if (value := constants.reference(column)) is not None
+    }
+
+
+def list_references(spec: Spec) -> list[Reference]:
+    """Every reference a report on ``spec`` can ``--compare`` against, constants first."""
+    refs: list[Reference] = []
+    source = spec.constants_source or "constants"
+    for column, label in _CONSTANT_NAMES.items():
+        games = _constant_scores(spec, column)
+        if games:
+            refs.append(
+                Reference(
+                    f"{label} ({source})",
+                    "constants",
+                    f"{spec.name} spec constants, {source} of: {spec.citation}",
+                    len(games),
+                )
+            )
+    if spec.published is not None:
+        for row in spec.published.rows:
+            refs.append(
+                Reference(
+                    f"{row} ({spec.published.source})",
+                    "published",
+                    f"{spec.published.source} of: {spec.citation}",
+                    0,
+                )
+            )
+    if spec.platform == "atari":
+        scores, citations = _dataset()
+        for algorithm, games in scores.items():
+            n = len(_dataset_games(spec, games))
+            if n:
+                refs.append(Reference(algorithm, "dataset", citations[algorithm], n))
+    return refs
+
+
+def resolve_reference(spec: Spec, name: str) -> Reference:
+    """The reference called ``name`` (case and punctuation ignored).
+
+    Raises:
+        UnknownReference: one line with the close matches and the list command.
+    """
+    refs = list_references(spec)
+    key = _key(name)
+    exact = [r for r in refs if _key(r.name) == key]
+    if not exact:
+        exact = [r for r in refs if _base_key(r.name) == key]
+    if len(exact) == 1:
+        return exact[0]
+    if exact:
+        raise UnknownReference(
+            f"{name!r} names several references of the {spec.name!r} spec "
+            f"({', '.join(repr(r.name) for r in exact)}); give the full name"
+        )
+    raise UnknownReference(
+        f"{name!r} is not a reference of the {spec.name!r} spec.{_suggest(name, refs)} "
+        f"List them with `arcadebench report --list-references {spec.name}`"
+    )
+
+
+def reference_entries(spec: Spec, names: Iterable[str]) -> list[Entry]:
+    """Scored :class:`Entry` objects of the named references (duplicates dropped, order kept)."""
+    entries: list[Entry] = []
+    for ref in dict.fromkeys(resolve_reference(spec, n) for n in names):
+        entries.append(_entry(spec, ref))
+    return entries
+
+
+def _entry(spec: Spec, ref: Reference) -> Entry:
+    if ref.kind == "published":
+        return _published_entry(spec, ref)
+    if ref.kind == "constants":
+        column = next(c for c, label in _CONSTANT_NAMES.items() if ref.name.startswith(label))
+        games = _constant_scores(spec, column)
+    else:
+        scores, _ = _dataset()
+        games = _dataset_games(spec, scores[ref.name])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = score(spec, {ref.name: games}, reps=0)
+    return Entry(ref.name, results.algorithms[ref.name], "reference", ref.citation)
+
+
+def _published_entry(spec: Spec, ref: Reference) -> Entry:
+    """Aggregates of one ``published`` row: Table 3 ``median``/``atari5``, Table 1 ``score``."""
+    published = spec.published
+    row = ref.name.removesuffix(f" ({published.source})")
+    values = dict(zip(published.columns, published.rows[row], strict=True))
+    aggregates: dict[str, Any] = {}
+    errors: dict[str, tuple[float, float]] = {}
+    human = next(
+        (n.name for n in spec.scoring.normalised if n.reference == "human" and n.cap is None),
+        spec.scoring.normalised[0].name if spec.scoring.normalised else None,
+    )
+    subsets = {subset_key(s) for s in spec.subsets}
+    for column, value in values.items():
+        if column in spec.scoring.aggregates and human is not None:
+            aggregates.setdefault(human, {})[column] = float(value)
+        elif column in subsets:
+            aggregates[column] = float(value)
+        elif column == "score":  # Sonic Table 1: the mean over the test levels
+            split = "test" if any(lv.split == "test" for lv in spec.levels.values()) else "raw"
+            aggregates[split] = {"mean": float(value)}
+            error = values.get("error")
+            if isinstance(error, int | float) and math.isfinite(error):
+                errors[f"{split}.mean"] = (float(value - error), float(value + error))
+    return Entry(
+        ref.name,
+        {"games": {}, "aggregates": aggregates},
+        "reference",
+        ref.citation,
+        per_game=False,
+        errors=errors,
+    )

@@ -1,0 +1,110 @@
+"""``arcadebench report <results.json | logs>... --out DIR``: figures and a self-contained HTML."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+
+from arcadebench.errors import InvalidArgument
+
+__all__ = ["register"]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``report`` sub-command."""
+    parser = subparsers.add_parser(
+        "report",
+        help="figures and one self-contained report.html from results or logs",
+        description=(
+            "Write PNG figures and one self-contained report.html (no network, images inlined): "
+            "the protocol card, per-game and aggregate tables with CIs, and plots, with several "
+            "results and published references side by side. Inputs: results JSONs (arcadebench "
+            "score --json, a run's results.json), episode logs or log directories, score CSV/JSON "
+            "files; everything but results JSONs is scored first. Needs matplotlib: "
+            "pip install 'arcadebench[report]'."
+        ),
+    )
+    parser.add_argument(
+        "inputs",
+        nargs="*",
+        metavar="input",
+        help="results JSONs, episode logs (.jsonl), log directories or score files",
+    )
+    parser.add_argument("--out", default="report", help="output directory (default: report)")
+    parser.add_argument("--spec", help="spec name or YAML file (default: the one the inputs name)")
+    parser.add_argument(
+        "--compare",
+        nargs="+",
+        default=[],
+        metavar="NAME",
+        help="published references to show alongside (see --list-references)",
+    )
+    parser.add_argument(
+        "--list-references",
+        metavar="SPEC",
+        help="list the references --compare accepts for SPEC and exit",
+    )
+    parser.add_argument(
+        "--metric",
+        help="per-game metric of the figures (default: the spec's "
+        "headline metric, e.g. hwrns for SABER)",
+    )
+    parser.add_argument(
+        "--ci",
+        type=float,
+        default=0.95,
+        help="confidence level for inputs scored here (default 0.95)",
+    )
+    parser.add_argument(
+        "--reps",
+        type=int,
+        default=2000,
+        help="bootstrap repetitions; 0 = no intervals or bands (default 2000)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    parser.set_defaults(handler=_report)
+
+
+def _report(args: argparse.Namespace) -> int:
+    from arcadebench._table import render_table
+    from arcadebench.benchmarks.report import FIGURES, list_references, report
+    from arcadebench.specs import load_spec
+
+    if args.list_references:
+        spec = load_spec(args.list_references)
+        rows = [
+            [r.name, r.kind, r.games or "aggregates", r.citation] for r in list_references(spec)
+        ]
+        print(
+            render_table(
+                ["reference", "kind", "games", "citation"],
+                rows,
+                title=f"references for {spec.name} (use with --compare)",
+            )
+        )
+        return 0
+    if not args.inputs:
+        raise InvalidArgument(
+            "`input` must name at least one results JSON, log or score file, got none; "
+            "e.g. arcadebench report results/results.json --out report"
+        )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            path = report(
+                args.inputs,
+                args.out,
+                spec=args.spec,
+                compare=args.compare,
+                metric=args.metric,
+                ci=args.ci,
+                reps=args.reps,
+                seed=args.seed,
+            )
+        finally:
+            for warning in caught:
+                print(f"arcadebench: warning: {warning.message}", file=sys.stderr)
+    figures = [f"{name}.png" for name, *_ in FIGURES if (path.parent / f"{name}.png").exists()]
+    print(f"wrote {path} ({len(figures)} figures: {', '.join(figures)})")
+    return 0
