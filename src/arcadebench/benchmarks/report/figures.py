@@ -398,9 +398,9 @@ def _panel_limits(
         if relative_error is not None and math.isfinite(value):
             values.extend(expected_range(value, relative_error))
     finite = [v for v in values if math.isfinite(v)]
-    reference = [0.0, 100.0] if percent and stat != "optimality_gap" else [0.0]
+    reference = [0.0, 100.0] if percent else [0.0]
     low = min([*finite, *reference])
-    high = max([*finite, *reference])
+    high = max([*finite, *reference, low + 1.0])
     if any(not math.isfinite(v) for v in values):
         high = high * 1.5 if high > 0 else 1.0
     return low, high

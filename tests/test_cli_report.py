@@ -1,0 +1,89 @@
+"""``arcadebench report``: outputs, the reference list, one-line errors, matplotlib missing."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+from report_helpers import atari5_csv, atari5_runs, saber_logs, write_results
+
+from arcadebench.cli import main
+
+
+def test_report_writes_the_html_and_figures(tmp_path, capsys):
+    results = write_results(tmp_path / "r.json", "atari5", atari5_runs())
+    out = tmp_path / "out"
+    assert (
+        main(
+            [
+                "report",
+                str(results),
+                "--out",
+                str(out),
+                "--compare",
+                "random",
+                "MuZero",
+                "--reps",
+                "100",
+            ]
+        )
+        == 0
+    )
+    printed = capsys.readouterr().out
+    assert (
+        f"wrote {out / 'report.html'} (3 figures: per_game.png, aggregates.png, profile.png)"
+        in printed
+    )
+    assert (out / "report.html").read_text().startswith("<!DOCTYPE html>")
+
+
+def test_logs_name_their_spec_and_score_files_need_one(tmp_path, capsys):
+    logs = saber_logs(tmp_path / "logs")
+    assert main(["report", str(logs / "dqn"), "--out", str(tmp_path / "a"), "--reps", "0"]) == 0
+    assert (tmp_path / "a" / "learning_curves.png").exists()
+    csv = atari5_csv(tmp_path / "s.csv")
+    assert main(["report", str(csv), "--out", str(tmp_path / "b")]) == 2
+    error = capsys.readouterr().err.strip()
+    assert error.count("\n") == 0 and "--spec" in error
+    assert main(["report", str(csv), "--spec", "atari5", "--out", str(tmp_path / "b")]) == 0
+
+
+def test_list_references(capsys):
+    assert main(["report", "--list-references", "atari5"]) == 0
+    out = capsys.readouterr().out
+    for name in ("random (Table 12)", "human (Table 12)", "MuZero (Table 3)", "Rainbow (noop)"):
+        assert name in out
+    assert "dataset" in out and "published" in out and "constants" in out
+
+
+def test_errors_are_one_line(tmp_path, capsys):
+    results = write_results(tmp_path / "r.json", "atari5", {"x": {"pong": 1.0}}, reps=0)
+    assert (
+        main(["report", str(results), "--out", str(tmp_path / "o"), "--compare", "Rainbow-IQN"])
+        == 2
+    )
+    error = capsys.readouterr().err.strip()
+    assert error.startswith("arcadebench: error: 'Rainbow-IQN' is not a reference")
+    assert "Did you mean" in error and "--list-references atari5" in error and "\n" not in error
+    assert main(["report", "--out", str(tmp_path / "o")]) == 2
+    assert "at least one" in capsys.readouterr().err
+    assert main(["report", str(tmp_path / "nope.json")]) == 2
+    assert "no such file" in capsys.readouterr().err
+
+
+def test_without_matplotlib_report_says_how_to_install_it(tmp_path):
+    results = write_results(tmp_path / "r.json", "atari5", {"x": {"pong": 1.0}}, reps=0)
+    script = textwrap.dedent(f"""
+        import sys
+        sys.modules["matplotlib"] = None  # as if it were not installed
+        from arcadebench.cli import main
+        sys.exit(main(["report", {str(results)!r}, "--out", {str(tmp_path / "out")!r}]))
+    """)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0
+    assert "pip install 'arcadebench[report]'" in done.stderr and "matplotlib" in done.stderr
+    assert not (tmp_path / "out").exists()

@@ -1,0 +1,322 @@
+"""The report: every figure from fixture results, the HTML's content and escaping, references."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pytest
+from report_helpers import (
+    HOSTILE,
+    HOSTILE_ATTR,
+    HOSTILE_GAME,
+    atari5_csv,
+    atari5_runs,
+    hostile_results,
+    png_size,
+    saber_logs,
+    write_results,
+)
+
+import arcadebench
+from arcadebench.benchmarks.report import (
+    FIGURES,
+    UnknownReference,
+    list_references,
+    load_report_data,
+    report,
+    resolve_reference,
+)
+from arcadebench.benchmarks.report.curves import learning_curve_figure, running_mean
+from arcadebench.benchmarks.report.figures import _profile, per_game_figure
+from arcadebench.benchmarks.report.markup import element, escape
+from arcadebench.benchmarks.report.model import expected_range
+from arcadebench.benchmarks.report.references import reference_entries
+from arcadebench.errors import ArcadebenchError, InputError, InvalidArgument
+
+matplotlib_image = pytest.importorskip("matplotlib.image")
+
+
+class _Collect(HTMLParser):
+    """Tags, data-* attributes and the text of a page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict]] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def parse(html: str) -> _Collect:
+    collector = _Collect()
+    collector.feed(html)
+    return collector
+
+
+def check_pngs(out: Path, expected: set[str]) -> None:
+    written = {p.stem for p in out.glob("*.png")}
+    assert written == expected
+    for name in expected:
+        path = out / f"{name}.png"
+        width, height = png_size(path)
+        assert 400 <= width <= 3000 and 250 <= height <= 12000, (name, width, height)
+        assert 5_000 < path.stat().st_size < 3_000_000, name
+        pixels = matplotlib_image.imread(path)  # decodes the whole image
+        assert pixels.shape[:2] == (height, width)
+        assert pixels.std() > 0.01  # not a blank canvas
+
+
+# -- figures for every kind of input --------------------------------------------------------------
+
+
+def test_one_algorithm_without_runs_missing_games_and_inf(tmp_path):
+    results = write_results(tmp_path / "r.json", "atari5", atari5_csv(tmp_path / "s.csv"), reps=0)
+    html = report([results], tmp_path / "out").read_text()
+    check_pngs(tmp_path / "out", {"per_game", "aggregates", "profile"})
+    assert "inf" in html and "qbert" in html  # infinite gameplay shown; the missing game noted
+    assert "no score for 1 of the spec" in html
+
+
+def test_several_algorithms_with_runs_cis_and_references(tmp_path):
+    results = write_results(tmp_path / "r.json", "atari5", atari5_runs())
+    out = tmp_path / "out"
+    html = report(
+        [results], out, compare=["random", "MuZero", "Rainbow DQN (Table 3)"], reps=200
+    ).read_text()
+    check_pngs(out, {"per_game", "aggregates", "profile"})
+    data = json.loads(results.read_text())
+    page = parse(html)
+    keys = {a.get("data-key") for _, a in page.tags if a.get("data-key")}
+    games = {a.get("data-game") for _, a in page.tags if a.get("data-game")}
+    for entry in data["algorithms"].values():
+        assert set(entry["games"]) <= games  # every game of every algorithm
+        for key, value in entry["aggregates"].items():  # and every aggregate
+            if key in ("ci", "missing"):
+                continue
+            if isinstance(value, dict):
+                assert {f"{key}.{stat}" for stat in value} <= keys
+            else:
+                assert key in keys
+        median = entry["aggregates"]["hns"]["median"]
+        assert f"{median:,.2f}" in html
+        low, high = entry["aggregates"]["ci"]["hns"]["median"]
+        assert f"[{low:,.2f}, {high:,.2f}]" in html  # the interval next to it
+    assert len(games) == 57  # MuZero and random have every game
+    # the Atari-5 estimate with the paper's expected error (Table 2: 10.4 %)
+    estimate = data["algorithms"]["agent-a"]["aggregates"]["atari5"]
+    low, high = expected_range(estimate, 10.4)
+    assert f"{low:,.2f}" in html and f"{high:,.2f}" in html and "\u00b1 10.4 %" in html
+    assert "Rainbow DQN (Table 3)" in html and "225.00" in html  # Table 3 estimate
+
+
+def test_saber_logs_are_scored_and_draw_classes_and_learning_curves(tmp_path):
+    logs = saber_logs(tmp_path / "logs")
+    out = tmp_path / "out"
+    html = report([logs / "dqn", logs / "ppo"], out, compare=["world record"], reps=100).read_text()
+    check_pngs(out, {"per_game", "classes", "aggregates", "profile", "learning_curves"})
+    scored = arcadebench.score("saber", [logs / "dqn", logs / "ppo"], reps=100)
+    for name in ("dqn", "ppo"):
+        mean = scored.algorithms[name]["aggregates"]["hwrns"]["mean"]
+        assert f"{mean:,.2f}" in html  # the report shows what the scorer computes
+    assert "Aggregates at the training checkpoints" in html and "10,000,000 frames" in html
+
+
+def test_sonic_levels_against_published_baselines(tmp_path):
+    spec = arcadebench.load_spec("sonic")
+    tests = [name for name, level in spec.levels.items() if level.split == "test"]
+    scores = {"mine": {g: [1000.0 + 100 * i, 1500.0 + 90 * i] for i, g in enumerate(tests[:-1])}}
+    results = write_results(tmp_path / "sonic.json", "sonic", scores)
+    out = tmp_path / "out"
+    html = report([results], out, compare=["JERK"]).read_text()
+    check_pngs(out, {"levels", "aggregates", "profile"})
+    assert "JERK (Table 1)" in html and "1,904.00" in html and "[1,882.10, 1,925.90]" in html
+    assert tests[-1] in html  # the missing test level is listed
+
+
+def test_results_and_logs_side_by_side_with_a_name_clash(tmp_path):
+    first = write_results(tmp_path / "a.json", "atari5", atari5_runs())
+    second = write_results(tmp_path / "b.json", "atari5", {"agent-a": {"pong": [0.0, 1.0]}})
+    data = load_report_data([first, second], reps=0)
+    assert [e.name for e in data.entries] == ["agent-a", "agent-b", "agent-a #2"]
+    assert any("shown as 'agent-a #2'" in note for note in data.notes)
+
+
+def test_figures_of_a_report_without_them_are_removed(tmp_path):
+    out = tmp_path / "out"
+    report([saber_logs(tmp_path / "logs") / "dqn"], out, reps=0)
+    assert (out / "learning_curves.png").exists()
+    results = write_results(tmp_path / "r.json", "saber", {"x": {"pong": 1.0}}, reps=0)
+    report([results], out, reps=0)
+    assert not (out / "learning_curves.png").exists() and (out / "classes.png").exists()
+
+
+# -- figure details -------------------------------------------------------------------------------
+
+
+def test_per_game_axis_is_symlog_only_when_the_spread_demands_it(tmp_path):
+    results = write_results(tmp_path / "r.json", "atari5", atari5_runs(), reps=0)
+    small = per_game_figure(load_report_data([results], reps=0, metric="hns"))
+    # agent-b's infinite Pong sits at the edge; the finite HNS stay below 1,000 %
+    assert small.axes[0].get_xscale() == "linear"
+    wide = per_game_figure(load_report_data([results], reps=0, compare=["MuZero"]))
+    assert wide.axes[0].get_xscale() == "symlog"
+    assert any(line.get_xdata()[0] == 100.0 for line in wide.axes[0].lines)  # the 100 % line
+
+
+def test_learning_curve_marks_the_checkpoints_inside_the_runs(tmp_path):
+    data = load_report_data([saber_logs(tmp_path / "logs") / "ppo"], reps=0)
+    figure = learning_curve_figure(data)
+    ax = figure.axes[0]
+    vertical = {line.get_xdata()[0] for line in ax.lines if len(set(line.get_xdata())) == 1}
+    assert 10_000_000 in vertical and 50_000_000 not in vertical  # runs end at 15M frames
+    assert "50M, 100M, 200M" in figure.get_suptitle()
+    assert running_mean(np.array([2.0, 4.0, 6.0]), 100).tolist() == [2.0, 3.0, 4.0]
+
+
+def test_profile_statistic_by_hand():
+    scores = np.array([[0.0, 50.0, 200.0]])
+    assert _profile(scores, np.array([10.0, 100.0])).tolist() == pytest.approx([2 / 3, 1 / 3])
+    padded = np.array([[10.0, 300.0], [np.nan, 50.0]])  # game 0 has one run, game 1 two
+    assert _profile(padded, np.array([20.0, 100.0])).tolist() == [0.5, 0.25]
+
+
+def test_labels_with_dollars_and_underscores_render(tmp_path):
+    scores = {"$x_1$ cost $": {"pong": 1.0}, "_hidden": {"pong": 2.0}}
+    results = write_results(tmp_path / "r.json", "atari5", scores, reps=0)
+    report([results], tmp_path / "out")
+    assert (tmp_path / "out" / "per_game.png").exists()
+
+
+# -- escaping (issue 10.6) ------------------------------------------------------------------------
+
+
+def test_every_input_string_is_escaped(tmp_path):
+    results = hostile_results(tmp_path / "r.json")
+    html = report([results], tmp_path / "out", reps=0).read_text()
+    page = parse(html)
+    assert [t for t, _ in page.tags if t == "script"] == []
+    assert all(
+        a.get("src", "").startswith("data:image/png;base64,") for t, a in page.tags if t == "img"
+    )
+    assert not any(k.startswith("on") for _, a in page.tags for k in a)
+    text = "".join(page.text)
+    for name in (HOSTILE, HOSTILE_ATTR, HOSTILE_GAME, "</pre><script>alert(1)</script>"):
+        assert name in text  # shown as text
+    assert re.search(r"<script", html.split("<style>")[0] + html.split("</style>")[1]) is None
+
+
+def test_markup_escapes_children_and_attributes_and_refuses_active_content():
+    assert element("td", HOSTILE) == f"<td>{escape(HOSTILE)}</td>"
+    assert element("td", "x", title=HOSTILE_ATTR).count('"') == 2
+    for bad in (
+        {"onclick": "x"},
+        {"href": "javascript:alert(1)"},
+        {"src": "http://x/y.png"},
+        {"src": "data:image/png;base64,<script>"},
+    ):
+        with pytest.raises(InvalidArgument):
+            element("a", "x", **bad)
+    with pytest.raises(InvalidArgument):
+        element("scr ipt")
+
+
+# -- references -----------------------------------------------------------------------------------
+
+
+def test_reference_catalogue_has_constants_dataset_and_published_rows():
+    atari5 = {r.name: r for r in list_references(arcadebench.load_spec("atari5"))}
+    assert {"random (Table 12)", "human (Table 12)", "MuZero (Table 3)", "Rainbow (noop)"} <= set(
+        atari5
+    )
+    assert atari5["Rainbow (noop)"].kind == "dataset" and atari5["Rainbow (noop)"].games == 56
+    assert (
+        "Atari-5" in atari5["Rainbow (noop)"].citation
+        and "protocol" in atari5["Rainbow (noop)"].citation
+    )
+    saber = {r.name for r in list_references(arcadebench.load_spec("saber"))}
+    assert "world record (Table 5)" in saber and "MuZero" in saber
+    sonic = {r.name for r in list_references(arcadebench.load_spec("sonic"))}
+    assert sonic == {f"{row} (Table 1)" for row in arcadebench.load_spec("sonic").published.rows}
+
+
+def test_reference_names_are_forgiving_and_unknown_ones_suggest():
+    spec = arcadebench.load_spec("atari5")
+    assert resolve_reference(spec, "Human").name == "human (Table 12)"
+    assert resolve_reference(spec, "rainbow NOOP").name == "Rainbow (noop)"
+    assert resolve_reference(spec, "MuZero").name == "MuZero"  # the data set before Table 3
+    with pytest.raises(UnknownReference) as error:
+        resolve_reference(spec, "Rainbow-IQN")
+    message = str(error.value)
+    assert "\n" not in message and "Did you mean" in message
+    assert "arcadebench report --list-references atari5" in message
+    with pytest.raises(UnknownReference, match="world record"):
+        resolve_reference(spec, "world record")  # Atari-5 has no world records: suggestion only
+    assert isinstance(error.value, ArcadebenchError)
+
+
+def test_reference_scores_are_the_published_numbers():
+    spec = arcadebench.load_spec("atari5")
+    r2d2, muzero, table3 = reference_entries(spec, ["R2D2", "MuZero", "MuZero (Table 3)"])
+    assert r2d2.games["ice_hockey"]["raw"] == 79.3  # first row of the data set, exactly
+    assert r2d2.games["ice_hockey"]["runs"] == [79.3]
+    assert muzero.per_game and not table3.per_game
+    assert table3.aggregate("hns", "median") == (2041.0, None)
+    assert table3.aggregate("atari5") == (2091.0, None)
+    human = reference_entries(spec, ["human"])[0]
+    assert all(cell["hns"] == 100.0 for cell in human.games.values())
+    jerk = reference_entries(arcadebench.load_spec("sonic"), ["jerk"])[0]
+    value, interval = jerk.aggregate("test", "mean")
+    assert value == 1904.0 and interval == pytest.approx((1882.1, 1925.9))
+
+
+# -- inputs ---------------------------------------------------------------------------------------
+
+
+def test_results_of_two_specs_are_refused(tmp_path):
+    first = write_results(tmp_path / "a.json", "atari5", {"x": {"pong": 1.0}}, reps=0)
+    second = write_results(tmp_path / "b.json", "saber", {"y": {"pong": 1.0}}, reps=0)
+    with pytest.raises(InputError, match=r"b\.json: was scored with spec 'saber'") as error:
+        load_report_data([first, second])
+    assert "\n" not in str(error.value)
+
+
+def test_spec_from_the_logs_and_bad_arguments(tmp_path):
+    logs = saber_logs(tmp_path / "logs")
+    assert load_report_data([logs / "dqn"], reps=0).spec.name == "saber"
+    with pytest.raises(InvalidArgument, match="--spec"):
+        load_report_data([atari5_csv(tmp_path / "s.csv")])
+    assert (
+        load_report_data([tmp_path / "s.csv"], spec="atari5", reps=0).entries[0].name == "csv-agent"
+    )
+    with pytest.raises(InputError, match="no such file"):
+        load_report_data([tmp_path / "missing.json"])
+    with pytest.raises(InvalidArgument, match="`metric` must be one of"):
+        load_report_data([tmp_path / "s.csv"], spec="atari5", metric="hwrns")
+    with pytest.raises(InvalidArgument, match="`inputs`"):
+        load_report_data([])
+
+
+def test_expected_range_is_the_table2_log_error():
+    low, high = expected_range(225.0, 10.4)
+    assert math.log(226.0 / (low + 1.0)) == pytest.approx(0.104)
+    assert math.log((high + 1.0) / 226.0) == pytest.approx(0.104)
+
+
+def test_figure_table_is_complete():
+    assert [name for name, *_ in FIGURES] == [
+        "per_game",
+        "levels",
+        "classes",
+        "aggregates",
+        "profile",
+        "learning_curves",
+    ]

@@ -1,0 +1,94 @@
+"""report.html in a real headless browser (Debian's chromium): renders cleanly, runs nothing.
+
+Chromium loads the page from disk with ``--dump-dom`` (the DOM after loading) and
+``--enable-logging=stderr --v=0``, which writes every console message, uncaught exception and
+Content-Security-Policy violation to stderr as a ``CONSOLE`` line. The report has no script and
+no external resource, so a clean render means no such line at all. Algorithm and game names
+carrying ``<script>`` and attribute-breaking quotes must arrive in the DOM as text: no script or
+event-handler element appears and the page title is the report's (issue 10.6).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from html.parser import HTMLParser
+
+import pytest
+from report_helpers import HOSTILE, HOSTILE_ATTR, HOSTILE_GAME, hostile_results, saber_logs
+
+from arcadebench.benchmarks.report import report
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None, reason="needs Debian's chromium: apt-get install chromium"
+)
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--enable-logging=stderr",
+    "--v=0",
+]
+
+
+class _Dom(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict]] = []
+        self.text: list[str] = []
+        self._in_title = False
+        self.title = ""
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+        self._in_title = tag == "title"
+
+    def handle_endtag(self, tag):
+        self._in_title = False
+
+    def handle_data(self, data):
+        self.text.append(data)
+        if self._in_title:
+            self.title += data
+
+
+def render(page, profile):
+    done = subprocess.run(
+        [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--dump-dom", page.resolve().as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    console = [line for line in done.stderr.splitlines() if ":CONSOLE" in line]
+    dom = _Dom()
+    dom.feed(done.stdout)
+    return dom, console
+
+
+def test_report_renders_without_console_errors_and_names_stay_text(tmp_path):
+    results = hostile_results(tmp_path / "r.json")
+    logs = saber_logs(tmp_path / "logs")
+    first = report([results], tmp_path / "atari5", compare=["random"], reps=50)
+    second = report([logs / "dqn", logs / "ppo"], tmp_path / "saber", reps=50)
+    for page, figures in ((first, 3), (second, 5)):
+        dom, console = render(page, tmp_path / "profile")
+        assert console == [], console  # no console message, CSP violation or exception
+        assert dom.title.startswith("arcadebench report")  # no injected script changed it
+        images = [a for t, a in dom.tags if t == "img"]
+        assert len(images) == figures
+        assert all(a["src"].startswith("data:image/png;base64,") for a in images)
+        assert [t for t, _ in dom.tags if t == "script"] == []
+        assert not any(name.startswith("on") for _, a in dom.tags for name in a)
+        assert any(t == "table" for t, _ in dom.tags)
+    dom, _ = render(first, tmp_path / "profile")
+    text = "".join(dom.text)
+    for name in (HOSTILE, HOSTILE_ATTR, HOSTILE_GAME):
+        assert name in text  # shown verbatim, as text
+    assert "PWNED" not in dom.title
