@@ -141,7 +141,7 @@ def _run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print(
             f"arcadebench: interrupted; the finished episodes are kept in {out}. "
-            f"Continue with: arcadebench run {args.spec} ... --out {out} --resume",
+            f"Continue with: {command}{'' if args.resume else ' --resume'}",
             file=sys.stderr,
         )
         return 130
