@@ -6,7 +6,7 @@ Every figure puts all entries side by side in one colour each, names protocol an
 title, labels its axes with units, and marks the 100 % reference where a normalised score has one.
 
 - :func:`per_game_figure`: per-game normalised score, one horizontal bar per entry (a dot plot
-  beyond three entries), bootstrap CIs as whiskers, a symmetric log axis when the scores span
+  beyond four entries), bootstrap CIs as whiskers, a symmetric log axis when the scores span
   orders of magnitude, ``inf`` (infinite gameplay) as a bar to the edge marked with the sign.
 - :func:`classes_figure`: games per class (SABER Section 3.2).
 - :func:`aggregates_figure`: each aggregate's point estimate with its interval (rliable's
@@ -51,7 +51,7 @@ __all__ = [
 ]
 
 _LINTHRESH = 10.0  # symlog: linear within +-10 %, logarithmic beyond
-_DOTS_BEYOND = 3  # more entries than this: a dot plot instead of grouped bars
+_DOTS_BEYOND = 4  # more entries than this: a dot plot instead of grouped bars
 _TAUS = 200
 
 

@@ -103,7 +103,8 @@ def load_report_data(
             taken.add(name)
             curves = tuple(logs.get((curve_key, algorithm), ()))
             entries.append(Entry(name, block, "result", source, curves=curves))
-    for reference in reference_entries(spec, compare):
+    played = {g for e in entries if e.per_game for g in e.games} or None
+    for reference in reference_entries(spec, compare, played):
         name = _unique(reference.name, taken)
         taken.add(name)
         entries.append(reference if name == reference.name else _renamed(reference, name))

@@ -220,7 +220,10 @@ def _aggregates(data: ReportData) -> Markup:
         "p",
         f"Intervals: {level} stratified bootstrap CIs of results with several runs per game; "
         "published \u00b1 errors of references. \u201cexpected\u201d: the range the Atari-X "
-        "estimate's error typically spans (cross-validated relative error, Atari-5 Table 2).",
+        "estimate's error typically spans (cross-validated relative error, Atari-5 Table 2). "
+        "References with per-game scores are scored on the games of the results, so their "
+        "aggregates are over the same games; published aggregates (Table 1, Table 3) are the "
+        "papers' own.",
         class_="sub",
     )
     return _section(

@@ -29,7 +29,7 @@ import importlib.resources
 import math
 import re
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -220,15 +220,24 @@ def resolve_reference(spec: Spec, name: str) -> Reference:
     )
 
 
-def reference_entries(spec: Spec, names: Iterable[str]) -> list[Entry]:
-    """Scored :class:`Entry` objects of the named references (duplicates dropped, order kept)."""
+def reference_entries(
+    spec: Spec, names: Iterable[str], games: Collection[str] | None = None
+) -> list[Entry]:
+    """Scored :class:`Entry` objects of the named references (duplicates dropped, order kept).
+
+    Args:
+        spec: the spec to score against.
+        names: reference names (see :func:`resolve_reference`).
+        games: score per-game references on these games only (the games of the results they
+            are compared with, so that every aggregate is over the same games); ``None``: all.
+    """
     entries: list[Entry] = []
     for ref in dict.fromkeys(resolve_reference(spec, n) for n in names):
-        entries.append(_entry(spec, ref))
+        entries.append(_entry(spec, ref, games))
     return entries
 
 
-def _entry(spec: Spec, ref: Reference) -> Entry:
+def _entry(spec: Spec, ref: Reference, only: Collection[str] | None) -> Entry:
     if ref.kind == "published":
         return _published_entry(spec, ref)
     if ref.kind == "constants":
@@ -237,6 +246,10 @@ def _entry(spec: Spec, ref: Reference) -> Entry:
     else:
         scores, _ = _dataset()
         games = _dataset_games(spec, scores[ref.name])
+    if only is not None:
+        games = {g: v for g, v in games.items() if g in only}
+    if not games:
+        return Entry(ref.name, {"games": {}, "aggregates": {}}, "reference", ref.citation)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         results = score(spec, {ref.name: games}, reps=0)
