@@ -38,6 +38,13 @@ def test_report_writes_the_html_and_figures(tmp_path, capsys):
     assert (out / "report.html").read_text().startswith("<!DOCTYPE html>")
 
 
+def test_inputs_after_compare_are_inputs(tmp_path, capsys):
+    results = write_results(tmp_path / "r.json", "atari5", {"x": {"pong": 1.0}}, reps=0)
+    assert main(["report", "--out", str(tmp_path / "o"), "--compare", "human", str(results)]) == 0
+    html = (tmp_path / "o" / "report.html").read_text()
+    assert "human (Table 12)" in html and "r.json" in html
+
+
 def test_logs_name_their_spec_and_score_files_need_one(tmp_path, capsys):
     logs = saber_logs(tmp_path / "logs")
     assert main(["report", str(logs / "dqn"), "--out", str(tmp_path / "a"), "--reps", "0"]) == 0

@@ -19,6 +19,7 @@ from report_helpers import (
     hostile_results,
     png_size,
     saber_logs,
+    write_log,
     write_results,
 )
 
@@ -135,9 +136,13 @@ def test_sonic_levels_against_published_baselines(tmp_path):
     tests = [name for name, level in spec.levels.items() if level.split == "test"]
     scores = {"mine": {g: [1000.0 + 100 * i, 1500.0 + 90 * i] for i, g in enumerate(tests[:-1])}}
     results = write_results(tmp_path / "sonic.json", "sonic", scores)
+    logs = tmp_path / "logs"
+    write_log(logs, "sonic", "jerk-log", tests[0], "0", [100.0 * i for i in range(20)], 18_000)
     out = tmp_path / "out"
-    html = report([results], out, compare=["JERK"]).read_text()
-    check_pngs(out, {"levels", "aggregates", "profile"})
+    html = report([results, logs], out, compare=["JERK"]).read_text()
+    check_pngs(out, {"levels", "aggregates", "profile", "learning_curves"})
+    curve = learning_curve_figure(load_report_data([logs], reps=0))
+    assert curve.axes[0].get_xlabel() == "training timesteps"  # Sonic's budget is in timesteps
     assert "JERK (Table 1)" in html and "1,904.00" in html and "[1,882.10, 1,925.90]" in html
     assert tests[-1] in html  # the missing test level is listed
 
@@ -170,6 +175,24 @@ def test_per_game_axis_is_symlog_only_when_the_spread_demands_it(tmp_path):
     wide = per_game_figure(load_report_data([results], reps=0, compare=["MuZero"]))
     assert wide.axes[0].get_xscale() == "symlog"
     assert any(line.get_xdata()[0] == 100.0 for line in wide.axes[0].lines)  # the 100 % line
+    raw = per_game_figure(load_report_data([results], reps=0, metric="raw"))
+    assert raw.axes[0].get_xlabel().startswith("raw score (points)")
+
+
+@pytest.mark.parametrize("algorithms", [1, 3, 6])
+def test_game_labels_never_overlap_with_every_game(tmp_path, algorithms):
+    spec = arcadebench.load_spec("saber")
+    scores = {
+        f"algorithm {k}": {g: 1000.0 * (k + 1) for g in spec.games} for k in range(algorithms)
+    }
+    data = load_report_data([write_results(tmp_path / "r.json", "saber", scores, reps=0)], reps=0)
+    figure = per_game_figure(data)
+    figure.canvas.draw()
+    boxes = sorted(
+        (t.get_window_extent() for t in figure.axes[0].get_yticklabels()), key=lambda box: box.y0
+    )
+    assert len(boxes) == 58  # the games with a world record (HWRNS)
+    assert all(low.y1 <= high.y0 for low, high in zip(boxes, boxes[1:], strict=False))
 
 
 def test_learning_curve_marks_the_checkpoints_inside_the_runs(tmp_path):

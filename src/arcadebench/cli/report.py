@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
+from pathlib import Path
 
 from arcadebench.errors import InvalidArgument
 
@@ -84,6 +85,10 @@ def _report(args: argparse.Namespace) -> int:
             )
         )
         return 0
+    # `--compare A B results.json`: nargs="+" took the input too; give it back
+    moved = [c for c in args.compare if _looks_like_input(c)]
+    args.inputs = [*args.inputs, *moved]
+    args.compare = [c for c in args.compare if c not in moved]
     if not args.inputs:
         raise InvalidArgument(
             "`input` must name at least one results JSON, log or score file, got none; "
@@ -108,3 +113,8 @@ def _report(args: argparse.Namespace) -> int:
     figures = [f"{name}.png" for name, *_ in FIGURES if (path.parent / f"{name}.png").exists()]
     print(f"wrote {path} ({len(figures)} figures: {', '.join(figures)})")
     return 0
+
+
+def _looks_like_input(name: str) -> bool:
+    path = Path(name)
+    return path.is_dir() or (path.suffix.lower() in (".json", ".jsonl", ".csv") and path.exists())

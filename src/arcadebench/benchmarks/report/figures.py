@@ -101,12 +101,13 @@ def per_game_figure(data: ReportData) -> Figure | None:
         e for e in data.per_game_entries() if any(e.value(g, metric) is not None for g in e.games)
     ]
     games = [g for g in data.games() if any(e.value(g, metric) is not None for e in entries)]
-    if not entries or not games or data.normalisation(metric) is None:
-        return None
+    percent = data.normalisation(metric) is not None
+    if not entries or not games or (data.spec.levels and not percent):
+        return None  # Sonic's raw level scores: levels_figure
     values = np.array([[_nan(e.value(g, metric)) for g in games] for e in entries])
     finite = values[np.isfinite(values)]
-    log = needs_log(finite)
-    top = max(float(finite.max()) if finite.size else 100.0, 100.0)
+    log = needs_log(finite, percent)
+    top = max(float(finite.max()) if finite.size else 100.0, 100.0 if percent else 1.0)
     bottom = min(float(finite.min()) if finite.size else 0.0, 0.0)
     edge = top * 3.0 if log else top * 1.12  # where an infinite score's bar ends
     n = len(entries)
@@ -166,6 +167,8 @@ def per_game_figure(data: ReportData) -> Figure | None:
     )
     ax.grid(axis="x", color="0.9", linewidth=0.6)
     ax.set_axisbelow(True)
+    if len(games) > 15:  # a tall figure: the scale at the top too
+        ax.tick_params(axis="x", top=True, labeltop=True)
     scale = " \u2014 symmetric log scale" if log else ""
     ax.set_xlabel(f"{metric_label(data.spec, metric)}{scale}")
     ax.set_ylabel("game")
