@@ -147,6 +147,12 @@ def test_sonic_levels_against_published_baselines(tmp_path):
     assert tests[-1] in html  # the missing test level is listed
 
 
+def test_results_objects_are_inputs_too(tmp_path):
+    results = arcadebench.score("atari5", atari5_runs(), reps=50)
+    html = report([results], tmp_path / "out", compare=["human"], reps=50).read_text()
+    assert "agent-a" in html and "&lt;results 1&gt;" in html
+
+
 def test_results_and_logs_side_by_side_with_a_name_clash(tmp_path):
     first = write_results(tmp_path / "a.json", "atari5", atari5_runs())
     second = write_results(tmp_path / "b.json", "atari5", {"agent-a": {"pong": [0.0, 1.0]}})

@@ -21,6 +21,7 @@ from arcadebench.benchmarks.report.inputs import load_report_data
 from arcadebench.benchmarks.report.model import ReportData
 from arcadebench.benchmarks.report.page import FigureFile, render_page
 from arcadebench.benchmarks.report.style import require_matplotlib, save_png
+from arcadebench.benchmarks.results import Results
 from arcadebench.errors import InputError
 from arcadebench.specs import Spec
 
@@ -123,7 +124,7 @@ def write_report(data: ReportData, out: str | os.PathLike) -> Path:
 
 
 def report(
-    inputs: Sequence[str | os.PathLike],
+    inputs: Sequence[str | os.PathLike | Results],
     out: str | os.PathLike = "report",
     *,
     spec: str | os.PathLike | Spec | None = None,
@@ -136,8 +137,8 @@ def report(
     """Report results, logs or score files, with published references, as PNGs and HTML.
 
     Args:
-        inputs: results JSONs, episode logs or log directories, score CSV/JSON files; logs and
-            score files are scored with :func:`arcadebench.score` first.
+        inputs: results JSONs, episode logs or log directories, score CSV/JSON files (scored
+            with :func:`arcadebench.score` first), or ``Results`` objects.
         out: the directory to write ``report.html`` and the figures to.
         spec: the spec (default: the one the inputs name; needed for score files).
         compare: references to show alongside (``arcadebench report --list-references SPEC``).

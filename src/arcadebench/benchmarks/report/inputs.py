@@ -33,7 +33,7 @@ _PEEK_LINES = 64
 
 
 def load_report_data(
-    inputs: Sequence[str | os.PathLike],
+    inputs: Sequence[str | os.PathLike | Results],
     *,
     spec: str | os.PathLike | Spec | None = None,
     compare: Sequence[str] = (),
@@ -45,7 +45,9 @@ def load_report_data(
     """Read, score and gather everything one report shows.
 
     Args:
-        inputs: results JSONs, episode logs (``.jsonl``), log directories, score CSV/JSON files.
+        inputs: results JSONs, episode logs (``.jsonl``), log directories, score CSV/JSON
+            files, or :class:`~arcadebench.benchmarks.results.Results` objects (e.g. what
+            :func:`arcadebench.evaluate` returns).
         spec: the spec (name, YAML file or loaded); default: the one the inputs name.
         compare: reference names (see :mod:`~arcadebench.benchmarks.report.references`).
         metric: per-game metric of the figures (default: the spec's headline metric).
@@ -58,32 +60,36 @@ def load_report_data(
         UnknownSpec: the spec cannot be found (the message says to pass ``--spec``).
         InvalidArgument: bad ``inputs``, ``metric``, ``ci``, ``reps`` or ``seed``.
     """
-    if isinstance(inputs, str | os.PathLike) or not inputs:
+    if isinstance(inputs, str | os.PathLike | Results) or not inputs:
         raise InvalidArgument(
             "`inputs` must be a non-empty list of results JSONs, logs or score files, "
             f"got {inputs!r}"
         )
     if isinstance(reps, bool) or not isinstance(reps, int) or reps < 0:
         raise InvalidArgument(f"`reps` must be a non-negative integer, got {reps!r}")
-    paths = [Path(p) for p in inputs]
-    for path in paths:
-        if not path.exists():
-            raise InputError(str(path), None, "no such file or directory")
-    results_files: list[tuple[Path, Results]] = []
+    labels = [
+        f"<results {k}>" if isinstance(item, Results) else str(item)
+        for k, item in enumerate(inputs, start=1)
+    ]
+    for item in inputs:
+        if not isinstance(item, Results) and not Path(item).exists():
+            raise InputError(str(item), None, "no such file or directory")
+    results_files: list[tuple[str, Results, Path | None]] = []  # (label, results, its file)
     to_score: list[Path] = []
-    for path in paths:
-        loaded = _read_results(path)
-        if loaded is not None:
-            results_files.append((path, loaded))
+    for item, label in zip(inputs, labels, strict=True):
+        if isinstance(item, Results):
+            results_files.append((label, item, None))
+        elif (loaded := _read_results(Path(item))) is not None:
+            results_files.append((label, loaded, Path(item)))
         else:
-            to_score.append(path)
+            to_score.append(Path(item))
     spec = _spec(spec, results_files, to_score)
     metric = check_metric(spec, metric)
     notes: list[str] = []
     named: list[tuple[str, Results, str]] = []  # (source label, results, key of its curves)
-    for path, results in results_files:
-        _check_spec(path, results, spec)
-        named.append((str(path), results, str(path)))
+    for label, results, _ in results_files:
+        _check_spec(label, results, spec)
+        named.append((label, results, label))
     if to_score:
         scored = score(spec, [str(p) for p in to_score], ci=ci, reps=reps, seed=seed)
         named.append((", ".join(str(p) for p in to_score), scored, ""))
@@ -120,7 +126,7 @@ def load_report_data(
         level=level,
         reps=reps,
         seed=seed,
-        inputs=tuple(str(p) for p in inputs),
+        inputs=tuple(labels),
         provenance=tuple(provenance),
         notes=tuple(notes),
     )
@@ -156,16 +162,18 @@ def _read_results(path: Path) -> Results | None:
 
 
 def _spec(
-    spec: str | os.PathLike | Spec | None, results: list[tuple[Path, Results]], logs: list[Path]
+    spec: str | os.PathLike | Spec | None,
+    results: list[tuple[str, Results, Path | None]],
+    logs: list[Path],
 ) -> Spec:
     if isinstance(spec, Spec):
         return spec
     if spec is not None:
         return load_spec(spec)
     if results:
-        path, first = results[0]
+        label, first, _ = results[0]
         name = str(first.spec.get("name"))
-        where = f"{path} was scored with spec {name!r}"
+        where = f"{label} was scored with spec {name!r}"
     else:
         found = _spec_of_logs(logs)
         if found is None:
@@ -210,12 +218,12 @@ def _log_files(paths: Sequence[Path]) -> list[Path]:
     return found
 
 
-def _check_spec(path: Path, results: Results, spec: Spec) -> None:
+def _check_spec(label: str, results: Results, spec: Spec) -> None:
     name, version = results.spec.get("name"), results.spec.get("version")
     if name != spec.name or results.spec.get("hash") != spec.hash:
         short = str(results.spec.get("hash", "")).removeprefix("sha256:")[:12]
         raise InputError(
-            str(path),
+            label,
             None,
             f"was scored with spec {name!r} v{version} ({short}), but this report is for "
             f"{spec.name!r} v{spec.version} ({spec.short_hash}); report one spec at a time, "
@@ -224,7 +232,7 @@ def _check_spec(path: Path, results: Results, spec: Spec) -> None:
 
 
 def _curves(
-    spec: Spec, scored: list[Path], results: list[tuple[Path, Results]]
+    spec: Spec, scored: list[Path], results: list[tuple[str, Results, Path | None]]
 ) -> dict[tuple[str, str], list[RunLog]]:
     """Runs of the monitor logs, keyed ``(results file or "", algorithm)``.
 
@@ -233,10 +241,10 @@ def _curves(
     """
     out: dict[tuple[str, str], list[RunLog]] = {}
     sources: list[tuple[str, list[Path], set[str] | None]] = [("", _log_files(scored), None)]
-    for path, loaded in results:
-        directory = path.parent / spec.name
-        logs = sorted(directory.rglob("*.jsonl")) if directory.is_dir() else []
-        sources.append((str(path), logs, set(loaded.algorithms)))
+    for label, loaded, path in results:
+        directory = path.parent / spec.name if path is not None else None
+        logs = sorted(directory.rglob("*.jsonl")) if directory and directory.is_dir() else []
+        sources.append((label, logs, set(loaded.algorithms)))
     for key, logs, wanted in sources:
         for log in logs:
             with warnings.catch_warnings():
