@@ -7,6 +7,7 @@ protocol (``arcadebench/SABER-Pong-v0``, ``arcadebench/Atari5-BattleZone-v0``, .
 from arcadebench.benchmarks.envs import env_id, make, register_envs
 from arcadebench.benchmarks.results import score
 from arcadebench.benchmarks.runner import evaluate
+from arcadebench.benchmarks.sonic import levels, register_joint_envs
 from arcadebench.errors import ArcadebenchError, SpecError
 from arcadebench.specs import Spec, list_specs, load_spec
 from arcadebench.wrappers.monitor import monitor
@@ -20,6 +21,7 @@ __all__ = [
     "__version__",
     "env_id",
     "evaluate",
+    "levels",
     "list_specs",
     "load_spec",
     "make",
@@ -28,3 +30,4 @@ __all__ = [
 ]
 
 register_envs()
+register_joint_envs()
