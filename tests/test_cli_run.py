@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 import arcadebench
 from arcadebench.cli import main
 
@@ -127,6 +129,16 @@ def test_backend_ray_without_ray_says_how_to_install_it(tmp_path, capsys, monkey
         err == "arcadebench: error: `--backend ray` needs Ray, which is not installed: "
         "pip install 'arcadebench[ray]'\n"
     )
+
+
+def test_an_unreachable_ray_address_is_one_line_and_exit_status_2(tmp_path, capsys):
+    pytest.importorskip("ray")
+    out = tmp_path / "out"
+    args = ["run", "atari5", "--episodes", "1", "--backend", "ray", "--address", "127.0.0.1:1"]
+    assert main([*args, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("arcadebench: error: `address` must be a running Ray cluster's head")
+    assert err.count("\n") == 1 and not out.exists()
 
 
 def test_failed_jobs_are_listed_and_the_exit_status_is_1(tmp_path, capsys, monkeypatch):

@@ -20,6 +20,7 @@ import contextlib
 import multiprocessing
 import os
 import signal
+import socket
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -245,6 +246,20 @@ def _import_ray() -> Any:
     return ray, Queue
 
 
+def _check_reachable(address: str) -> None:
+    """Fail fast on a ``host:port`` nobody listens at (Ray itself retries for minutes)."""
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit() or "://" in address:
+        return  # "auto", "ray://..." and the like: left to Ray
+    try:
+        socket.create_connection((host, int(port)), timeout=5).close()
+    except OSError as error:
+        raise ArcadebenchError(
+            f"`address` must be a running Ray cluster's head (host:port), got {address!r}: "
+            f"{error.strerror or error}; start one with `ray start --head` or fix the address"
+        ) from None
+
+
 def _ray_task(job: Job, queue: Any, stderr_path: str | None) -> dict[str, Any]:
     """A Ray task: like :func:`worker_main`, but reporting through a Ray queue and returning."""
     import faulthandler
@@ -294,7 +309,21 @@ def run_ray(
         }
         if address is None:
             options["num_cpus"] = workers
-        ray.init(address=address, **options)
+        else:
+            _check_reachable(address)
+        try:
+            ray.init(address=address, **options)
+        except Exception as error:  # noqa: BLE001 - Ray raises many types here
+            where = (
+                f"connect to the Ray cluster at {address}"
+                if address
+                else "start a local Ray instance"
+            )
+            first = (str(error).strip().splitlines() or [""])[0][:200]
+            raise ArcadebenchError(
+                f"cannot {where} ({type(error).__name__}: {first}); check the address and, if the "
+                "cluster uses token authentication, RAY_AUTH_TOKEN"
+            ) from None
         started = True
     queue = Queue()
     task = ray.remote(num_cpus=1, max_retries=0, max_calls=1)(_ray_task)

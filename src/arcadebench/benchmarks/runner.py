@@ -338,9 +338,11 @@ def evaluate(
     env_kwargs = {**agent_env_kwargs(sent, spec), **env_kwargs}
     _warn_deviations(spec, env_kwargs)
     if backend == "ray":
-        from arcadebench.benchmarks.backends import _import_ray
+        from arcadebench.benchmarks.backends import _check_reachable, _import_ray
 
         _import_ray()  # fail before anything runs when Ray is missing
+        if address is not None:
+            _check_reachable(address)
     log_dir = Path(log_dir)
     to_run, finished = plan_jobs(
         spec,
