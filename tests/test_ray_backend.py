@@ -21,6 +21,7 @@ SHORT = {"max_episode_frames": 2000}
 def local_ray():
     tests = str(Path(__file__).parent)  # Ray workers import `runner_agents` from here
     ray.init(
+        address="local",
         num_cpus=2,
         include_dashboard=False,
         log_to_driver=False,

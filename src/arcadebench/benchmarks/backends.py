@@ -312,7 +312,9 @@ def run_ray(
         else:
             _check_reachable(address)
         try:
-            ray.init(address=address, **options)
+            ray.init(
+                address=address or "local", **options
+            )  # "local": a new instance, never a stray one
         except Exception as error:  # noqa: BLE001 - Ray raises many types here
             where = (
                 f"connect to the Ray cluster at {address}"
