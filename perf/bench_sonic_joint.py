@@ -1,0 +1,91 @@
+"""Level switches of the joint Sonic env: load a save state, or start another game's emulator.
+
+stable-retro allows one emulator per process, so ``JointSonicEnv`` (benchmarks/sonic.py) switches to
+a level of *another game* by closing the emulator and building that level's environment, and to a
+level of the *same game* by loading the level's save state into the running emulator at reset. This
+times, on the Sonic protocol's Airstriker test integration (same code path; the Sonic ROMs do not
+ship), the median of:
+
+- ``reset``: a plain reset of the current level (the baseline any episode pays);
+- ``same game``: reset to another level of the same game (state swap + reset);
+- ``other game``: reset to a level of the other game (close + new emulator + wrappers + reset);
+- ``make``: building a level's environment from scratch (``arcadebench.make``) and closing it.
+
+    .venv/bin/python perf/bench_sonic_joint.py [--repeat 40]
+
+Writes perf/results/bench_sonic_joint.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))
+
+from sonic_helpers import write_sonic_airstriker  # noqa: E402
+
+import arcadebench  # noqa: E402
+from arcadebench._table import render_table  # noqa: E402
+from arcadebench.benchmarks.sonic import JointSonicEnv  # noqa: E402
+
+RESULTS = Path(__file__).parent / "results"
+
+
+def timed(function, repeat: int) -> float:
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        function()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=40)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        spec = str(write_sonic_airstriker(Path(tmp)))
+        env = JointSonicEnv(
+            spec, levels=["AirstrikerA-Zone0", "AirstrikerA-Zone1", "AirstrikerB-Zone0"]
+        )
+        env.reset(seed=0, options={"level": "AirstrikerA-Zone0"})
+        cases = {}
+        cases["reset"] = timed(
+            lambda: env.reset(options={"level": "AirstrikerA-Zone0"}), args.repeat
+        )
+        flip = iter(["AirstrikerA-Zone1", "AirstrikerA-Zone0"] * args.repeat)
+        cases["same game"] = timed(lambda: env.reset(options={"level": next(flip)}), args.repeat)
+        other = iter(["AirstrikerB-Zone0", "AirstrikerA-Zone0"] * args.repeat)
+        cases["other game"] = timed(lambda: env.reset(options={"level": next(other)}), args.repeat)
+        env.close()
+        cases["make"] = timed(
+            lambda: arcadebench.make(spec, "AirstrikerA-Zone2").close(), args.repeat
+        )
+    base = cases["reset"]
+    rows = [[name, seconds * 1e3, seconds / base] for name, seconds in cases.items()]
+    print(render_table(["case", "median ms", "x reset"], rows, title="joint env level switches"))
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "bench_sonic_joint.json").write_text(
+        json.dumps(
+            {
+                "repeat": args.repeat,
+                "median_seconds": cases,
+                "machine": platform.platform(),
+                "python": platform.python_version(),
+            },
+            indent=2,
+        )
+        + "\n"
+    )
+
+
+if __name__ == "__main__":
+    main()
