@@ -103,6 +103,8 @@ def _retro_env(spec: Spec, level_name: str, render_mode: str | None) -> gym.Env:
     integration = integration_of(spec, level.game)
     require_rom(spec, level.game)
     state = state_file(spec, level_name)
+    with gzip.open(state, "rb") as handle:
+        initial_state = handle.read()
     data = integration.file("data.json")
     scenario = integration.file("contest.json") or integration.file("scenario.json")
     try:
@@ -118,8 +120,7 @@ def _retro_env(spec: Spec, level_name: str, render_mode: str | None) -> gym.Env:
         if _MULTIPLE_EMULATORS in str(error):
             raise _emulator_in_use(integration.game_id) from None
         raise
-    with gzip.open(state, "rb") as handle:
-        env.initial_state = handle.read()
+    env.initial_state = initial_state
     env.statename = state.name
     return env
 
