@@ -217,8 +217,7 @@ def agent_env_kwargs(agent: Any, spec: Spec) -> dict[str, Any]:
         if spec.platform != "retro":
             raise ArcadebenchError(
                 f"agent {agent_name(agent)} needs action_set={action_set!r}, which only retro "
-                "protocols "
-                f"have; {spec.name!r} is an {spec.platform} protocol"
+                f"protocols have; {spec.name!r} is an {spec.platform} protocol"
             )
         choices = ("buttons", *spec.action_sets)
         if action_set not in choices:

@@ -361,8 +361,7 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 raise ArcadebenchError(
                     f"{log.path} already holds {len(previous.returns)} episodes of run {run!r}; "
                     "continue that run with resume=True (`arcadebench run --resume`), or start "
-                    "a new "
-                    "one under another run id or log directory"
+                    "a new one under another run id or log directory"
                 )
         except BaseException:
             log.close()
