@@ -38,6 +38,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from arcadebench.benchmarks.jerk import JerkAgent
 from arcadebench.errors import ArcadebenchError
 from arcadebench.specs import Spec
 
@@ -95,7 +96,7 @@ class NoopAgent:
         return self._action
 
 
-BUILTIN_AGENTS: dict[str, type] = {"random": RandomAgent, "noop": NoopAgent}
+BUILTIN_AGENTS: dict[str, type] = {"random": RandomAgent, "noop": NoopAgent, "jerk": JerkAgent}
 
 
 def load_agent(path: str) -> Any:
@@ -210,7 +211,7 @@ def agent_env_kwargs(agent: Any, spec: Spec) -> dict[str, Any]:
     if isinstance(agent, str):
         agent = load_agent(agent)
         if agent in BUILTIN_AGENTS:
-            return {}
+            agent = BUILTIN_AGENTS[agent]  # e.g. jerk plays the raw buttons
     kwargs = dict(getattr(agent, "env_kwargs", None) or {})
     action_set = getattr(agent, "action_set", None)
     if isinstance(action_set, str):

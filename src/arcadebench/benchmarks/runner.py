@@ -329,6 +329,10 @@ def evaluate(
         episode_time_limit,
         env_kwargs,
     )
+    if spec.platform == "retro":  # a missing ROM: one line with the import command, before any job
+        from arcadebench.benchmarks.roms import require_roms
+
+        require_roms(spec, games)
     if progress not in ("auto", "bars", "lines", "off"):
         raise ArcadebenchError(
             f"`progress` must be 'auto', 'bars', 'lines' or 'off', got {progress!r}"
