@@ -1,5 +1,8 @@
 """JERK ("Just Enough Retained Knowledge"): the Sonic benchmark's scripted, non-neural baseline.
 
+A built-in agent of the runner: ``arcadebench run sonic --split test --agent jerk`` gives every
+test level a fresh JERK for the 1M-step budget (Section 3.9).
+
 Classes: JerkAgent.
 """
 
