@@ -69,12 +69,20 @@ def protocol_kwargs(spec: Spec) -> dict[str, Any]:
     return dataclasses.asdict(spec.environment)
 
 
+# Settings that are the agent's choice, not the protocol's: Sonic's actions are the 12 buttons
+# (Nichol et al. 2018, Section 3.7); the named button combinations are conveniences (JERK played
+# the raw buttons, Rainbow and PPO seven combinations), so choosing one is no deviation.
+_AGENT_CHOICES = frozenset({"action_set"})
+
+
 def _deviations(spec: Spec, settings: dict[str, Any]) -> dict[str, dict[str, Any]]:
     expected = protocol_kwargs(spec)
     return {
         key: {"spec": expected[key], "used": value}
         for key, value in settings.items()
-        if key in expected and _normalise(value) != _normalise(expected[key])
+        if key in expected
+        and key not in _AGENT_CHOICES
+        and _normalise(value) != _normalise(expected[key])
     }
 
 
