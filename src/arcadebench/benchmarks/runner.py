@@ -415,10 +415,11 @@ def evaluate(
 
 def _learns(agent: Any) -> bool:
     """Whether ``agent`` (or what its path names) learns from ``observe``."""
-    from arcadebench.benchmarks.agents import load_agent
+    from arcadebench.benchmarks.agents import BUILTIN_AGENTS, load_agent
 
     obj = load_agent(agent) if isinstance(agent, str) else agent
-    return not isinstance(obj, str) and callable(getattr(obj, "observe", None))
+    obj = BUILTIN_AGENTS[obj] if isinstance(obj, str) else obj  # e.g. jerk learns
+    return callable(getattr(obj, "observe", None))
 
 
 def _both(
