@@ -19,12 +19,11 @@ from ale_py.env import AtariEnv
 import arcadebench
 from arcadebench.benchmarks.envs import NonCompliantWarning
 from arcadebench.benchmarks.records import parse_log
-from arcadebench.errors import ArcadebenchError, BudgetExhausted
+from arcadebench.errors import ArcadebenchError, BudgetExhausted, LogInUse
 from arcadebench.specs import load_spec
 from arcadebench.wrappers.monitor import (
     LOG_DIR_ENV,
     EpisodeMonitor,
-    LogInUse,
     find_monitor,
     log_path,
 )

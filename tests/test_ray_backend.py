@@ -10,7 +10,7 @@ import pytest
 
 import arcadebench
 from arcadebench.benchmarks.envs import NonCompliantWarning
-from arcadebench.benchmarks.runner import JobsFailed
+from arcadebench.errors import JobsFailed
 
 ray = pytest.importorskip("ray", reason="the Ray backend needs `pip install 'arcadebench[ray]'`")
 

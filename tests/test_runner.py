@@ -11,7 +11,7 @@ import pytest
 import arcadebench
 from arcadebench.benchmarks.envs import NonCompliantWarning
 from arcadebench.benchmarks.results import Results
-from arcadebench.benchmarks.runner import JobsFailed
+from arcadebench.errors import JobsFailed
 from arcadebench.benchmarks.worker import episode_seeds
 from arcadebench.errors import ArcadebenchError
 

@@ -5,13 +5,14 @@ and print ``str(error)``: the message always says *where* (file, key path or lin
 expected and *how to fix it*. Lookup errors offer "did you mean" suggestions.
 
 Classes: ArcadebenchError, SpecError, UnknownSpec, UnknownGame, InputError, InvalidArgument,
-SubsetError, RomNotFound, BudgetExhausted, AgentError, EmulatorInUse.
+SubsetError, RomNotFound, BudgetExhausted, AgentError, EmulatorInUse, LogInUse, JobsFailed.
 """
 
 from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
+from typing import Any
 
 __all__ = [
     "AgentError",
@@ -20,6 +21,8 @@ __all__ = [
     "EmulatorInUse",
     "InputError",
     "InvalidArgument",
+    "JobsFailed",
+    "LogInUse",
     "RomNotFound",
     "SpecError",
     "SubsetError",
@@ -112,3 +115,27 @@ class AgentError(ArcadebenchError, RuntimeError):
 
 class EmulatorInUse(ArcadebenchError, RuntimeError):
     """stable-retro allows one emulator per process and this process already has one."""
+
+
+class LogInUse(ArcadebenchError, RuntimeError):
+    """Another process (or another environment of this one) is writing the same episode log."""
+
+
+class JobsFailed(ArcadebenchError, RuntimeError):
+    """Some jobs failed; the others finished and were scored.
+
+    Attributes:
+        results: the :class:`~arcadebench.benchmarks.results.Results` of what was played
+            (``None`` if nothing could be scored).
+        failures: ``[(job key, reason), ...]``.
+    """
+
+    def __init__(self, results: Any, failures: list[tuple[str, str]]) -> None:
+        self.results = results
+        self.failures = failures
+        first = "; ".join(f"{key}: {reason}" for key, reason in failures[:3])
+        more = f" (and {len(failures) - 3} more)" if len(failures) > 3 else ""
+        super().__init__(
+            f"{len(failures)} job(s) failed: {first}{more}. Finished episodes are kept; re-run the "
+            "missing ones with --resume (resume=True)"
+        )

@@ -18,7 +18,6 @@ Failure handling (issue 10):
   resumed run logs exactly the episodes of an uninterrupted one, whatever the number of workers
   or the backend. (A learning agent restarts from a fresh agent when its job is resumed.)
 
-Classes: JobsFailed.
 Functions: evaluate.
 """
 
@@ -38,33 +37,14 @@ from arcadebench.benchmarks.backends import JobOutcome, run_local, run_ray
 from arcadebench.benchmarks.progress import RunProgress
 from arcadebench.benchmarks.results import Results, score
 from arcadebench.benchmarks.worker import Job
-from arcadebench.errors import ArcadebenchError, InputError
+from arcadebench.errors import ArcadebenchError, InputError, JobsFailed
 from arcadebench.specs import Spec, list_specs, load_spec
 from arcadebench.wrappers.monitor import log_path
 
-__all__ = ["JobsFailed", "RESULTS_FILE", "evaluate", "plan_jobs"]
+__all__ = ["RESULTS_FILE", "evaluate", "plan_jobs"]
 
 RESULTS_FILE = "results.json"
 _RESERVED_KWARGS = ("log_dir", "run", "resume", "spec", "game")
-
-
-class JobsFailed(ArcadebenchError, RuntimeError):
-    """Some jobs failed; the others finished and were scored.
-
-    Attributes:
-        results: the results of what was played (``None`` if nothing could be scored).
-        failures: ``[(job key, reason), ...]``.
-    """
-
-    def __init__(self, results: Results | None, failures: list[tuple[str, str]]) -> None:
-        self.results = results
-        self.failures = failures
-        first = "; ".join(f"{key}: {reason}" for key, reason in failures[:3])
-        more = f" (and {len(failures) - 3} more)" if len(failures) > 3 else ""
-        super().__init__(
-            f"{len(failures)} job(s) failed: {first}{more}. Finished episodes are kept; re-run the "
-            "missing ones with --resume (resume=True)"
-        )
 
 
 def _spec_ref(spec: Spec) -> str:

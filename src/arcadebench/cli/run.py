@@ -14,7 +14,8 @@ import sys
 import warnings
 from pathlib import Path
 
-from arcadebench.benchmarks.runner import RESULTS_FILE, JobsFailed, evaluate
+from arcadebench.benchmarks.runner import RESULTS_FILE, evaluate
+from arcadebench.errors import JobsFailed
 
 __all__ = ["register"]
 
@@ -34,8 +35,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--agent",
         default="random",
-        help="random, noop or module:attr (a policy, an act/observe agent or a factory); "
-        "default random",
+        help="random, noop, jerk (Sonic's scripted baseline) or module:attr (a policy, an "
+        "act/observe agent or a factory); default random",
     )
     quota = parser.add_mutually_exclusive_group()
     quota.add_argument(

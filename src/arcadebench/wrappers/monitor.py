@@ -19,7 +19,7 @@ from writing the same log.
 Per step the monitor only adds to counters and reads two ``info`` keys; everything else happens
 once per episode.
 
-Classes: EpisodeMonitor, LogInUse.
+Classes: EpisodeMonitor.
 Functions: monitor, find_monitor, log_path.
 """
 
@@ -37,7 +37,7 @@ from typing import Any, SupportsFloat
 
 import gymnasium as gym
 
-from arcadebench.errors import ArcadebenchError, BudgetExhausted
+from arcadebench.errors import ArcadebenchError, BudgetExhausted, LogInUse
 from arcadebench.specs import Spec, load_spec
 
 try:  # POSIX advisory locks; without them (Windows) logs are unlocked
@@ -45,16 +45,12 @@ try:  # POSIX advisory locks; without them (Windows) logs are unlocked
 except ImportError:  # pragma: no cover - not on Linux/macOS
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["LOG_DIR_ENV", "EpisodeMonitor", "LogInUse", "find_monitor", "log_path", "monitor"]
+__all__ = ["LOG_DIR_ENV", "EpisodeMonitor", "find_monitor", "log_path", "monitor"]
 
 LOG_DIR_ENV = "ARCADEBENCH_LOG_DIR"
 LOG_FORMAT = "arcadebench-episodes/1"
 _RUN_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 _NO_LIMIT = sys.maxsize
-
-
-class LogInUse(ArcadebenchError, RuntimeError):
-    """Another process (or another environment of this one) is writing the same episode log."""
 
 
 def log_path(log_dir: str | os.PathLike, spec: str, game: str, run: str) -> Path:
