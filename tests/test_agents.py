@@ -123,7 +123,7 @@ def test_module_attr_paths_resolve():
     assert load_agent("arcadebench.benchmarks.agents:RandomAgent") is RandomAgent
     assert load_agent("random") == "random"
     with pytest.raises(
-        ArcadebenchError, match="`agent` must be 'random', 'noop' or 'module:attr'.*got 'nonsense'"
+        ArcadebenchError, match="`agent` must be 'random', 'noop', 'jerk' or 'module:attr'.*got 'nonsense'"
     ):
         load_agent("nonsense")
     with pytest.raises(ArcadebenchError, match="cannot import agent module 'no_such_module'"):
@@ -142,7 +142,7 @@ def test_agents_must_be_picklable_for_worker_processes():
     ):
         check_agent(lambda obs: 0)
     with pytest.raises(
-        ArcadebenchError, match="`agent` must be 'random', 'noop', 'module:attr', a factory"
+        ArcadebenchError, match="`agent` must be 'random', 'noop', 'jerk', 'module:attr', a factory"
     ):
         check_agent(42)
 

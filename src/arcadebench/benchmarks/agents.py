@@ -99,6 +99,11 @@ class NoopAgent:
 BUILTIN_AGENTS: dict[str, type] = {"random": RandomAgent, "noop": NoopAgent, "jerk": JerkAgent}
 
 
+def _builtin_names() -> str:
+    """``'random', 'noop', 'jerk'``: the built-in agents, for messages."""
+    return ", ".join(repr(name) for name in BUILTIN_AGENTS)
+
+
 def load_agent(path: str) -> Any:
     """Resolve ``"random"``, ``"noop"`` or a ``"module:attr"`` path to the object it names.
 
@@ -110,7 +115,7 @@ def load_agent(path: str) -> Any:
     module_name, sep, attr = path.partition(":")
     if not sep or not module_name or not attr:
         raise ArcadebenchError(
-            "`agent` must be 'random', 'noop' or 'module:attr' (e.g. 'my_agents:MyAgent'), "
+            f"`agent` must be {_builtin_names()} or 'module:attr' (e.g. 'my_agents:MyAgent'), "
             f"got {path!r}"
         )
     try:
@@ -186,7 +191,7 @@ def check_agent(agent: Any) -> Any:
         obj = agent
     if not (_is_factory(obj) or callable(obj) or hasattr(obj, "act") or hasattr(obj, "predict")):
         raise ArcadebenchError(
-            "`agent` must be 'random', 'noop', 'module:attr', a factory, an object with "
+            f"`agent` must be {_builtin_names()}, 'module:attr', a factory, an object with "
             f"act/observe or predict, or a callable obs -> action, got {obj!r}"
         )
     if isinstance(agent, str):
