@@ -191,6 +191,18 @@ def test_atari5_mean_of_complete_episodes(tmp_path):
     assert not raw.algorithms[tmp_path.name].checkpoints
 
 
+def test_episodes_cut_by_an_early_reset_are_not_scored_and_warn(tmp_path):
+    records = [episode(ATARI5, "qbert", "0", 0, 100.0, 4_000)]
+    records.append(
+        episode(ATARI5, "qbert", "0", 1, -50.0, 400, total_frames=4_400, complete=False,
+                end_reason="reset")
+    )
+    path = write_log(tmp_path / "atari5" / "qbert" / "0.jsonl", records)
+    with pytest.warns(LogWarning, match=r"1 episode\(s\) were cut short by a reset"):
+        (log,) = parse_log(ATARI5, path)
+    assert run_scores(log, ATARI5.evaluation) == {None: (100.0, 4_400, 1)}
+
+
 def test_sonic_mean_within_the_step_budget(tmp_path):
     level = "SonicTheHedgehog-GreenHillZone.Act2"
     steps = [400_000, 900_000, 1_000_000, 1_000_001]  # the last ends past the 1M budget

@@ -128,6 +128,7 @@ def parse_log(spec: Spec, path: str | os.PathLike) -> list[RunLog]:
     runs: dict[tuple[str, str], _Run] = {}
     deviations_seen = False
     seen_episode = False
+    early_resets = 0
     loads = json.loads
     try:
         handle = open(path, "rb")  # noqa: SIM115 - closed below; binary lines feed json.loads directly
@@ -252,6 +253,8 @@ def parse_log(spec: Spec, path: str | os.PathLike) -> list[RunLog]:
                     f'"total_frames" of {game} run {run!r} went back '
                     f"from {acc.frames[-1]} to {frames}",
                 )
+            if not complete and record.get("end_reason") == "reset":
+                early_resets += 1
             acc.episode = (episode, lineno)
             acc.returns.append(ret)
             acc.frames.append(frames)
@@ -259,6 +262,14 @@ def parse_log(spec: Spec, path: str | os.PathLike) -> list[RunLog]:
             acc.complete.append(complete)
     if not runs:
         warnings.warn(f"{file}: has no episode records", LogWarning, stacklevel=2)
+    if early_resets:
+        warnings.warn(
+            f"{file}: {early_resets} episode(s) were cut short by a reset before they ended; the "
+            "protocols score whole episodes only (Sonic Section 3.5 forbids early resets), so "
+            "they are not scored and the run may look better than it is",
+            LogWarning,
+            stacklevel=2,
+        )
     return [
         RunLog(
             algorithm=algorithm,

@@ -11,6 +11,8 @@ Opt-in training aids, outside the protocol env: :class:`EpisodicLife` (non-compl
 :class:`AllowBacktracking`, Gymnasium's ``ClipReward``, and the standard observations
 (:class:`StandardAtariEnv` via ``obs_type="standard"``, :func:`standard_retro_observations`).
 Everything a wrapper adds to ``info`` lives in ``info["arcadebench"]``: :func:`protocol_info`.
+:class:`EpisodeMonitor` (outermost) logs every episode and enforces the budget;
+``arcadebench.monitor(env, log=...)`` attaches a log to any environment.
 """
 
 from arcadebench.errors import InvalidArgument
@@ -23,6 +25,7 @@ from arcadebench.wrappers.boundaries import (
     NoLifeInformation,
     TimeLimit,
 )
+from arcadebench.wrappers.monitor import EpisodeMonitor
 from arcadebench.wrappers.observations import (
     CvGrayscaleObservation,
     StandardAtariEnv,
@@ -43,6 +46,7 @@ __all__ = [
     "ContestProgress",
     "CvGrayscaleObservation",
     "EpisodeFrameLimit",
+    "EpisodeMonitor",
     "EpisodicLife",
     "InvalidArgument",
     "MaxStuckTime",

@@ -17,7 +17,15 @@ from arcadebench.errors import InvalidArgument
 __all__ = ["END_REASONS", "EndReason", "ProtocolInfo", "protocol_info", "set_end_reason"]
 
 EndReason = Literal[
-    "game_over", "life_lost", "level_complete", "special_stage", "stuck", "frame_limit", "time_limit"
+    "game_over",
+    "life_lost",
+    "level_complete",
+    "special_stage",
+    "stuck",
+    "frame_limit",
+    "time_limit",
+    "budget",  # the run's budget ran out mid-episode (monitor; the episode is incomplete)
+    "reset",  # the agent reset before the episode ended (monitor; the episode is incomplete)
 ]
 END_REASONS: tuple[str, ...] = EndReason.__args__
 
