@@ -86,7 +86,8 @@ def _scoring_rows(spec: Spec) -> list[tuple[str, str]]:
     if scoring.breakthrough_of:
         rows.append(("Breakthroughs", f"games with {scoring.breakthrough_of.upper()} >= {scoring.breakthrough_threshold:g} %"))
     if scoring.log_transform:
-        rows.append(("Subset estimate", f"10^(sum c_g {scoring.log_transform.replace('x', 'HNS_g')}) - 1"))
+        transform = scoring.log_transform.replace("(0, x)", "(0, HNS_g)")
+        rows.append(("Subset estimate", f"10^(sum c_g {transform}) - 1"))
     if evaluation.episode_aggregate == "last_k":
         checkpoints = ", ".join(f"{c / 1e6:g}M" for c in evaluation.checkpoints)
         rows.append(("Per-game score", f"mean of the last {evaluation.k} training episodes before {checkpoints} frames and at the end"))
@@ -116,7 +117,11 @@ def protocol_card(spec: Spec) -> Card:
     elif isinstance(spec.environment, RetroSettings):
         card["Environment"] = _retro_rows(spec.environment, spec)
     card["Scoring"] = _scoring_rows(spec)
-    default = "all" if spec.default_games == spec.games else ", ".join(spec.default_games)
+    default = next(
+        (name for name in ("all", *spec.subsets, *(("train", "test") if spec.levels else ()))
+         if spec.games_of(name) == spec.default_games),
+        ", ".join(spec.default_games),
+    )
     games = [("Games", f"{len(spec.games)}"), ("Default selection", default)]
     if spec.levels:
         for split in ("train", "test"):
