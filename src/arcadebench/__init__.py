@@ -4,15 +4,15 @@ Importing the package registers a Gymnasium id for every game and level of every
 protocol (``arcadebench/SABER-Pong-v0``, ``arcadebench/Atari5-BattleZone-v0``, ...).
 """
 
+from arcadebench._version import __version__
 from arcadebench.benchmarks.envs import env_id, make, register_envs
+from arcadebench.benchmarks.report import report
 from arcadebench.benchmarks.results import score
 from arcadebench.benchmarks.runner import evaluate
 from arcadebench.benchmarks.sonic import levels, register_joint_envs
 from arcadebench.errors import ArcadebenchError, SpecError
 from arcadebench.specs import Spec, list_specs, load_spec
 from arcadebench.wrappers.monitor import monitor
-
-__version__ = "0.1.0"
 
 __all__ = [
     "ArcadebenchError",
@@ -26,6 +26,7 @@ __all__ = [
     "load_spec",
     "make",
     "monitor",
+    "report",
     "score",
 ]
 

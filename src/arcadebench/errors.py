@@ -4,8 +4,9 @@ Every error derives from :class:`ArcadebenchError`, so a caller (and the CLI) ca
 and print ``str(error)``: the message always says *where* (file, key path or line), *what* was
 expected and *how to fix it*. Lookup errors offer "did you mean" suggestions.
 
-Classes: ArcadebenchError, SpecError, UnknownSpec, UnknownGame, InputError, InvalidArgument,
-SubsetError, RomNotFound, BudgetExhausted, AgentError, EmulatorInUse, LogInUse, JobsFailed.
+Classes: ArcadebenchError, SpecError, UnknownSpec, UnknownGame, UnknownReference, InputError,
+InvalidArgument, SubsetError, RomNotFound, MissingDependency, BudgetExhausted, AgentError,
+EmulatorInUse, LogInUse, JobsFailed.
 """
 
 from __future__ import annotations
@@ -23,10 +24,12 @@ __all__ = [
     "InvalidArgument",
     "JobsFailed",
     "LogInUse",
+    "MissingDependency",
     "RomNotFound",
     "SpecError",
     "SubsetError",
     "UnknownGame",
+    "UnknownReference",
     "UnknownSpec",
     "did_you_mean",
 ]
@@ -87,6 +90,14 @@ class InputError(ArcadebenchError, ValueError):
         self.problem = problem
         where = f"{file}:{line}" if line is not None else file
         super().__init__(f"{where}: {problem}")
+
+
+class UnknownReference(ArcadebenchError, LookupError):
+    """A ``report --compare`` name that no shipped reference result has."""
+
+
+class MissingDependency(ArcadebenchError, ImportError):
+    """An optional dependency (matplotlib for reports, Ray for the ray backend) is not installed."""
 
 
 class InvalidArgument(ArcadebenchError, ValueError, TypeError):

@@ -13,7 +13,7 @@ import pkgutil
 import sys
 from collections.abc import Sequence
 
-from arcadebench import __version__
+from arcadebench._version import __version__
 from arcadebench.errors import ArcadebenchError
 
 __all__ = ["main"]

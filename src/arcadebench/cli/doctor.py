@@ -19,7 +19,7 @@ import subprocess
 import sys
 from importlib import metadata
 
-from arcadebench import __version__
+from arcadebench._version import __version__
 from arcadebench._table import render_table
 from arcadebench.benchmarks.roms import IMPORT_COMMAND, rom_status
 from arcadebench.benchmarks.sonic import levels

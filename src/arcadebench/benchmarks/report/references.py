@@ -38,12 +38,11 @@ import numpy as np
 from arcadebench.benchmarks.report.model import Entry
 from arcadebench.benchmarks.results import score, subset_key
 from arcadebench.benchmarks.subset import ATARI5_DATASET, read_scores
-from arcadebench.errors import ArcadebenchError, UnknownGame
+from arcadebench.errors import UnknownGame, UnknownReference
 from arcadebench.specs import Spec
 
 __all__ = [
     "Reference",
-    "UnknownReference",
     "list_references",
     "reference_entries",
     "resolve_reference",
@@ -54,10 +53,6 @@ _DATASET_CITATION = (
     "Environment down to Five Games. ICML. Score data set maitchison/Atari-5 dataset.csv (MIT)"
 )
 _CONSTANT_NAMES = {"random": "random", "human": "human", "world_record": "world record"}
-
-
-class UnknownReference(ArcadebenchError, LookupError):
-    """A ``--compare`` name that no shipped reference has."""
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from arcadebench.errors import ArcadebenchError
+from arcadebench.errors import MissingDependency
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -32,7 +32,6 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "INSTALL_HINT",
     "PALETTE",
-    "MissingDependency",
     "colour",
     "hatch",
     "label",
@@ -47,10 +46,6 @@ PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#56B4E9", "#CC79A7", "#F
 _CYCLE_HATCHES = ("", "..", "xx", "++")
 INSTALL_HINT = "pip install 'arcadebench[report]'"
 DPI = 100
-
-
-class MissingDependency(ArcadebenchError, ImportError):
-    """An optional dependency (matplotlib for reports) is not installed."""
 
 
 def require_matplotlib() -> None:
