@@ -10,7 +10,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from fuzzing import fuzz
+from hypothesis import given
 from hypothesis import strategies as st
 
 from arcadebench import load_spec
@@ -333,7 +334,7 @@ _headers = st.lists(
 )
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@fuzz(1000)
 @given(
     header=_headers,
     rows=st.lists(st.lists(_cells, max_size=6), max_size=8),
@@ -347,7 +348,7 @@ def test_fuzz_structured_csv_only_input_errors(header, rows, sep):
         assert str(error).startswith("fuzz.csv")
 
 
-@settings(max_examples=300, deadline=None)
+@fuzz(1000)
 @given(
     text=st.text(alphabet=st.characters(codec="utf-8"), max_size=200)
     | st.text(alphabet=string.printable, max_size=300)
@@ -374,7 +375,7 @@ _json_values = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@fuzz(1000)
 @given(data=_json_values)
 def test_fuzz_json_only_input_errors(data):
     try:
@@ -383,7 +384,7 @@ def test_fuzz_json_only_input_errors(data):
         assert str(error).startswith("fuzz.json")
 
 
-@settings(max_examples=200, deadline=None)
+@fuzz(500)
 @given(text=st.text(max_size=300))
 def test_fuzz_arbitrary_json_text_only_input_errors(text):
     try:
@@ -392,7 +393,7 @@ def test_fuzz_arbitrary_json_text_only_input_errors(text):
         pass
 
 
-@settings(max_examples=100, deadline=None)
+@fuzz(200)
 @given(blob=st.binary(max_size=300))
 def test_fuzz_arbitrary_bytes_through_read_scores(blob):
     with tempfile.TemporaryDirectory() as folder:

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from fuzzing import fuzz
+from hypothesis import given
 from hypothesis import strategies as st
 
 import arcadebench
@@ -399,7 +400,7 @@ _records = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@fuzz(1000)
 @given(
     lines=st.lists(st.one_of(_records.map(json.dumps), st.text(max_size=30)), max_size=8),
     newline=st.booleans(),
@@ -418,7 +419,7 @@ def test_fuzz_jsonl_only_input_errors(lines, newline):
             assert str(error).startswith(str(path))
 
 
-@settings(max_examples=100, deadline=None)
+@fuzz(300)
 @given(blob=st.binary(max_size=400))
 def test_fuzz_jsonl_bytes_only_input_errors(blob):
     with tempfile.TemporaryDirectory() as folder:

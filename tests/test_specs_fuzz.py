@@ -5,18 +5,17 @@ Thousands of generated inputs in CI; ``ARCADEBENCH_LONG=1`` runs ten times more.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import yaml
-from hypothesis import HealthCheck, given, settings
+from fuzzing import fuzz
+from hypothesis import given
 from hypothesis import strategies as st
 
 from arcadebench.errors import SpecError
 from arcadebench.specs import parse_spec
 
-EXAMPLES = 15_000 if os.environ.get("ARCADEBENCH_LONG") == "1" else 1_500
-FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = fuzz(1_500)
 
 DATA = Path(__file__).parent / "data" / "specs"
 VALID = {name: yaml.safe_load((DATA / f"minimal_{name}.yaml").read_text()) for name in ("atari", "retro")}
