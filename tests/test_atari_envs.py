@@ -6,6 +6,7 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 import pytest
+from ale_py.env import AtariEnv
 from gymnasium.utils.env_checker import check_env
 
 import arcadebench  # noqa: F401  (registers the ids)
@@ -66,7 +67,9 @@ def test_every_setting_selects_its_wrapper():
     }
     env = make_atari_env(load_spec("saber"), "pong", settings)
     try:
-        assert type(env).__name__ == "MaxStuckTime" and type(env.env).__name__ == "AtariEnv"
+        # the ALE env itself (ale-py's AtariEnv, seeding without a ROM reload) right below
+        assert type(env).__name__ == "MaxStuckTime" and isinstance(env.env, AtariEnv)
+        assert not isinstance(env.env, gym.Wrapper)
         assert env.unwrapped.ale.getInt("max_num_frames_per_episode") == 0  # no cap
         assert "lives" in env.reset(seed=0)[1]
     finally:
