@@ -34,8 +34,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             if has_rom is None:
                 has_rom = _sonic_rom_present()
             if not has_rom:
-                item.add_marker(pytest.mark.skip(
-                    reason="Sonic ROM not imported: python -m stable_retro.import <dir with the ROM>"))
+                item.add_marker(
+                    pytest.mark.skip(
+                        reason="Sonic ROM not imported: "
+                        "python -m stable_retro.import <dir with the ROM>"
+                    )
+                )
 
 
 @pytest.fixture

@@ -71,13 +71,18 @@ def test_show_of_an_unknown_spec_is_one_line_and_exit_2(capsys):
 
 
 def test_console_script_runs():
-    done = subprocess.run([sys.executable, "-m", "arcadebench", "show", "hwr", "--brief"],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "arcadebench", "show", "hwr", "--brief"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0 and "108,000 frames (30 min)" in done.stdout
 
 
-@pytest.mark.parametrize("frames,text", [(108_000, "30 min"), (18_000, "5 min"), (21_600_000, "100 h"),
-                                         (30, "0.5 s")])
+@pytest.mark.parametrize(
+    "frames,text", [(108_000, "30 min"), (18_000, "5 min"), (21_600_000, "100 h"), (30, "0.5 s")]
+)
 def test_frames_to_time(frames, text):
     assert frames_to_time(frames) == text
 

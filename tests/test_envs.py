@@ -13,8 +13,12 @@ import arcadebench
 from arcadebench.benchmarks.envs import NonCompliantWarning, env_id, parse_env_id, register_envs
 from arcadebench.specs import list_specs, load_spec
 
-ATARI_IDS = [env_id(name, game) for name in list_specs() if load_spec(name).platform == "atari"
-             for game in load_spec(name).games]
+ATARI_IDS = [
+    env_id(name, game)
+    for name in list_specs()
+    if load_spec(name).platform == "atari"
+    for game in load_spec(name).games
+]
 
 
 def test_every_game_and_level_of_every_spec_is_registered():
@@ -24,9 +28,15 @@ def test_every_game_and_level_of_every_spec_is_registered():
     assert all(i in gym.registry for i in ids)
 
 
-@pytest.mark.parametrize("id", ["arcadebench/SABER-Pong-v0", "arcadebench/Atari5-BattleZone-v0",
-                                "arcadebench/HWR-MontezumaRevenge-v0",
-                                "arcadebench/Sonic-SonicTheHedgehog-GreenHillZone.Act1-v0"])
+@pytest.mark.parametrize(
+    "id",
+    [
+        "arcadebench/SABER-Pong-v0",
+        "arcadebench/Atari5-BattleZone-v0",
+        "arcadebench/HWR-MontezumaRevenge-v0",
+        "arcadebench/Sonic-SonicTheHedgehog-GreenHillZone.Act1-v0",
+    ],
+)
 def test_documented_ids_exist(id):
     assert id in gym.registry
 

@@ -195,8 +195,17 @@ def test_atari5_mean_of_complete_episodes(tmp_path):
 def test_episodes_cut_by_an_early_reset_are_not_scored_and_warn(tmp_path):
     records = [episode(ATARI5, "qbert", "0", 0, 100.0, 4_000)]
     records.append(
-        episode(ATARI5, "qbert", "0", 1, -50.0, 400, total_frames=4_400, complete=False,
-                end_reason="reset")
+        episode(
+            ATARI5,
+            "qbert",
+            "0",
+            1,
+            -50.0,
+            400,
+            total_frames=4_400,
+            complete=False,
+            end_reason="reset",
+        )
     )
     path = write_log(tmp_path / "atari5" / "qbert" / "0.jsonl", records)
     with pytest.warns(LogWarning, match=r"1 episode\(s\) were cut short by a reset"):

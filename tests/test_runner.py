@@ -11,9 +11,8 @@ import pytest
 import arcadebench
 from arcadebench.benchmarks.envs import NonCompliantWarning
 from arcadebench.benchmarks.results import Results
-from arcadebench.errors import JobsFailed
 from arcadebench.benchmarks.worker import episode_seeds
-from arcadebench.errors import ArcadebenchError
+from arcadebench.errors import ArcadebenchError, JobsFailed
 
 SHORT = {"max_episode_frames": 2000}  # <= 500 steps an episode (non-compliant: fine for tests)
 GAMES = ["qbert", "phoenix", "battle_zone"]  # the misbehaving test agents act up in phoenix, game 2
@@ -171,7 +170,8 @@ def test_a_step_quota_is_exact_and_cuts_the_last_episode(tmp_path):
 
 def test_a_learning_agent_is_driven_through_act_and_observe(tmp_path):
     results = run(tmp_path, agent="runner_agents:LearningAgent", games=["qbert"], episodes=1)
-    with pytest.warns(RuntimeWarning, match="resumed jobs start runner_agents:LearningAgent afresh"):
+    afresh = "resumed jobs start runner_agents:LearningAgent afresh"
+    with pytest.warns(RuntimeWarning, match=afresh):
         results = run(tmp_path, agent="runner_agents:LearningAgent", games=["qbert"], resume=True)
     assert results.algorithms["runner_agents:LearningAgent"]["games"]["qbert"]["episodes"] == 2
 

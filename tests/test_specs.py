@@ -68,7 +68,10 @@ def test_hwr_constants_equal_games_csv():
     for game, row in expected.items():
         c = spec.constants[game]
         assert (c.random, c.human, c.world_record) == (
-            float(row["random"]), float(row["human_average"]), float(row["world_record"])), game
+            float(row["random"]),
+            float(row["human_average"]),
+            float(row["world_record"]),
+        ), game
 
 
 def test_saber_constants_equal_table_5_columns_of_games_csv():
@@ -83,14 +86,18 @@ def test_saber_constants_equal_table_5_columns_of_games_csv():
         assert c.extrapolated == (row["saber_world_record_extrapolated"] == "True"), game
     with_record = [g for g, c in spec.constants.items() if c.world_record is not None]
     assert len(with_record) == 58  # Section 2.3: records exist for 58 of the 61 games
-    assert {g for g in spec.constants if g not in with_record} == {"double_dunk", "elevator_action", "tennis"}
+    assert {g for g in spec.constants if g not in with_record} == {
+        "double_dunk",
+        "elevator_action",
+        "tennis",
+    }
 
 
 # -- constants and coefficients against the paper text -------------------------------------------
 
 
 def _paper_table(text: str, start: str, end: str) -> dict[str, list[float]]:
-    block = text[text.index(start): text.index(end, text.index(start))]
+    block = text[text.index(start) : text.index(end, text.index(start))]
     rows = {}
     for line in block.splitlines():
         parts = [p.strip() for p in line.split("\t")]
@@ -117,7 +124,10 @@ def test_atari5_constants_equal_table_12_text():
 
 def test_atari5_per_game_models_equal_tables_10_and_11_text():
     spec = load_spec("atari5")
-    for subset, start, end in (("Atari-5", "Table 10.", "Table 11."), ("Atari-10", "Table 11.", "Table 12.")):
+    for subset, start, end in (
+        ("Atari-5", "Table 10.", "Table 11."),
+        ("Atari-10", "Table 11.", "Table 12."),
+    ):
         table = _paper_table(ATARI5_TEXT, start, end)
         models = spec.predictions[subset].models
         assert len(table) == len(models) == 57
@@ -135,7 +145,7 @@ def test_per_game_model_inputs_are_the_identity_rows_of_the_tables():
 
 
 def test_atari5_subsets_equal_table_9_text():
-    block = ATARI5_TEXT[ATARI5_TEXT.index("Table 9."): ATARI5_TEXT.index("Table 10.")]
+    block = ATARI5_TEXT[ATARI5_TEXT.index("Table 9.") : ATARI5_TEXT.index("Table 10.")]
     parsed: dict[str, tuple[list[str], list[float]]] = {}
     current = None
     for line in block.splitlines()[2:]:
@@ -148,8 +158,11 @@ def test_atari5_subsets_equal_table_9_text():
             parsed[current][0].extend(g.strip() for g in parts[0].split(","))
             parsed[current][1].extend(float(c) for c in parts[1].split(",") if c.strip())
     spec = load_spec("atari5")
-    assert set(parsed) == set(spec.subsets) == {
-        "Atari-1", "Atari-3", "Atari-5", "Atari-10", "Atari-3-Val", "Atari-5-Val"}
+    assert (
+        set(parsed)
+        == set(spec.subsets)
+        == {"Atari-1", "Atari-3", "Atari-5", "Atari-10", "Atari-3-Val", "Atari-5-Val"}
+    )
     for name, (games, coefficients) in parsed.items():
         subset = spec.subsets[name]
         assert [spec.resolve_game(g) for g in games] == list(subset.games), name
@@ -186,12 +199,20 @@ def test_saber_constants_equal_table_5_text_where_the_extraction_is_clean():
         clean += 1
     assert clean >= 50
     # Rows the PDF extraction merged: every number printed in them appears in the spec.
-    merged = {"berzerk": "165.6 2630.4 160.7 1057940.0", "bowling boxing": "23.48 -0.69 300.0 100.0",
-              "ice hockey": "-10.03 0.9 302.8 36.0 45550.0",
-              "jamesbond journey escape": "27.0 -19977.0 302.8 4317804.0",
-              "seaquest skiing": "88.2 -16267.91 42054.7 999999.0 -3272.0",
-              "solaris": "2346.6 -4336.9 12326.7 111420.0"}
-    values = {v for c in spec.constants.values() for v in (c.random, c.human, c.world_record) if v is not None}
+    merged = {
+        "berzerk": "165.6 2630.4 160.7 1057940.0",
+        "bowling boxing": "23.48 -0.69 300.0 100.0",
+        "ice hockey": "-10.03 0.9 302.8 36.0 45550.0",
+        "jamesbond journey escape": "27.0 -19977.0 302.8 4317804.0",
+        "seaquest skiing": "88.2 -16267.91 42054.7 999999.0 -3272.0",
+        "solaris": "2346.6 -4336.9 12326.7 111420.0",
+    }
+    values = {
+        v
+        for c in spec.constants.values()
+        for v in (c.random, c.human, c.world_record)
+        if v is not None
+    }
     for row, numbers in merged.items():
         assert row in "\n".join(text)
         for number in numbers.split():
@@ -212,23 +233,46 @@ def test_saber_table_1_parameters():
 
 def test_saber_classes_and_cap():
     scoring = load_spec("saber").scoring
-    assert scoring.classes == (("failing", 1.0), ("poor", 10.0), ("medium", 50.0), ("fair", 100.0), ("superhuman", None))
-    assert {n.name: n.cap for n in scoring.normalised} == {"hwrns": None, "saber": 200.0, "hns": None}
+    assert scoring.classes == (
+        ("failing", 1.0),
+        ("poor", 10.0),
+        ("medium", 50.0),
+        ("fair", 100.0),
+        ("superhuman", None),
+    )
+    assert {n.name: n.cap for n in scoring.normalised} == {
+        "hwrns": None,
+        "saber": 200.0,
+        "hns": None,
+    }
 
 
 def test_hwr_metrics_and_game_time():
     spec = load_spec("hwr")
     assert {n.name for n in spec.scoring.normalised} == {"hns", "chns", "hwrns", "saber"}
     assert spec.scoring.game_time_frames_per_day == 108_000 * 2 * 24
-    assert spec.environment.max_episode_frames == 108_000 and spec.evaluation.budget_frames == 200_000_000
+    assert (
+        spec.environment.max_episode_frames == 108_000
+        and spec.evaluation.budget_frames == 200_000_000
+    )
 
 
 def test_atari5_environment_is_the_30_minute_machado_protocol():
     env = load_spec("atari5").environment
-    assert (env.frameskip, env.repeat_action_probability, env.full_action_space, env.life_information,
-            env.max_episode_frames) == (4, 0.25, True, False, 108_000)
+    assert (
+        env.frameskip,
+        env.repeat_action_probability,
+        env.full_action_space,
+        env.life_information,
+        env.max_episode_frames,
+    ) == (4, 0.25, True, False, 108_000)
     assert load_spec("atari5").default_games == (
-        "battle_zone", "double_dunk", "name_this_game", "phoenix", "qbert")
+        "battle_zone",
+        "double_dunk",
+        "name_this_game",
+        "phoenix",
+        "qbert",
+    )
 
 
 # -- Sonic ---------------------------------------------------------------------------------------
@@ -240,26 +284,42 @@ def test_sonic_levels_equal_the_contest_csvs_in_order():
         expected = [(r["game"], r["state"]) for r in _csv_rows(name)]
         got = [(lv.game, lv.state) for lv in spec.levels.values() if lv.split == split]
         assert got == expected
-    assert len(spec.levels) == 58 and len(spec.games_of("test")) == 11 and len(spec.games_of("train")) == 47
+    assert (
+        len(spec.levels) == 58
+        and len(spec.games_of("test")) == 11
+        and len(spec.games_of("train")) == 47
+    )
 
 
 def test_sonic_settings_and_baselines_equal_the_paper():
     spec = load_spec("sonic")
     env = spec.environment
     assert (env.frameskip, env.sticky_probability, env.max_episode_timesteps) == (4, 0.25, 4500)
-    assert (env.progress_scale, env.completion_bonus, env.bonus_horizon_frames) == (9000, 1000, 18000)
+    assert (env.progress_scale, env.completion_bonus, env.bonus_horizon_frames) == (
+        9000,
+        1000,
+        18000,
+    )
     assert env.bonus_horizon_frames == env.max_episode_timesteps * env.frameskip
     assert spec.evaluation.budget_steps == 1_000_000
     table = (PAPER / "sonic_table_1.txt").read_text()
-    published = {name: (score, err) for name, score, err in
-                 re.findall(r"(Rainbow \(joint\)|PPO \(joint\)|Rainbow|JERK|PPO|Human) ([\d.]+)±([\d.]+)", table)}
+    published = {
+        name: (score, err)
+        for name, score, err in re.findall(
+            r"(Rainbow \(joint\)|PPO \(joint\)|Rainbow|JERK|PPO|Human) ([\d.]+)±([\d.]+)", table
+        )
+    }
     assert {k: tuple(v) for k, v in spec.published.rows.items()} == {
-        k: (float(s), float(e)) for k, (s, e) in published.items()}
+        k: (float(s), float(e)) for k, (s, e) in published.items()
+    }
 
 
 def test_sonic_essential_actions_equal_section_3_7():
     text = (PAPER / "sonic_actions.txt").read_text()
-    combos = [frozenset(b.strip() for b in m.split(",") if b.strip()) for m in re.findall(r"\{([^{}]*)\}", text)]
+    combos = [
+        frozenset(b.strip() for b in m.split(",") if b.strip())
+        for m in re.findall(r"\{([^{}]*)\}", text)
+    ]
     spec = load_spec("sonic")
     assert [frozenset(c) for c in spec.action_sets["essential8"]] == combos
     assert [frozenset(c) for c in spec.action_sets["baseline7"]] == combos[1:]
@@ -289,15 +349,25 @@ def test_unknown_spec_suggests_close_matches():
         load_spec("sabre")
 
 
-@pytest.mark.parametrize("spelling", ["battle_zone", "Battle Zone", "BattleZone", "battlezone", "BATTLE-ZONE"])
+@pytest.mark.parametrize(
+    "spelling", ["battle_zone", "Battle Zone", "BattleZone", "battlezone", "BATTLE-ZONE"]
+)
 def test_common_spellings_resolve(spelling):
     assert load_spec("saber").resolve_game(spelling) == "battle_zone"
 
 
-@pytest.mark.parametrize("spelling,game", [("Q*bert", "qbert"), ("Ms. Pac-Man", "ms_pacman"),
-                                           ("Montezuma's Revenge", "montezuma_revenge"),
-                                           ("Yar's Revenge", "yars_revenge"), ("Up'n Down", "up_n_down"),
-                                           ("Pitfall!", "pitfall"), ("James Bond", "jamesbond")])
+@pytest.mark.parametrize(
+    "spelling,game",
+    [
+        ("Q*bert", "qbert"),
+        ("Ms. Pac-Man", "ms_pacman"),
+        ("Montezuma's Revenge", "montezuma_revenge"),
+        ("Yar's Revenge", "yars_revenge"),
+        ("Up'n Down", "up_n_down"),
+        ("Pitfall!", "pitfall"),
+        ("James Bond", "jamesbond"),
+    ],
+)
 def test_paper_spellings_resolve(spelling, game):
     assert load_spec("hwr").resolve_game(spelling) == game
 
@@ -309,8 +379,14 @@ def test_unknown_game_lists_close_matches():
 
 def test_sonic_level_spellings_resolve():
     spec = load_spec("sonic")
-    assert spec.resolve_game("SonicTheHedgehog-Genesis,GreenHillZone.Act1") == "SonicTheHedgehog-GreenHillZone.Act1"
-    assert spec.resolve_game("SonicTheHedgehog-Genesis-v0,GreenHillZone.Act1") == "SonicTheHedgehog-GreenHillZone.Act1"
+    assert (
+        spec.resolve_game("SonicTheHedgehog-Genesis,GreenHillZone.Act1")
+        == "SonicTheHedgehog-GreenHillZone.Act1"
+    )
+    assert (
+        spec.resolve_game("SonicTheHedgehog-Genesis-v0,GreenHillZone.Act1")
+        == "SonicTheHedgehog-GreenHillZone.Act1"
+    )
 
 
 def test_name_key_joins_spellings():
@@ -367,7 +443,11 @@ def test_oversized_and_non_utf8_files_are_refused(tmp_path):
 
 
 def test_non_finite_numbers_are_refused():
-    text = (DATA / "specs" / "minimal_atari.yaml").read_text().replace("[-20.71, 14.6, 21.0]", "[.nan, 14.6, 21.0]")
+    text = (
+        (DATA / "specs" / "minimal_atari.yaml")
+        .read_text()
+        .replace("[-20.71, 14.6, 21.0]", "[.nan, 14.6, 21.0]")
+    )
     with pytest.raises(SpecError, match=r"constants.rows.pong\[0\]: must be a finite number"):
         parse_spec(text)
     assert math.isfinite(load_spec("saber").constants["pong"].random)

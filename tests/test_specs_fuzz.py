@@ -18,14 +18,24 @@ from arcadebench.specs import parse_spec
 FUZZ = fuzz(1_500)
 
 DATA = Path(__file__).parent / "data" / "specs"
-VALID = {name: yaml.safe_load((DATA / f"minimal_{name}.yaml").read_text()) for name in ("atari", "retro")}
+VALID = {
+    name: yaml.safe_load((DATA / f"minimal_{name}.yaml").read_text()) for name in ("atari", "retro")
+}
 
 scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(-(10**12), 10**12),
-    st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=20),
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**12), 10**12),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=20),
 )
-values = st.recursive(scalars, lambda inner: st.one_of(
-    st.lists(inner, max_size=5), st.dictionaries(st.text(max_size=10), inner, max_size=5)), max_leaves=20)
+values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=5), st.dictionaries(st.text(max_size=10), inner, max_size=5)
+    ),
+    max_leaves=20,
+)
 
 
 def _paths(node, prefix=()):

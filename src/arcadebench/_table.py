@@ -21,7 +21,7 @@ __all__ = ["format_cell", "render_table"]
 
 
 def format_cell(value: object, digits: int = 2) -> str:
-    """Format one cell: numbers with ``digits`` decimals (thousands separated), ``None`` as ``-``."""
+    """One cell: numbers with ``digits`` decimals (thousands separated), ``None`` as ``-``."""
     if value is None:
         return "-"
     if isinstance(value, bool):

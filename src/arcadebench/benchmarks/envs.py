@@ -29,10 +29,19 @@ from arcadebench.errors import UnknownGame
 from arcadebench.specs import Spec, list_specs, load_spec
 from arcadebench.wrappers.monitor import LOG_DIR_ENV, EpisodeMonitor, log_path
 
-__all__ = ["env_id", "make", "make_protocol_env", "parse_env_id", "register_envs", "NonCompliantWarning"]
+__all__ = [
+    "env_id",
+    "make",
+    "make_protocol_env",
+    "parse_env_id",
+    "register_envs",
+    "NonCompliantWarning",
+]
 
 NAMESPACE = "arcadebench"
-_ID_RE = re.compile(rf"^{NAMESPACE}/(?P<prefix>[A-Za-z][A-Za-z0-9]*)-(?P<game>.+)-v(?P<version>\d+)$")
+_ID_RE = re.compile(
+    rf"^{NAMESPACE}/(?P<prefix>[A-Za-z][A-Za-z0-9]*)-(?P<game>.+)-v(?P<version>\d+)$"
+)
 
 
 class NonCompliantWarning(UserWarning):
@@ -55,7 +64,7 @@ def env_id(spec: Spec | str, game: str) -> str:
 
 
 def parse_env_id(id: str) -> tuple[str, str, int]:
-    """Split an arcadebench id into ``(id_prefix, game display name, version)``; inverse of :func:`env_id`."""
+    """Split an id into ``(id_prefix, game display name, version)``: :func:`env_id` inverted."""
     match = _ID_RE.match(id)
     if not match:
         raise UnknownGame(f"{id!r} is not an arcadebench id (arcadebench/<Protocol>-<Game>-v<N>).")
@@ -98,7 +107,7 @@ def make_protocol_env(
     resume: bool = False,
     **kwargs: Any,
 ) -> gym.Env:
-    """Build the environment of ``game`` exactly as ``spec`` defines it (the registered entry point).
+    """Build the environment of ``game`` exactly as ``spec`` defines it (the entry point).
 
     Keyword arguments named like a spec setting override it (recorded as a deviation); the others
     go to the platform builder (e.g. ``render_mode``, ``obs_type`` for Atari). The outermost
@@ -115,7 +124,9 @@ def make_protocol_env(
     settings.update({k: v for k, v in kwargs.items() if k in settings})
     deviations = _deviations(spec, settings)
     if deviations:
-        changed = ", ".join(f"{k}={v['used']!r} (spec: {v['spec']!r})" for k, v in deviations.items())
+        changed = ", ".join(
+            f"{k}={v['used']!r} (spec: {v['spec']!r})" for k, v in deviations.items()
+        )
         warnings.warn(
             f"{spec.name} environment for {game!r} is non-compliant: {changed}. "
             "Its scores are not comparable with the protocol's.",
@@ -136,8 +147,15 @@ def make_protocol_env(
         )
     try:
         return EpisodeMonitor(
-            env, spec, game, log=log, run=run, resume=resume, deviations=deviations,
-            settings=settings, env_id=env_id(spec, game),
+            env,
+            spec,
+            game,
+            log=log,
+            run=run,
+            resume=resume,
+            deviations=deviations,
+            settings=settings,
+            env_id=env_id(spec, game),
         )
     except BaseException:
         env.close()  # e.g. the log is in use: free the emulator (one per process in stable-retro)
@@ -174,4 +192,3 @@ def register_envs() -> list[str]:
                 )
             ids.append(id)
     return ids
-

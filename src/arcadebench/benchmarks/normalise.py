@@ -51,7 +51,9 @@ def normalise(
     with np.errstate(invalid="ignore"):
         score = 100.0 * ((raw - random) / np.abs(reference - random))
     if floor is not None or cap is not None:
-        score = np.clip(score, floor if floor is not None else -np.inf, cap if cap is not None else np.inf)
+        score = np.clip(
+            score, floor if floor is not None else -np.inf, cap if cap is not None else np.inf
+        )
     return score
 
 

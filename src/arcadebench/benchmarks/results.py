@@ -169,9 +169,7 @@ class _Target:
         selected = raw[..., self.columns]
         if self.norm is None:
             return selected
-        return normalise(
-            selected, self.random, self.reference, self.norm.floor, self.norm.cap
-        )
+        return normalise(selected, self.random, self.reference, self.norm.floor, self.norm.cap)
 
 
 def _targets(spec: Spec, names: list[str]) -> list[_Target]:

@@ -19,8 +19,8 @@ import subprocess
 import sys
 from importlib import metadata
 
-from arcadebench._version import __version__
 from arcadebench._table import render_table
+from arcadebench._version import __version__
 from arcadebench.benchmarks.roms import IMPORT_COMMAND, rom_status
 from arcadebench.benchmarks.sonic import levels
 from arcadebench.specs import Spec, list_specs, load_spec

@@ -1,4 +1,4 @@
-"""``arcadebench specs`` (what protocols exist) and ``arcadebench show <spec>`` (a protocol card)."""
+"""``arcadebench specs`` (the protocols) and ``arcadebench show <spec>`` (a protocol card)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     specs = subparsers.add_parser("specs", help="list the protocols, their games and versions")
     specs.add_argument("--ids", metavar="SPEC", help="also list every environment id of SPEC")
     specs.set_defaults(handler=_specs)
-    show = subparsers.add_parser("show", help="print a protocol card: settings, games, constants, rules")
+    show = subparsers.add_parser(
+        "show", help="print a protocol card: settings, games, constants, rules"
+    )
     show.add_argument("spec", help="built-in spec name (see `arcadebench specs`) or a YAML file")
     show.add_argument("--brief", action="store_true", help="the card only, without the game tables")
     show.set_defaults(handler=_show)
@@ -28,14 +30,34 @@ def _specs(args: argparse.Namespace) -> int:
     for name in list_specs():
         spec = load_spec(name)
         example = env_id(spec, spec.default_games[0]) if spec.platform != "none" else "-"
-        rows.append([name, spec.platform, len(spec.games), len(spec.default_games), spec.version,
-                     spec.short_hash, example])
-    print(render_table(["spec", "platform", "games", "default", "version", "hash", "example id"], rows))
-    print("\n`arcadebench show <spec>` prints a protocol card; `--ids <spec>` lists its environment ids.")
+        rows.append(
+            [
+                name,
+                spec.platform,
+                len(spec.games),
+                len(spec.default_games),
+                spec.version,
+                spec.short_hash,
+                example,
+            ]
+        )
+    print(
+        render_table(
+            ["spec", "platform", "games", "default", "version", "hash", "example id"], rows
+        )
+    )
+    print(
+        "\n`arcadebench show <spec>` prints a protocol card; "
+        "`--ids <spec>` lists its environment ids."
+    )
     if args.ids:
         spec = load_spec(args.ids)
         print()
-        print(render_table(["game", "id"], [[g, env_id(spec, g)] for g in spec.games], title=f"{spec.name} ids"))
+        print(
+            render_table(
+                ["game", "id"], [[g, env_id(spec, g)] for g in spec.games], title=f"{spec.name} ids"
+            )
+        )
     return 0
 
 
@@ -55,23 +77,54 @@ def _show(args: argparse.Namespace) -> int:
 def _detail_tables(spec: Spec) -> list[str]:
     tables = []
     if spec.constants:
-        columns = [c for c in ("random", "human", "world_record")
-                   if any(getattr(g, c) is not None for g in spec.constants.values())]
-        rows = [[game, *(getattr(c, col) for col in columns), "*" if c.extrapolated else ""]
-                for game, c in spec.constants.items()]
-        tables.append(render_table(["game", *columns, ""], rows,
-                                   title=f"Normalisation constants ({spec.constants_source})"))
+        columns = [
+            c
+            for c in ("random", "human", "world_record")
+            if any(getattr(g, c) is not None for g in spec.constants.values())
+        ]
+        rows = [
+            [game, *(getattr(c, col) for col in columns), "*" if c.extrapolated else ""]
+            for game, c in spec.constants.items()
+        ]
+        tables.append(
+            render_table(
+                ["game", *columns, ""],
+                rows,
+                title=f"Normalisation constants ({spec.constants_source})",
+            )
+        )
     for pred in spec.predictions.values():
         rows = [[game, *coefs] for game, coefs in pred.models.items()]
-        tables.append(render_table(["game", "c", *(f"x{i + 1}" for i in range(len(pred.inputs)))], rows,
-                                   title=f"{pred.name} per-game models ({pred.source}); x = {', '.join(pred.inputs)}",
-                                   digits=3))
+        tables.append(
+            render_table(
+                ["game", "c", *(f"x{i + 1}" for i in range(len(pred.inputs)))],
+                rows,
+                title=f"{pred.name} per-game models ({pred.source}); x = {', '.join(pred.inputs)}",
+                digits=3,
+            )
+        )
     if spec.levels:
-        rows = [[lv.name, lv.split, f"{lv.game}-v0" if not lv.game.endswith("-v0") else lv.game, lv.state,
-                 spec.retro_games[lv.game].level_end_x[(lv.zone, lv.act)]] for lv in spec.levels.values()]
-        tables.append(render_table(["level", "split", "retro game", "state", "end x"], rows, title="Levels"))
+        rows = [
+            [
+                lv.name,
+                lv.split,
+                f"{lv.game}-v0" if not lv.game.endswith("-v0") else lv.game,
+                lv.state,
+                spec.retro_games[lv.game].level_end_x[(lv.zone, lv.act)],
+            ]
+            for lv in spec.levels.values()
+        ]
+        tables.append(
+            render_table(["level", "split", "retro game", "state", "end x"], rows, title="Levels")
+        )
     if spec.published:
         rows = [[name, *values] for name, values in spec.published.rows.items()]
-        tables.append(render_table(["", *spec.published.columns], rows,
-                                   title=f"Published results ({spec.published.source})", digits=1))
+        tables.append(
+            render_table(
+                ["", *spec.published.columns],
+                rows,
+                title=f"Published results ({spec.published.source})",
+                digits=1,
+            )
+        )
     return tables

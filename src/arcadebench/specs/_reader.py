@@ -42,7 +42,9 @@ class Node:
 
     def fail(self, rule: str) -> SpecError:
         """The error for this node: ``must be <rule>, got <value>``."""
-        return SpecError(self.file, self.path or "<top level>", f"must be {rule}, got {_show(self.value)}")
+        return SpecError(
+            self.file, self.path or "<top level>", f"must be {rule}, got {_show(self.value)}"
+        )
 
     def child(self, key: str | int, value: Any) -> Node:
         """The node of ``key`` below this one."""
@@ -52,7 +54,9 @@ class Node:
 
     # -- containers ---------------------------------------------------------------------------
 
-    def mapping(self, required: tuple[str, ...] = (), optional: tuple[str, ...] = ()) -> dict[str, Node]:
+    def mapping(
+        self, required: tuple[str, ...] = (), optional: tuple[str, ...] = ()
+    ) -> dict[str, Node]:
         """Check this is a mapping with exactly the allowed keys; return its children."""
         if not isinstance(self.value, dict):
             raise self.fail("a mapping")

@@ -35,19 +35,30 @@ def _atari_rows(env: AtariSettings) -> list[tuple[str, str]]:
     cap = env.max_episode_frames
     return [
         ("Frame skip", f"{env.frameskip} frames per agent step"),
-        ("Sticky actions", f"p = {env.repeat_action_probability} per frame (ALE repeat_action_probability)"),
+        (
+            "Sticky actions",
+            f"p = {env.repeat_action_probability} per frame (ALE repeat_action_probability)",
+        ),
         ("Action set", "full, 18 actions" if env.full_action_space else "minimal (game-specific)"),
-        ("Life information", "allowed" if env.life_information else "not allowed: episodes end on game over only"),
-        ("Max episode length", f"{cap:,} frames ({frames_to_time(cap)}), truncation" if cap else "none"),
+        (
+            "Life information",
+            "allowed" if env.life_information else "not allowed: episodes end on game over only",
+        ),
+        (
+            "Max episode length",
+            f"{cap:,} frames ({frames_to_time(cap)}), truncation" if cap else "none",
+        ),
         (
             "Max stuck time",
-            f"{env.max_stuck_frames:,} frames ({frames_to_time(env.max_stuck_frames)}) without reward, then truncate"
+            f"{env.max_stuck_frames:,} frames ({frames_to_time(env.max_stuck_frames)}) "
+            "without reward, then truncate"
             if env.max_stuck_frames
             else "none",
         ),
         (
             "Rollover guard",
-            f"rewards < {env.rollover_threshold:g} are score-buffer rollovers: replaced by 0 and reported"
+            f"rewards < {env.rollover_threshold:g} are score-buffer rollovers: "
+            "replaced by 0 and reported"
             if env.rollover_threshold is not None
             else "none",
         ),
@@ -56,13 +67,24 @@ def _atari_rows(env: AtariSettings) -> list[tuple[str, str]]:
 
 def _retro_rows(env: RetroSettings, spec: Spec) -> list[tuple[str, str]]:
     actions = spec.action_sets.get(env.action_set)
-    action_text = f"{env.action_set} (Discrete({len(actions)}))" if actions else "buttons (MultiBinary)"
+    action_text = (
+        f"{env.action_set} (Discrete({len(actions)}))" if actions else "buttons (MultiBinary)"
+    )
     return [
         ("Frame skip", f"{env.frameskip} frames per timestep"),
-        ("Sticky frame skip", f"first frame of a step keeps the previous action with p = {env.sticky_probability}"),
-        ("Episode end", "level complete, life lost, or " f"{env.max_episode_timesteps:,} timesteps (truncation)"),
-        ("Reward", f"{env.progress_scale:g} x horizontal progress + completion bonus up to "
-         f"{env.completion_bonus:g}, decaying to 0 at {env.bonus_horizon_frames:,} frames"),
+        (
+            "Sticky frame skip",
+            f"first frame of a step keeps the previous action with p = {env.sticky_probability}",
+        ),
+        (
+            "Episode end",
+            f"level complete, life lost, or {env.max_episode_timesteps:,} timesteps (truncation)",
+        ),
+        (
+            "Reward",
+            f"{env.progress_scale:g} x horizontal progress + completion bonus up to "
+            f"{env.completion_bonus:g}, decaying to 0 at {env.bonus_horizon_frames:,} frames",
+        ),
         ("Observation", "x".join(str(d) for d in env.observation_shape) + " RGB"),
         ("Action set", action_text),
     ]
@@ -77,20 +99,42 @@ def _scoring_rows(spec: Spec) -> list[tuple[str, str]]:
             clip.append(f"floored at {norm.floor:g} %")
         if norm.cap is not None:
             clip.append(f"capped at {norm.cap:g} %")
-        rows.append((norm.name.upper(), f"100 (x - random) / |{norm.reference} - random|" + (f", {', '.join(clip)}" if clip else "")))
+        rows.append(
+            (
+                norm.name.upper(),
+                f"100 (x - random) / |{norm.reference} - random|"
+                + (f", {', '.join(clip)}" if clip else ""),
+            )
+        )
     rows.append(("Aggregates", ", ".join(scoring.aggregates)))
     if scoring.classes:
-        bins = ", ".join(f"{name} < {upper:g} %" if upper is not None else f"{name} >= {scoring.classes[-2][1]:g} %"
-                         for name, upper in scoring.classes)
+        bins = ", ".join(
+            f"{name} < {upper:g} %"
+            if upper is not None
+            else f"{name} >= {scoring.classes[-2][1]:g} %"
+            for name, upper in scoring.classes
+        )
         rows.append(("Classes", f"of {scoring.classes_of.upper()}: {bins}"))
     if scoring.breakthrough_of:
-        rows.append(("Breakthroughs", f"games with {scoring.breakthrough_of.upper()} >= {scoring.breakthrough_threshold:g} %"))
+        rows.append(
+            (
+                "Breakthroughs",
+                f"games with {scoring.breakthrough_of.upper()} "
+                f">= {scoring.breakthrough_threshold:g} %",
+            )
+        )
     if scoring.log_transform:
         transform = scoring.log_transform.replace("(0, x)", "(0, HNS_g)")
         rows.append(("Subset estimate", f"10^(sum c_g {transform}) - 1"))
     if evaluation.episode_aggregate == "last_k":
         checkpoints = ", ".join(f"{c / 1e6:g}M" for c in evaluation.checkpoints)
-        rows.append(("Per-game score", f"mean of the last {evaluation.k} training episodes before {checkpoints} frames and at the end"))
+        rows.append(
+            (
+                "Per-game score",
+                f"mean of the last {evaluation.k} training episodes before {checkpoints} frames "
+                "and at the end",
+            )
+        )
     else:
         rows.append(("Per-game score", "mean return of all complete episodes"))
     if evaluation.budget_frames:
@@ -101,7 +145,7 @@ def _scoring_rows(spec: Spec) -> list[tuple[str, str]]:
 
 
 def protocol_card(spec: Spec) -> Card:
-    """Sections of (label, value) rows describing ``spec``: identity, environment, scoring, games."""
+    """Sections of (label, value) rows for ``spec``: identity, environment, scoring, games."""
     card: Card = {
         "Protocol": [
             ("Name", spec.name),
@@ -118,8 +162,11 @@ def protocol_card(spec: Spec) -> Card:
         card["Environment"] = _retro_rows(spec.environment, spec)
     card["Scoring"] = _scoring_rows(spec)
     default = next(
-        (name for name in ("all", *spec.subsets, *(("train", "test") if spec.levels else ()))
-         if spec.games_of(name) == spec.default_games),
+        (
+            name
+            for name in ("all", *spec.subsets, *(("train", "test") if spec.levels else ()))
+            if spec.games_of(name) == spec.default_games
+        ),
         ", ".join(spec.default_games),
     )
     games = [("Games", f"{len(spec.games)}"), ("Default selection", default)]
@@ -128,7 +175,9 @@ def protocol_card(spec: Spec) -> Card:
             names = [n for n, lv in spec.levels.items() if lv.split == split]
             games.append((f"{split.capitalize()} levels", f"{len(names)}"))
     for subset in spec.subsets.values():
-        weights = ", ".join(f"{g} {c:g}" for g, c in zip(subset.games, subset.coefficients, strict=True))
+        weights = ", ".join(
+            f"{g} {c:g}" for g, c in zip(subset.games, subset.coefficients, strict=True)
+        )
         games.append((subset.name, weights))
     card["Games"] = games
     return card

@@ -1,4 +1,4 @@
-"""Load, validate and hash protocol specs: YAML in, a frozen :class:`~arcadebench.specs.model.Spec` out.
+"""Load, validate and hash protocol specs: YAML in, a frozen :class:`~.model.Spec` out.
 
 Built-in specs are the ``*.yaml`` files next to this module, found by globbing (adding a protocol
 is adding a file). A user's own YAML file is accepted wherever a built-in name is. YAML is read
@@ -90,21 +90,27 @@ class _StrictSafeLoader(yaml.SafeLoader):
 
 def _parse_yaml(text: str, file: str) -> Any:
     if len(text.encode("utf-8", "surrogatepass")) > MAX_SPEC_BYTES:
-        raise SpecError(file, "", f"is larger than {MAX_SPEC_BYTES} bytes; a spec is a few hundred lines")
+        raise SpecError(
+            file, "", f"is larger than {MAX_SPEC_BYTES} bytes; a spec is a few hundred lines"
+        )
     try:
         return yaml.load(text, Loader=_StrictSafeLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown position"
         problem = (exc.problem or exc.context or "invalid YAML").strip()
-        raise SpecError(file, "", f"invalid YAML at {where}: {problem}; fix the syntax there") from None
+        raise SpecError(
+            file, "", f"invalid YAML at {where}: {problem}; fix the syntax there"
+        ) from None
     except (yaml.YAMLError, RecursionError, ValueError, TypeError) as exc:
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise SpecError(file, "", f"invalid YAML: {message}") from None
 
 
 def _content_hash(data: Any) -> str:
-    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    canonical = json.dumps(
+        data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+    )
     return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
@@ -113,7 +119,12 @@ def _content_hash(data: Any) -> str:
 
 def _atari_settings(node: Node) -> AtariSettings:
     f = node.mapping(
-        required=("frameskip", "repeat_action_probability", "full_action_space", "life_information"),
+        required=(
+            "frameskip",
+            "repeat_action_probability",
+            "full_action_space",
+            "life_information",
+        ),
         optional=("max_episode_frames", "max_stuck_frames", "rollover_threshold"),
     )
     none = Node(None, node.file)
@@ -131,13 +142,21 @@ def _atari_settings(node: Node) -> AtariSettings:
 def _retro_settings(node: Node, action_sets: dict) -> RetroSettings:
     f = node.mapping(
         required=(
-            "frameskip", "sticky_probability", "max_episode_timesteps", "end_on_life_loss",
-            "end_on_level_complete", "observation_shape", "action_set", "reward",
+            "frameskip",
+            "sticky_probability",
+            "max_episode_timesteps",
+            "end_on_life_loss",
+            "end_on_level_complete",
+            "observation_shape",
+            "action_set",
+            "reward",
         ),
     )
     shape = tuple(n.integer(minimum=1) for n in f["observation_shape"].items(length=3))
     action_set = f["action_set"].string(choices=("buttons", *action_sets))
-    reward = f["reward"].mapping(required=("progress_scale", "completion_bonus", "bonus_horizon_frames"))
+    reward = f["reward"].mapping(
+        required=("progress_scale", "completion_bonus", "bonus_horizon_frames")
+    )
     return RetroSettings(
         frameskip=f["frameskip"].integer(minimum=1),
         sticky_probability=f["sticky_probability"].probability(),
@@ -173,14 +192,21 @@ def _constants(node: Node, platform: str) -> tuple[dict[str, GameConstants], str
         _game_name(Node(game, node.file, row.path))
         if known_roms is not None and game not in known_roms:
             raise SpecError(
-                node.file, row.path,
+                node.file,
+                row.path,
                 f"unknown game {game!r}: not an ale-py ROM id.{did_you_mean(game, known_roms)}",
             )
         key = name_key(game)
         if key in seen:
             raise SpecError(node.file, row.path, f"duplicate game: same name as {seen[key]!r}")
         seen[key] = game
-        values = dict(zip(columns, (n.number(optional=True) for n in row.items(length=len(columns))), strict=True))
+        values = dict(
+            zip(
+                columns,
+                (n.number(optional=True) for n in row.items(length=len(columns))),
+                strict=True,
+            )
+        )
         if values["random"] is None:
             raise row.child(0, None).fail("the random score (a number)")
         for column in ("human", "world_record"):
@@ -209,7 +235,9 @@ def _known_games(node: Node, games: dict) -> list[str]:
     names = [n.string() for n in node.items(min_length=1)]
     for i, game in enumerate(names):
         if game not in games:
-            raise SpecError(node.file, f"{node.path}[{i}]", f"unknown game {game!r}.{did_you_mean(game, games)}")
+            raise SpecError(
+                node.file, f"{node.path}[{i}]", f"unknown game {game!r}.{did_you_mean(game, games)}"
+            )
     if len(set(names)) != len(names):
         raise node.fail("a list without duplicate games")
     return names
@@ -222,11 +250,18 @@ def _subsets(node: Node, games: dict) -> dict[str, Subset]:
         members = _known_games(f["games"], games)
         coefficients = [n.number() for n in f["coefficients"].items()]
         if len(coefficients) != len(members):
-            raise f["coefficients"].fail(f"{len(members)} coefficients, one per game of {sub.path}.games")
+            raise f["coefficients"].fail(
+                f"{len(members)} coefficients, one per game of {sub.path}.games"
+            )
         for i, c in enumerate(coefficients):
             if c < 0:
-                raise f["coefficients"].child(i, c).fail(
-                    "non-negative (Atari-5 Proposition 2: negative weights break order preservation)"
+                raise (
+                    f["coefficients"]
+                    .child(i, c)
+                    .fail(
+                        "non-negative (Atari-5 Proposition 2: negative weights break order "
+                        "preservation)"
+                    )
                 )
         r2 = f["r2"].number() if "r2" in f else None
         if r2 is not None and not 0 <= r2 <= 1:
@@ -246,7 +281,9 @@ def _predictions(node: Node, games: dict) -> dict[str, PredictionModels]:
         models = {}
         for game, row in f["models"].entries():
             if game not in games:
-                raise SpecError(node.file, row.path, f"unknown game {game!r}.{did_you_mean(game, games)}")
+                raise SpecError(
+                    node.file, row.path, f"unknown game {game!r}.{did_you_mean(game, games)}"
+                )
             models[game] = tuple(n.number() for n in row.items(length=len(inputs) + 1))
         source = f["source"].string() if "source" in f else name
         result[name] = PredictionModels(name, source, tuple(inputs), MappingProxyType(models))
@@ -256,8 +293,14 @@ def _predictions(node: Node, games: dict) -> dict[str, PredictionModels]:
 def _scoring(node: Node, columns: set[str]) -> Scoring:
     f = node.mapping(
         optional=(
-            "normalised", "aggregates", "optimality_gap_threshold", "log_transform", "classes",
-            "breakthrough", "learning_efficiency", "game_time_frames_per_day",
+            "normalised",
+            "aggregates",
+            "optimality_gap_threshold",
+            "log_transform",
+            "classes",
+            "breakthrough",
+            "learning_efficiency",
+            "game_time_frames_per_day",
         )
     )
     normalised = []
@@ -265,14 +308,20 @@ def _scoring(node: Node, columns: set[str]) -> Scoring:
         g = entry.mapping(required=("reference",), optional=("floor", "cap"))
         reference = g["reference"].string(choices=("human", "world_record"))
         if reference not in columns:
-            raise g["reference"].fail(f"a column of constants.columns ({', '.join(sorted(columns - {'random'}))})")
+            raise g["reference"].fail(
+                f"a column of constants.columns ({', '.join(sorted(columns - {'random'}))})"
+            )
         floor = g["floor"].number() if "floor" in g else None
         cap = g["cap"].number() if "cap" in g else None
         if floor is not None and cap is not None and floor >= cap:
             raise g["cap"].fail(f"greater than floor ({floor})")
         normalised.append(Normalisation(name, reference, floor, cap))
     names = {n.name for n in normalised}
-    aggregates = tuple(n.string(choices=_AGGREGATES) for n in f["aggregates"].items(min_length=1)) if "aggregates" in f else ("mean",)
+    aggregates = (
+        tuple(n.string(choices=_AGGREGATES) for n in f["aggregates"].items(min_length=1))
+        if "aggregates" in f
+        else ("mean",)
+    )
     classes_of, classes = None, ()
     if "classes" in f:
         c = f["classes"].mapping(required=("of", "bins"))
@@ -293,30 +342,44 @@ def _scoring(node: Node, columns: set[str]) -> Scoring:
         b = f["breakthrough"].mapping(required=("of", "threshold"))
         breakthrough_of = b["of"].string(choices=tuple(names) or ("<a normalised score>",))
         breakthrough_threshold = b["threshold"].number()
-    log_transform = f["log_transform"].string(choices=(_LOG_TRANSFORM,)) if "log_transform" in f else None
+    log_transform = (
+        f["log_transform"].string(choices=(_LOG_TRANSFORM,)) if "log_transform" in f else None
+    )
     return Scoring(
         normalised=tuple(normalised),
         aggregates=aggregates,
-        optimality_gap_threshold=f["optimality_gap_threshold"].number() if "optimality_gap_threshold" in f else 100.0,
+        optimality_gap_threshold=f["optimality_gap_threshold"].number()
+        if "optimality_gap_threshold" in f
+        else 100.0,
         log_transform=log_transform,
         classes_of=classes_of,
         classes=classes,
         breakthrough_of=breakthrough_of,
         breakthrough_threshold=breakthrough_threshold,
-        learning_efficiency=f["learning_efficiency"].boolean() if "learning_efficiency" in f else False,
+        learning_efficiency=f["learning_efficiency"].boolean()
+        if "learning_efficiency" in f
+        else False,
         game_time_frames_per_day=(
-            f["game_time_frames_per_day"].integer(minimum=1) if "game_time_frames_per_day" in f else None
+            f["game_time_frames_per_day"].integer(minimum=1)
+            if "game_time_frames_per_day" in f
+            else None
         ),
     )
 
 
 def _evaluation(node: Node) -> Evaluation:
     f = node.mapping(optional=("episode_aggregate", "k", "checkpoints", "budget"))
-    aggregate = f["episode_aggregate"].string(choices=("mean", "last_k")) if "episode_aggregate" in f else "mean"
+    aggregate = (
+        f["episode_aggregate"].string(choices=("mean", "last_k"))
+        if "episode_aggregate" in f
+        else "mean"
+    )
     k = f["k"].integer(minimum=1) if "k" in f else None
     if aggregate == "last_k" and k is None:
         raise SpecError(node.file, f"{node.path}.k", "is required when episode_aggregate is last_k")
-    checkpoints = tuple(n.integer(minimum=1) for n in f["checkpoints"].items()) if "checkpoints" in f else ()
+    checkpoints = (
+        tuple(n.integer(minimum=1) for n in f["checkpoints"].items()) if "checkpoints" in f else ()
+    )
     if list(checkpoints) != sorted(set(checkpoints)):
         raise f["checkpoints"].fail("strictly increasing frame counts")
     budget_frames = budget_steps = None
@@ -371,7 +434,9 @@ def _retro_games(node: Node) -> dict[str, RetroGame]:
             level_end_x=MappingProxyType(end_x),
             end_when=conditions["end_when"],
             end_when_not=conditions["end_when_not"],
-            act_change_offset=f["act_change_offset"].boolean() if "act_change_offset" in f else False,
+            act_change_offset=f["act_change_offset"].boolean()
+            if "act_change_offset" in f
+            else False,
         )
     return games
 
@@ -389,7 +454,10 @@ def _levels(node: Node, retro_games: dict[str, RetroGame]) -> dict[str, Level]:
             act=act_n.integer(minimum=0),
         )
         if (level.zone, level.act) not in retro_games[game].level_end_x:
-            raise entry.fail(f"a level whose zone={level.zone},act={level.act} has a level_end_x in retro_games.{game}")
+            raise entry.fail(
+                f"a level whose zone={level.zone},act={level.act} has a level_end_x in "
+                f"retro_games.{game}"
+            )
         if level.name in levels:
             raise entry.fail("a level listed once (duplicate level)")
         levels[level.name] = level
@@ -399,11 +467,16 @@ def _levels(node: Node, retro_games: dict[str, RetroGame]) -> dict[str, Level]:
 def _published(node: Node) -> Published:
     f = node.mapping(required=("columns", "rows"), optional=("source",))
     columns = tuple(n.string() for n in f["columns"].items(min_length=1))
-    rows = {name: tuple(n.number() for n in row.items(length=len(columns))) for name, row in f["rows"].entries()}
+    rows = {
+        name: tuple(n.number() for n in row.items(length=len(columns)))
+        for name, row in f["rows"].entries()
+    }
     return Published(f["source"].string() if "source" in f else "", columns, MappingProxyType(rows))
 
 
-def _default_games(node: Node | None, games: tuple[str, ...], subsets: dict, levels: dict) -> tuple[str, ...]:
+def _default_games(
+    node: Node | None, games: tuple[str, ...], subsets: dict, levels: dict
+) -> tuple[str, ...]:
     if node is None:
         return games
     if isinstance(node.value, list):
@@ -415,19 +488,35 @@ def _default_games(node: Node | None, games: tuple[str, ...], subsets: dict, lev
         return subsets[selection].games
     if levels and selection in ("train", "test"):
         return tuple(name for name, lv in levels.items() if lv.split == selection)
-    raise node.fail(f"'all', a subset name ({', '.join(subsets) or 'none defined'}), a split or a list of games")
+    raise node.fail(
+        f"'all', a subset name ({', '.join(subsets) or 'none defined'}), a split or a list of games"
+    )
 
 
 # -- the spec -------------------------------------------------------------------------------------
 
 _TOP_REQUIRED = ("name", "id_prefix", "title", "version", "citation", "platform", "scoring")
 _TOP_OPTIONAL = (
-    "env_version", "url", "environment", "default_games", "constants", "subsets", "predictions",
-    "evaluation", "published", "buttons", "action_sets", "retro_games", "levels",
+    "env_version",
+    "url",
+    "environment",
+    "default_games",
+    "constants",
+    "subsets",
+    "predictions",
+    "evaluation",
+    "published",
+    "buttons",
+    "action_sets",
+    "retro_games",
+    "levels",
 )
 _PLATFORM_SECTIONS = {
     "atari": ({"environment", "constants"}, {"buttons", "action_sets", "retro_games", "levels"}),
-    "retro": ({"environment", "buttons", "action_sets", "retro_games", "levels"}, {"constants", "subsets", "predictions"}),
+    "retro": (
+        {"environment", "buttons", "action_sets", "retro_games", "levels"},
+        {"constants", "subsets", "predictions"},
+    ),
     "none": ({"constants"}, {"environment", "buttons", "action_sets", "retro_games", "levels"}),
 }
 
@@ -445,7 +534,9 @@ def parse_spec(text: str, source: str = "<string>") -> Spec:
         raise top["name"].fail("lower-case letters, digits, '_' or '-', starting with a letter")
     id_prefix = top["id_prefix"].string()
     if not _PREFIX_RE.match(id_prefix):
-        raise top["id_prefix"].fail("letters and digits, starting with a letter (it starts the env ids)")
+        raise top["id_prefix"].fail(
+            "letters and digits, starting with a letter (it starts the env ids)"
+        )
     platform = top["platform"].string(choices=tuple(_PLATFORM_SECTIONS))
     needed, forbidden = _PLATFORM_SECTIONS[platform]
     for key in sorted(needed - set(top)):
@@ -453,15 +544,27 @@ def parse_spec(text: str, source: str = "<string>") -> Spec:
     for key in sorted(forbidden & set(top)):
         raise SpecError(source, key, f"does not apply to platform {platform!r}; remove it")
 
-    constants, constants_source = _constants(top["constants"], platform) if "constants" in top else ({}, None)
-    columns = set(_CONSTANT_COLUMNS) if not constants else {
-        c for c in _CONSTANT_COLUMNS if any(getattr(g, c) is not None for g in constants.values())
-    }
+    constants, constants_source = (
+        _constants(top["constants"], platform) if "constants" in top else ({}, None)
+    )
+    columns = (
+        set(_CONSTANT_COLUMNS)
+        if not constants
+        else {
+            c
+            for c in _CONSTANT_COLUMNS
+            if any(getattr(g, c) is not None for g in constants.values())
+        }
+    )
     subsets = _subsets(top["subsets"], constants) if "subsets" in top else {}
     predictions = _predictions(top["predictions"], constants) if "predictions" in top else {}
     scoring = _scoring(top["scoring"], columns)
     if scoring.log_transform is None and subsets:
-        raise SpecError(source, "scoring.log_transform", f"is required when subsets are defined ({_LOG_TRANSFORM!r})")
+        raise SpecError(
+            source,
+            "scoring.log_transform",
+            f"is required when subsets are defined ({_LOG_TRANSFORM!r})",
+        )
     evaluation = _evaluation(top["evaluation"]) if "evaluation" in top else Evaluation()
 
     action_sets: dict = {}
@@ -546,7 +649,8 @@ def load_spec(name_or_path: str | Path | Spec) -> Spec:
     if path.is_file():
         return _load_file(str(path.resolve()), path.stat().st_mtime_ns)
     raise UnknownSpec(
-        f"{text!r} is neither a built-in spec nor a YAML file.{did_you_mean(text.lower(), list_specs())}"
+        f"{text!r} is neither a built-in spec nor a YAML file."
+        f"{did_you_mean(text.lower(), list_specs())}"
         f" Built-in specs: {', '.join(list_specs())} (see `arcadebench specs`)."
     )
 
@@ -560,6 +664,8 @@ def _load_file(path: str, _mtime_ns: int) -> Spec:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise SpecError(path, "", f"is not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
+        raise SpecError(
+            path, "", f"is not UTF-8 text (byte {exc.start}); save it as UTF-8"
+        ) from None
     source = Path(path).name if Path(path).parent == SPEC_DIR else path
     return parse_spec(text, source)

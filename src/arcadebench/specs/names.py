@@ -1,4 +1,4 @@
-"""Spelling-insensitive game names: ``Battle Zone``, ``BattleZone`` and ``battle_zone`` are one game.
+"""Spelling-insensitive game names: ``Battle Zone``, ``BattleZone``, ``battle_zone`` are one game.
 
 Papers, score tables and ale-py spell the same game differently. A *name key* drops case and
 every character that is not a letter or digit, so most spellings meet; the few that still differ

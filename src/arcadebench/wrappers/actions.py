@@ -12,8 +12,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from arcadebench.errors import did_you_mean
-from arcadebench.errors import InvalidArgument
+from arcadebench.errors import InvalidArgument, did_you_mean
 
 __all__ = ["ButtonDiscretizer"]
 

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from arcadebench._version import __version__
 from arcadebench._table import format_cell
+from arcadebench._version import __version__
 from arcadebench.benchmarks.report.markup import Markup, element, safe_url
 from arcadebench.benchmarks.report.model import (
     Entry,
