@@ -31,7 +31,7 @@ def _requirements_hash() -> str:
 
 def ensure_installed() -> None:
     """Create the virtual environment and install the package unless already up to date."""
-    if sys.version_info < (3, 10):
+    if sys.version_info < (3, 10):  # noqa: UP036 - dev.py must explain this on old Pythons
         sys.exit(f"arcadebench needs Python >= 3.10; this is {sys.version.split()[0]}")
     if not PYTHON.exists():
         print(f"creating {VENV} ...", file=sys.stderr)
