@@ -12,7 +12,10 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from ale_py.env import AtariEnv
+from fuzzing import fuzz
 from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation, GrayscaleObservation
+from hypothesis import given
+from hypothesis import strategies as st
 
 import arcadebench  # noqa: F401  (registers the ids)
 from arcadebench.wrappers import (
@@ -21,6 +24,7 @@ from arcadebench.wrappers import (
     StandardAtariEnv,
     standard_retro_observations,
 )
+from arcadebench.wrappers.observations import _BandedAreaResize
 
 NATIVE = {
     "repeat_action_probability": 0.25,
@@ -67,6 +71,73 @@ def test_standard_atari_env_equals_atari_preprocessing_plus_frame_stack(game):
     finally:
         ours.close()
         theirs.close()
+
+
+@pytest.mark.parametrize("game", ["breakout", "seaquest", "ms_pacman", "qbert"])
+def test_the_banded_resize_gives_opencvs_frames_in_more_games(game):
+    """Every observation's newest frame is cv2.resize(max of the last two grayscale frames)."""
+    ours = StandardAtariEnv(game, frameskip=4, **NATIVE)
+    plain = AtariEnv(game, frameskip=1, obs_type="grayscale", **NATIVE)
+    rng = np.random.default_rng(1)
+    try:
+        ours.reset(seed=2)
+        plain.reset(seed=2)
+        for _ in range(600):
+            action = int(rng.integers(18))
+            frames = [plain.step(action)[0] for _ in range(4)]
+            obs, _, terminated, truncated, _ = ours.step(action)
+            if terminated or truncated:
+                break
+            pooled = np.maximum(frames[-1], frames[-2])
+            expected = cv2.resize(pooled, (84, 84), interpolation=cv2.INTER_AREA)
+            assert np.array_equal(obs[-1], expected)
+    finally:
+        ours.close()
+        plain.close()
+
+
+@pytest.mark.parametrize("size", [42, 64, 84, 100])  # 42, 2 and 42 bands; 100: none (10 rows/band)
+def test_other_screen_sizes_resize_like_opencv(size):
+    ours = StandardAtariEnv("space_invaders", frameskip=4, screen_size=size, **NATIVE)
+    plain = AtariEnv("space_invaders", frameskip=1, obs_type="grayscale", **NATIVE)
+    try:
+        ours.reset(seed=0)
+        plain.reset(seed=0)
+        for action in np.random.default_rng(2).integers(6, size=150).tolist():
+            frames = [plain.step(action)[0] for _ in range(4)]
+            obs = ours.step(action)[0]
+            expected = cv2.resize(
+                np.maximum(frames[-1], frames[-2]), (size, size), interpolation=cv2.INTER_AREA
+            )
+            assert np.array_equal(obs[-1], expected)
+    finally:
+        ours.close()
+        plain.close()
+
+
+@fuzz(300)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    changes=st.lists(st.tuples(st.integers(0, 209), st.integers(1, 40)), max_size=12),
+)
+def test_banded_updates_equal_whole_resizes(seed, changes):
+    """Random frames changed in random row ranges: few bands, many runs, most of the frame."""
+    rng = np.random.default_rng(seed)
+    previous = rng.integers(0, 256, (210, 160), dtype=np.uint8)
+    frame = previous.copy()
+    for start, rows in changes:
+        frame[start : start + rows] = rng.integers(0, 256, (min(rows, 210 - start), 160))
+    resize = _BandedAreaResize(210, 160, 84)
+    out = cv2.resize(previous, (84, 84), interpolation=cv2.INTER_AREA)
+    resize.update(frame, previous, out)
+    assert np.array_equal(out, cv2.resize(frame, (84, 84), interpolation=cv2.INTER_AREA))
+
+
+def test_bands_are_used_only_where_they_are_exact():
+    assert _BandedAreaResize(210, 160, 84)._bands == 42
+    assert _BandedAreaResize(210, 160, 64)._bands == 2
+    assert _BandedAreaResize(210, 160, 100)._bands == 0  # 10 output rows a band: not dyadic
+    assert _BandedAreaResize(210, 160, 210)._bands == 0  # no resize at all: one row a band
 
 
 def test_it_equals_the_reference_up_to_a_game_over_too():

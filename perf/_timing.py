@@ -1,0 +1,194 @@
+"""What every perf/ script shares: interleaved rounds, medians, ratios, targets, a table, JSON.
+
+The machine is noisy (a 2-vCPU VM, +-15 % between runs), so the scripts compare cases measured
+in one process, in rounds: every round runs each case once, in a rotated order, so that a slow
+spell hits every case alike. They report medians, and a ratio of two cases is the median of the
+per-round ratios (paired, so drift between rounds cancels), with its min-max over the rounds.
+Targets are checked on those ratios and printed as met or MISSED; ``perf/README.md`` explains
+every miss.
+
+Run a script from the repository root, e.g. ``.venv/bin/python perf/bench_envs.py``; each
+writes ``perf/results/<script>.json`` (git-ignored) with the machine and the command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+from arcadebench._table import render_table
+
+__all__ = [
+    "RESULTS",
+    "Target",
+    "interleave",
+    "machine",
+    "median",
+    "parser",
+    "ratio",
+    "ratio_range",
+    "report_targets",
+    "table",
+    "timed",
+    "write_json",
+]
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def parser(doc: str | None) -> argparse.ArgumentParser:
+    """An argument parser whose description is the script docstring's first line."""
+    return argparse.ArgumentParser(description=(doc or "").strip().splitlines()[0])
+
+
+def timed(function: Callable[[], Any]) -> float:
+    """Seconds ``function()`` takes."""
+    start = time.perf_counter()
+    function()
+    return time.perf_counter() - start
+
+
+def interleave(
+    cases: Mapping[str, Callable[[], float]], rounds: int, warmup: int = 1
+) -> dict[str, list[float]]:
+    """Run every case once per round, in a rotated order; returns the seconds of each round.
+
+    Each case returns the seconds it measured itself (so its set-up is not timed). ``warmup``
+    rounds run first and are dropped.
+    """
+    names = list(cases)
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for index in range(warmup + rounds):
+        shift = index % len(names)
+        for name in names[shift:] + names[:shift]:
+            seconds = cases[name]()
+            if index >= warmup:
+                samples[name].append(seconds)
+    return samples
+
+
+def median(values: Sequence[float]) -> float:
+    """The median."""
+    return float(statistics.median(values))
+
+
+def _paired(samples: Mapping[str, Sequence[float]], case: str, base: str) -> list[float]:
+    return [b / c for c, b in zip(samples[case], samples[base], strict=True)]
+
+
+def ratio(samples: Mapping[str, Sequence[float]], case: str, base: str) -> float:
+    """Throughput of ``case`` over ``base`` (same work per round): median of t_base / t_case."""
+    return median(_paired(samples, case, base))
+
+
+def ratio_range(
+    samples: Mapping[str, Sequence[float]], case: str, base: str
+) -> tuple[float, float]:
+    """Min and max over the rounds of ``t_base / t_case``."""
+    paired = _paired(samples, case, base)
+    return min(paired), max(paired)
+
+
+@dataclass(frozen=True)
+class Target:
+    """A target of issue 9 and the value measured for it."""
+
+    name: str
+    value: float
+    op: str  # ">=" or "<="
+    threshold: float
+    unit: str = "x"
+
+    @property
+    def met(self) -> bool:
+        """Whether the measured value meets the target."""
+        if self.op == ">=":
+            return self.value >= self.threshold
+        return self.value <= self.threshold
+
+    def line(self) -> str:
+        """``name: value (target op threshold): met`` for the console."""
+        verdict = "met" if self.met else "MISSED"
+        return (
+            f"target {self.name}: {self.value:.3f}{self.unit} "
+            f"(target {self.op} {self.threshold:g}{self.unit}): {verdict}"
+        )
+
+
+def report_targets(targets: Sequence[Target]) -> list[dict[str, Any]]:
+    """Print one line per target; returns them for the JSON."""
+    for target in targets:
+        print(target.line())
+    return [asdict(t) | {"met": t.met} for t in targets]
+
+
+def table(
+    columns: Sequence[str], rows: Sequence[Sequence[object]], title: str, digits: int = 2
+) -> str:
+    """The plain-text table of the CLI (``arcadebench._table.render_table``)."""
+    return render_table(columns, rows, title=title, digits=digits)
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def machine() -> dict[str, Any]:
+    """The machine and the versions that matter for the numbers."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        cpus = os.cpu_count() or 1
+    versions = {}
+    for name in (
+        "arcadebench",
+        "numpy",
+        "gymnasium",
+        "ale-py",
+        "stable-retro",
+        "opencv-python-headless",
+        "envpool",
+    ):
+        try:
+            versions[name] = version(name)
+        except PackageNotFoundError:
+            pass
+    return {
+        "cpu": _cpu_model(),
+        "cpus": cpus,
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "versions": versions,
+    }
+
+
+def write_json(name: str, payload: Mapping[str, Any]) -> Path:
+    """Write ``perf/results/<name>.json``: the payload, the machine, the command and the time."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    out = RESULTS / f"{name}.json"
+    record = {
+        "benchmark": name,
+        "command": " ".join([Path(sys.executable).name, *sys.argv]),
+        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "machine": machine(),
+        **payload,
+    }
+    out.write_text(json.dumps(record, indent=2) + "\n")
+    print(f"\nwrote {out}")
+    return out

@@ -1,0 +1,184 @@
+"""Standard observation (obs_type="standard") against Gymnasium's AtariPreprocessing + frame stack.
+
+Both produce the same observations (grayscale, max-pool of a step's last two frames, INTER_AREA
+84x84, stack of 4; tests/test_wrappers_observations.py checks them equal) from the same ALE
+settings (sticky actions 0.25, full action set, 108,000-frame cap), Gymnasium's as
+``FrameStackObservation(AtariPreprocessing(AtariEnv(frameskip=1), frame_skip=4, noop_max=0,
+screen_size=84), 4)``. Cases, stepped with the same random actions in interleaved rounds (an
+episode that ends is reset without a seed, inside the timing):
+
+- ``AtariPreprocessing + stack``: the reference (ratio 1);
+- ``StandardAtariEnv``: ours, the env the protocol builders use for ``obs_type="standard"``;
+- ``... whole-frame resize``: ours with the banded resize off (every frame resized whole);
+- ``protocol env (HWR), standard``: ``gym.make("arcadebench/HWR-Pong-v0", obs_type="standard")``,
+  i.e. ours plus the protocol wrappers, the monitor and Gymnasium's checker wrappers;
+- ``AtariEnv RGB (no preprocessing)``: the emulator with ale-py's RGB observation, for scale.
+
+Then the same first three cases on other games (fewer steps), since the banded resize saves more
+where less of the screen changes.
+
+    .venv/bin/python perf/bench_preprocessing.py [--steps 3000] [--rounds 7]
+
+Target (issue 9): StandardAtariEnv >= 1.5x AtariPreprocessing + stack on Pong.
+Writes perf/results/bench_preprocessing.json.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import gymnasium as gym
+import numpy as np
+from _timing import (
+    Target,
+    interleave,
+    median,
+    parser,
+    ratio,
+    ratio_range,
+    report_targets,
+    table,
+    write_json,
+)
+from ale_py.env import AtariEnv
+from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation
+
+import arcadebench  # noqa: F401 - registers the ids
+from arcadebench.wrappers import StandardAtariEnv
+
+NATIVE = {
+    "repeat_action_probability": 0.25,
+    "full_action_space": True,
+    "max_num_frames_per_episode": 108_000,
+}
+BASE = "AtariPreprocessing + stack"
+OURS = "StandardAtariEnv"
+WHOLE = "StandardAtariEnv, whole-frame resize"
+
+
+def reference(game: str) -> gym.Env:
+    env = AtariPreprocessing(
+        AtariEnv(game, frameskip=1, **NATIVE), frame_skip=4, noop_max=0, screen_size=84
+    )
+    return FrameStackObservation(env, 4)
+
+
+def whole_frame(game: str) -> gym.Env:
+    env = StandardAtariEnv(game, frameskip=4, **NATIVE)
+    env._resize._bands = 0  # the ablation: every frame resized whole
+    return env
+
+
+def player(env: gym.Env, actions: list[int]) -> Callable[[], float]:
+    """A case: step ``env`` through ``actions`` (resetting finished episodes); returns seconds."""
+    env.reset(seed=0)
+    step, reset = env.step, env.reset
+
+    def play() -> float:
+        start = time.perf_counter()
+        for action in actions:
+            _, _, terminated, truncated, _ = step(action)
+            if terminated or truncated:
+                reset()
+        return time.perf_counter() - start
+
+    return play
+
+
+def main() -> None:
+    args = parser(__doc__)
+    args.add_argument("--steps", type=int, default=3000)
+    args.add_argument("--rounds", type=int, default=7)
+    args.add_argument("--games", nargs="*", default=["breakout", "space_invaders", "ms_pacman"])
+    args = args.parse_args()
+    actions = np.random.default_rng(0).integers(18, size=args.steps).tolist()
+    envs = {
+        BASE: reference("pong"),
+        OURS: StandardAtariEnv("pong", frameskip=4, **NATIVE),
+        WHOLE: whole_frame("pong"),
+        "protocol env (HWR), standard": gym.make("arcadebench/HWR-Pong-v0", obs_type="standard"),
+        "AtariEnv RGB (no preprocessing)": AtariEnv("pong", frameskip=4, **NATIVE),
+    }
+    samples = interleave({name: player(env, actions) for name, env in envs.items()}, args.rounds)
+    rows = [
+        [
+            name,
+            args.steps / median(samples[name]),
+            1e6 * median(samples[name]) / args.steps,
+            ratio(samples, name, BASE),
+            "{:.2f}-{:.2f}".format(*ratio_range(samples, name, BASE)),
+        ]
+        for name in envs
+    ]
+    columns = ["case", "steps/s", "us/step", "x reference", "min-max"]
+    print(
+        table(
+            columns,
+            rows,
+            f"Pong, random actions, {args.steps:,} steps x {args.rounds} interleaved rounds "
+            "(medians; ratio = median of per-round ratios)",
+        )
+    )
+    for env in envs.values():
+        env.close()
+
+    other = {}
+    for game in args.games:
+        game_envs = {
+            BASE: reference(game),
+            OURS: StandardAtariEnv(game, frameskip=4, **NATIVE),
+            WHOLE: whole_frame(game),
+        }
+        short = actions[: args.steps // 2]
+        found = interleave(
+            {name: player(env, short) for name, env in game_envs.items()}, max(3, args.rounds // 2)
+        )
+        other[game] = {
+            name: {"seconds": found[name], "x_reference": ratio(found, name, BASE)}
+            for name in game_envs
+        }
+        for env in game_envs.values():
+            env.close()
+    print()
+    print(
+        table(
+            ["game", "StandardAtariEnv x ref", "whole-frame resize x ref"],
+            [[g, v[OURS]["x_reference"], v[WHOLE]["x_reference"]] for g, v in other.items()],
+            "other games (half the steps, fewer rounds)",
+        )
+    )
+    print()
+    targets = report_targets(
+        [
+            Target(
+                "standard preprocessing / AtariPreprocessing+stack",
+                ratio(samples, OURS, BASE),
+                ">=",
+                1.5,
+            )
+        ]
+    )
+    write_json(
+        "bench_preprocessing",
+        {
+            "game": "pong",
+            "steps": args.steps,
+            "rounds": args.rounds,
+            "cases": {
+                name: {
+                    "seconds": samples[name],
+                    "steps_per_s": args.steps / median(samples[name]),
+                    "x_reference": ratio(samples, name, BASE),
+                    "x_reference_range": ratio_range(samples, name, BASE),
+                }
+                for name in envs
+            },
+            "other_games": other,
+            "targets": targets,
+        },
+    )
+
+
+if __name__ == "__main__":
+    main()
