@@ -10,6 +10,7 @@ from arcadebench.benchmarks.report import report
 from arcadebench.benchmarks.results import score
 from arcadebench.benchmarks.runner import evaluate
 from arcadebench.benchmarks.sonic import levels, register_joint_envs
+from arcadebench.benchmarks.vector import make_vec
 from arcadebench.errors import ArcadebenchError, SpecError
 from arcadebench.specs import Spec, list_specs, load_spec
 from arcadebench.wrappers.monitor import monitor
@@ -25,6 +26,7 @@ __all__ = [
     "list_specs",
     "load_spec",
     "make",
+    "make_vec",
     "monitor",
     "report",
     "score",

@@ -1,0 +1,598 @@
+"""Vector-level protocol wrappers: the Atari protocol on a batch of envs stepped together.
+
+ale-py's ``AtariVectorEnv`` steps a batch of emulators in C++ threads and implements the
+protocol's native settings itself (sticky actions, full action set, frame skip, frame cap).
+These wrappers add what it lacks, on the batched rewards and per-env frame counters, with the
+semantics of their single-env twins in :mod:`arcadebench.wrappers`, composed in the same order
+(inner to outer): :class:`VectorRolloverGuard` → :class:`VectorMaxStuckTime` →
+:class:`VectorEpisodeFrameLimit` → :class:`VectorNoLifeInformation` →
+:class:`VectorEpisodeMonitor`. :func:`arcadebench.make_vec` builds the stack.
+
+What they need from the env below (``benchmarks/vector.py``'s ``AtariProtocolVectorEnv``):
+
+- same-step autoreset (Gymnasium's ``AutoresetMode.SAME_STEP``): on a step that ends an
+  env's episode, its reward and flags are the finished episode's, its observation is already
+  the next episode's first, and the last one is in ``info["final_obs"]`` (rows marked by
+  ``info["_final_obs"]``). A protocol wrapper that ends an episode resets that env at once
+  (``reset(options={"reset_mask": ...})``), which next-step autoreset could not express: the
+  step after the end would have to be a step the env does not take;
+- ``info["episode_frame_number"]``: per env, the emulator frames of the episode the step
+  belongs to (on its last step, the finished episode's), as the single-env ``info`` has it.
+
+``info["arcadebench"]`` holds the protocol's additions as per-env arrays, each with a
+Gymnasium-style ``_<key>`` mask where only some envs have a value:
+
+- ``end_reason`` (object array, ``_end_reason``): why an env's episode ended on this step;
+  set by the wrapper that ended it, the monitor fills ``"game_over"``/``"time_limit"``;
+- ``rollover_rewards`` (float, ``_rollover_rewards``): the original reward where the guard
+  replaced it;
+- ``stuck_frames`` (int, every env): frames since the env's last non-zero reward.
+
+Classes: VectorRolloverGuard, VectorMaxStuckTime, VectorEpisodeFrameLimit,
+VectorNoLifeInformation, VectorEpisodeMonitor.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.vector import VectorEnv, VectorWrapper
+
+from arcadebench.errors import ArcadebenchError, BudgetExhausted, InvalidArgument
+from arcadebench.specs import Spec, load_spec
+from arcadebench.wrappers._checks import check_int, check_real
+from arcadebench.wrappers._info import KEY
+from arcadebench.wrappers.monitor import LOG_FORMAT, _check_run, _LogFile, _versions, log_path
+
+__all__ = [
+    "VectorEpisodeFrameLimit",
+    "VectorEpisodeMonitor",
+    "VectorMaxStuckTime",
+    "VectorNoLifeInformation",
+    "VectorRolloverGuard",
+    "vector_protocol_info",
+]
+
+VectorStep = tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]
+
+
+def _any(mask: np.ndarray) -> bool:
+    """``mask.any()`` for a small bool array in 0.1 us instead of numpy's 1 us reduction.
+
+    Every wrapper checks a few masks per step, and with a small batch the Python time between
+    two steps of ale-py's vector env adds up to more than itself (its threads go to sleep).
+    """
+    return b"\x01" in mask.tobytes()
+
+
+def _all_zero(values: np.ndarray) -> bool:
+    """Whether every value's bytes are 0 (``-0.0`` is not, which only costs a slower path)."""
+    return not values.tobytes().strip(b"\x00")
+
+
+def vector_protocol_info(info: dict[str, Any]) -> dict[str, Any]:
+    """Return ``info["arcadebench"]`` of a vector step, creating it (empty) if absent."""
+    found = info.get(KEY)
+    if found is None:
+        found = info[KEY] = {}
+    elif not isinstance(found, dict):
+        raise InvalidArgument(f"`info[{KEY!r}]` must be a dict, got {found!r}")
+    return found
+
+
+def set_end_reasons(info: dict[str, Any], ended: np.ndarray, reason: str) -> None:
+    """Record ``reason`` for the envs in ``ended`` that have no end reason yet on this step."""
+    protocol = vector_protocol_info(info)
+    if "end_reason" not in protocol:
+        protocol["end_reason"] = np.full(len(ended), None, dtype=object)
+        protocol["_end_reason"] = np.zeros(len(ended), dtype=bool)
+    new = ended & ~protocol["_end_reason"]
+    protocol["end_reason"][new] = reason
+    protocol["_end_reason"] |= new
+
+
+def _reset_now(env: VectorEnv, obs: Any, info: dict[str, Any], ended: np.ndarray) -> None:
+    """Reset the envs in ``ended`` now (same-step autoreset).
+
+    Their next episode's first observation goes into ``obs``, the one they ended on into
+    ``info["final_obs"]``.
+    """
+    if "final_obs" not in info:
+        info["final_obs"] = np.zeros_like(obs)
+        info["_final_obs"] = np.zeros(len(ended), dtype=bool)
+    info["final_obs"][ended] = obs[ended]
+    info["_final_obs"] = info["_final_obs"] | ended
+    first, _ = env.reset(options={"reset_mask": ended})
+    obs[ended] = first[ended]
+
+
+class VectorRolloverGuard(VectorWrapper, gym.utils.RecordConstructorArgs):
+    """Replace rewards below ``threshold`` by 0, per env (as :class:`~.RolloverGuard` does).
+
+    A reward below -1,000 is a score-buffer rollover (SABER, Toromanoff et al. 2019, Appendix C);
+    the original values are in ``info["arcadebench"]["rollover_rewards"]``.
+    """
+
+    def __init__(self, env: VectorEnv, threshold: float = -1000.0) -> None:
+        """Wrap ``env``; rewards strictly below ``threshold`` (SABER: -1,000) become 0."""
+        threshold = check_real("threshold", threshold)
+        gym.utils.RecordConstructorArgs.__init__(self, threshold=threshold)
+        VectorWrapper.__init__(self, env)
+        self._threshold = np.float64(threshold)  # a numpy scalar compares faster
+
+    def step(self, actions: Any) -> VectorStep:
+        """Step; rewards below the threshold are replaced by 0 and recorded."""
+        obs, rewards, terminated, truncated, info = self.env.step(actions)
+        if _all_zero(rewards):  # most steps
+            return obs, rewards, terminated, truncated, info
+        low = rewards < self._threshold
+        if _any(low):
+            protocol = vector_protocol_info(info)
+            protocol["rollover_rewards"] = np.where(low, rewards, 0.0).astype(np.float64)
+            protocol["_rollover_rewards"] = low
+            rewards = np.where(low, 0.0, rewards)
+        return obs, rewards, terminated, truncated, info
+
+
+class VectorMaxStuckTime(VectorWrapper, gym.utils.RecordConstructorArgs):
+    """Truncate an env's episode after ``max_stuck_frames`` frames without a non-zero reward.
+
+    :class:`~arcadebench.wrappers.MaxStuckTime` per env (SABER's 5 minutes, 18,000 frames;
+    Toromanoff et al. 2019, Section 3.1): frames come from ``info["episode_frame_number"]``, a
+    non-zero reward restarts the count at that step's last frame, and the step that reaches the
+    limit returns ``truncated`` with end reason ``"stuck"`` (unless the episode ends there anyway)
+    and resets that env at once. ``info["arcadebench"]["stuck_frames"]`` on every step.
+    """
+
+    def __init__(self, env: VectorEnv, max_stuck_frames: int = 18_000) -> None:
+        """Wrap ``env``; ``max_stuck_frames`` rewardless frames end an episode (SABER: 18,000)."""
+        max_stuck_frames = check_int("max_stuck_frames", max_stuck_frames, minimum=1)
+        gym.utils.RecordConstructorArgs.__init__(self, max_stuck_frames=max_stuck_frames)
+        VectorWrapper.__init__(self, env)
+        self._max_stuck_frames = np.int64(max_stuck_frames)  # a numpy scalar compares faster
+        self._last_reward_frame = np.zeros(env.num_envs, dtype=np.int64)
+
+    def reset(
+        self, *, seed: Any = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        """Reset the envs (all, or ``options["reset_mask"]``) and their counts."""
+        obs, info = self.env.reset(seed=seed, options=options)
+        mask = (options or {}).get("reset_mask")
+        frames = info["episode_frame_number"]
+        if mask is None:
+            self._last_reward_frame[:] = frames
+        else:
+            self._last_reward_frame[mask] = frames[mask]
+        vector_protocol_info(info)["stuck_frames"] = frames - self._last_reward_frame
+        return obs, info
+
+    def step(self, actions: Any) -> VectorStep:
+        """Step, and truncate with ``"stuck"`` the envs whose rewardless frames reach the limit."""
+        obs, rewards, terminated, truncated, info = self.env.step(actions)
+        frames = info["episode_frame_number"]
+        last = self._last_reward_frame
+        if not _all_zero(rewards):
+            rewarded = rewards != 0
+            last[rewarded] = frames[rewarded]
+        stuck = frames - last
+        vector_protocol_info(info)["stuck_frames"] = stuck
+        hit = stuck >= self._max_stuck_frames
+        if _any(hit):
+            hit &= ~(terminated | truncated)
+            if _any(hit):
+                truncated = truncated | hit
+                set_end_reasons(info, hit, "stuck")
+                _reset_now(self.env, obs, info, hit)
+        if _any(terminated) or _any(truncated):
+            last[terminated | truncated] = 0
+        return obs, rewards, terminated, truncated, info
+
+
+class VectorEpisodeFrameLimit(VectorWrapper, gym.utils.RecordConstructorArgs):
+    """Truncate an env's episode at ``max_episode_frames`` frames, end reason ``"frame_limit"``.
+
+    :class:`~arcadebench.wrappers.EpisodeFrameLimit` per env (HWR and Atari-5: 108,000 frames;
+    SABER: 21,600,000): ale-py's vector env truncates at the cap natively, so this labels those
+    truncations; an env reaching the cap without one is truncated and reset here.
+    ``info["arcadebench"]`` exists on every step after this wrapper (possibly empty).
+    """
+
+    def __init__(self, env: VectorEnv, max_episode_frames: int) -> None:
+        """Wrap ``env``; ``max_episode_frames`` is the cap in emulator frames."""
+        max_episode_frames = check_int("max_episode_frames", max_episode_frames, minimum=1)
+        gym.utils.RecordConstructorArgs.__init__(self, max_episode_frames=max_episode_frames)
+        VectorWrapper.__init__(self, env)
+        self._max_episode_frames = np.int64(max_episode_frames)  # compares faster
+
+    def reset(
+        self, *, seed: Any = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        """Reset the envs."""
+        obs, info = self.env.reset(seed=seed, options=options)
+        vector_protocol_info(info)
+        return obs, info
+
+    def step(self, actions: Any) -> VectorStep:
+        """Step, and label (or make) the truncations at the cap."""
+        obs, rewards, terminated, truncated, info = self.env.step(actions)
+        vector_protocol_info(info)
+        capped = info["episode_frame_number"] >= self._max_episode_frames
+        if _any(capped):
+            capped &= ~terminated
+            unlabelled = capped & ~truncated
+            if _any(unlabelled):
+                truncated = truncated | unlabelled
+                _reset_now(self.env, obs, info, unlabelled)
+            set_end_reasons(info, capped, "frame_limit")
+        return obs, rewards, terminated, truncated, info
+
+
+class VectorNoLifeInformation(VectorWrapper, gym.utils.RecordConstructorArgs):
+    """Remove ``lives`` from ``info``: :class:`~arcadebench.wrappers.NoLifeInformation` for a batch.
+
+    SABER, HWR and Atari-5 forbid life information (Toromanoff et al. 2019, Section 3.1;
+    Machado et al. 2018); episodes end on game over only, which is ale-py's ``terminated``.
+    """
+
+    def __init__(self, env: VectorEnv) -> None:
+        """Wrap ``env``."""
+        gym.utils.RecordConstructorArgs.__init__(self)
+        VectorWrapper.__init__(self, env)
+
+    def reset(
+        self, *, seed: Any = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        """Reset; ``lives`` is removed from ``info``."""
+        obs, info = self.env.reset(seed=seed, options=options)
+        info.pop("lives", None)
+        info.pop("_lives", None)
+        return obs, info
+
+    def step(self, actions: Any) -> VectorStep:
+        """Step; ``lives`` is removed from ``info``."""
+        obs, rewards, terminated, truncated, info = self.env.step(actions)
+        info.pop("lives", None)
+        info.pop("_lives", None)
+        return obs, rewards, terminated, truncated, info
+
+
+class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
+    """Record every env's episodes, one log per env, in the single-env monitor's format.
+
+    Env ``i`` is run ``<run>-<i>`` and logs to ``<log_dir>/<spec>/<game>/<run>-<i>.jsonl``: the
+    same header and episode records as :class:`~arcadebench.wrappers.monitor.EpisodeMonitor`
+    (DEVELOPING.md, "Episode log"), so the scorer reads them like any other runs. Per step
+    it adds the rewards to per-env returns and keeps the frame counts (a few microseconds);
+    records are written when episodes end.
+
+    Budget: the spec's budget (and ``budget_*``, which may only tighten it) applies to every
+    env's run. Envs are stepped together, so the step that uses up any env's budget ends the
+    whole batch: every episode in flight returns ``truncated`` with end reason ``"budget"``
+    and is logged as incomplete, and further steps and resets raise
+    :class:`~arcadebench.errors.BudgetExhausted`. A reset in the middle of episodes logs them
+    as incomplete (``"reset"``); episodes still running at ``close()`` are not logged. Logs are
+    new runs: a log that already holds episodes is refused (no resume).
+
+    Args:
+        env: the protocol vector env (same-step autoreset; see the module docstring).
+        spec: its protocol spec.
+        game: its game.
+        log_dir: the log root (``None``: record nothing).
+        run: the run id prefix.
+        deviations: settings that differ from the spec.
+        settings: the environment settings, for the log headers.
+        env_id: the Gymnasium id of the single env, for the records.
+        algorithm: the agent's name, for the log headers.
+        budget_steps: a tighter step budget than the spec's, per env.
+        budget_frames: a tighter frame budget than the spec's, per env.
+        frames_per_step: the most emulator frames a step can take (the frame skip), if known:
+            the frame budget is then checked per env only once it could be reached.
+    """
+
+    def __init__(
+        self,
+        env: VectorEnv,
+        spec: Spec | str,
+        game: str,
+        *,
+        log_dir: str | os.PathLike | None = None,
+        run: str = "0",
+        deviations: Mapping[str, Any] | None = None,
+        settings: Mapping[str, Any] | None = None,
+        env_id: str | None = None,
+        algorithm: str | None = None,
+        budget_steps: int | None = None,
+        budget_frames: int | None = None,
+        frames_per_step: int | None = None,
+    ) -> None:
+        spec = load_spec(spec)
+        game = spec.resolve_game(game)
+        _check_run(run)
+        for name, value in (
+            ("budget_steps", budget_steps),
+            ("budget_frames", budget_frames),
+            ("frames_per_step", frames_per_step),
+        ):
+            if value is not None and (type(value) is not int or value <= 0):
+                raise ArcadebenchError(
+                    f"`{name}` must be a positive integer or None, got {value!r}"
+                )
+        gym.utils.RecordConstructorArgs.__init__(self, spec=spec.name, game=game, run=run)
+        VectorWrapper.__init__(self, env)
+        n = env.num_envs
+        self._protocol, self._game, self._run = spec, game, run
+        self._runs = [_check_run(f"{run}-{i}") for i in range(n)]
+        self._env_id = env_id
+        self._deviations = dict(deviations or {})
+        self._settings = dict(settings or {})
+        self._algorithm = algorithm
+        self._budget_steps = _tightest(spec.evaluation.budget_steps, budget_steps)
+        self._budget_frames = _tightest(spec.evaluation.budget_frames, budget_frames)
+        self._frames_per_step = frames_per_step
+        self._seeds: list[int | None] = [None] * n
+        self._t = 0  # steps of the batch: every env's run has taken that many
+        self._episode = np.zeros(n, dtype=np.int64)
+        self._start_t = np.zeros(n, dtype=np.int64)  # _t when each env's episode started
+        self._total_frames = np.zeros(n, dtype=np.int64)  # frames of finished episodes
+        self._ep_return = np.zeros(n, dtype=np.float64)
+        self._ep_frames = np.zeros(n, dtype=np.int64)  # frames of the running episodes
+        self._t0 = np.full(n, time.perf_counter())
+        self._rollover: list[list[float]] = [[] for _ in range(n)]
+        self._in_episode = False
+        self._exhausted = False
+        self._last: list[dict[str, Any] | None] = [None] * n
+        self._logs: list[_LogFile] = []
+        self._headers_written = False
+        if log_dir is not None:
+            paths = [log_path(log_dir, spec.name, game, r) for r in self._runs]
+            try:
+                for path in paths:
+                    log = _LogFile(path)
+                    self._logs.append(log)
+                    if not log.empty:
+                        raise ArcadebenchError(
+                            f"{path} already holds a log; vector runs are always new runs: "
+                            "give this run another `run` id or log directory"
+                        )
+            except BaseException:
+                for log in self._logs:
+                    log.close()
+                raise
+
+    # -- read-only state ------------------------------------------------------------------
+    @property
+    def protocol(self) -> Spec:
+        """The protocol spec."""
+        return self._protocol
+
+    @property
+    def game(self) -> str:
+        """The canonical game name."""
+        return self._game
+
+    @property
+    def runs(self) -> list[str]:
+        """The run id of every env (``<run>-<i>``)."""
+        return list(self._runs)
+
+    @property
+    def logs(self) -> list[Path]:
+        """The log file of every env (empty when nothing is recorded)."""
+        return [log.path for log in self._logs]
+
+    @property
+    def episodes(self) -> np.ndarray:
+        """Episodes logged per env so far."""
+        return self._episode.copy()
+
+    @property
+    def total_steps(self) -> np.ndarray:
+        """Agent steps per env so far, the current episodes included."""
+        return np.full(self.num_envs, self._t, dtype=np.int64)
+
+    @property
+    def total_frames(self) -> np.ndarray:
+        """Emulator frames per env so far, the current episodes included."""
+        return self._total_frames + self._ep_frames
+
+    @property
+    def exhausted(self) -> bool:
+        """Whether a run's budget is used up (further steps and resets raise)."""
+        return self._exhausted
+
+    @property
+    def last_episodes(self) -> list[dict[str, Any] | None]:
+        """Each env's last finished episode record (also when no log is written)."""
+        return list(self._last)
+
+    # -- the episode loop -----------------------------------------------------------------
+    def _budget_message(self) -> str:
+        used = []
+        if self._budget_steps is not None:
+            used.append(f"{self._budget_steps:,} steps")
+        if self._budget_frames is not None:
+            used.append(f"{self._budget_frames:,} frames")
+        return (
+            f"a run of {self._game} (runs {self._runs[0]}...{self._runs[-1]}) has used its "
+            f"budget ({' or '.join(used)}; {self._protocol.name} evaluation.budget): the "
+            "protocol allows no more interaction; start new runs (another run id) to play on"
+        )
+
+    def reset(
+        self, *, seed: Any = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        """Reset the envs; episodes in flight are logged as incomplete (``"reset"``)."""
+        if self._exhausted:
+            raise BudgetExhausted(self._budget_message())
+        mask = (options or {}).get("reset_mask")
+        chosen = np.ones(self.num_envs, dtype=bool) if mask is None else np.asarray(mask)
+        if self._in_episode:
+            for i in np.flatnonzero(chosen & (self._start_t < self._t)).tolist():
+                self._finish(i, complete=False, end_reason="reset")
+        self._note_seeds(seed, chosen)
+        if self._logs and not self._headers_written:
+            for i, log in enumerate(self._logs):
+                log.append(self._header(i))
+            self._headers_written = True
+        obs, info = self.env.reset(seed=seed, options=options)
+        self._ep_return[chosen] = 0.0
+        self._start_t[chosen] = self._t
+        self._ep_frames = np.where(chosen, info["episode_frame_number"], self._ep_frames)
+        self._t0[chosen] = time.perf_counter()
+        self._in_episode = True
+        return obs, info
+
+    def _note_seeds(self, seed: Any, chosen: np.ndarray) -> None:
+        """Each run's seed is the first seed its env was reset with."""
+        if seed is None:
+            return
+        indices = np.flatnonzero(chosen).tolist()
+        if isinstance(seed, int | np.integer):
+            values = [int(seed) + k for k in range(len(indices))]
+        else:
+            values = [int(s) for s in seed]
+        for i, value in zip(indices, values, strict=False):
+            if self._seeds[i] is None:
+                self._seeds[i] = value
+
+    def step(self, actions: Any) -> VectorStep:
+        """Step every env, count, and log the episodes that ended (or the budget cut)."""
+        if not self._in_episode:
+            if self._exhausted:
+                raise BudgetExhausted(self._budget_message())
+            raise ArcadebenchError("step() before reset(): reset the envs first")
+        obs, rewards, terminated, truncated, info = self.env.step(actions)
+        self._t += 1
+        self._ep_return += rewards
+        self._ep_frames = info["episode_frame_number"]
+        protocol = info.get(KEY)
+        if protocol is not None and "_rollover_rewards" in protocol:
+            originals = protocol["rollover_rewards"]
+            for i in np.flatnonzero(protocol["_rollover_rewards"]).tolist():
+                self._rollover[i].append(float(originals[i]))
+        over = self._over_budget()
+        if over or _any(terminated) or _any(truncated):
+            self._end_episodes(terminated, truncated, info, over)
+            if over:
+                truncated = truncated | ~terminated
+        return obs, rewards, terminated, truncated, info
+
+    def _end_episodes(
+        self, terminated: np.ndarray, truncated: np.ndarray, info: dict[str, Any], over: bool
+    ) -> None:
+        """Log the episodes that ended on this step (and, ``over`` budget, cut the others)."""
+        ended = terminated | truncated
+        if over:
+            set_end_reasons(info, ~ended, "budget")
+        protocol = vector_protocol_info(info)
+        if "end_reason" not in protocol:
+            protocol["end_reason"] = np.full(self.num_envs, None, dtype=object)
+            protocol["_end_reason"] = np.zeros(self.num_envs, dtype=bool)
+        reasons, marked = protocol["end_reason"], protocol["_end_reason"]
+        self._ep_frames = self._ep_frames.astype(np.int64)  # finish() restarts the envs' counts
+        for i in np.flatnonzero(ended).tolist():
+            if not marked[i]:
+                reasons[i] = "game_over" if terminated[i] else "time_limit"
+                marked[i] = True
+            self._finish(i, complete=True, end_reason=reasons[i])
+        if over:
+            for i in np.flatnonzero(~ended).tolist():
+                self._finish(i, complete=False, end_reason="budget")
+            self._exhausted = True
+            self._in_episode = False
+
+    def _over_budget(self) -> bool:
+        if self._budget_steps is not None and self._t >= self._budget_steps:
+            return True
+        budget = self._budget_frames
+        if budget is None:
+            return False
+        if self._frames_per_step is not None and self._t * self._frames_per_step < budget:
+            return False  # not reachable yet
+        return _any(self._total_frames + self._ep_frames >= budget)
+
+    def _header(self, i: int) -> dict[str, Any]:
+        spec = self._protocol
+        header = {
+            "kind": "header",
+            "format": LOG_FORMAT,
+            "spec": spec.name,
+            "spec_version": spec.version,
+            "spec_hash": spec.hash,
+            "env_id": self._env_id,
+            "game": self._game,
+            "run": self._runs[i],
+            "seed": self._seeds[i],
+        }
+        if self._algorithm:
+            header["algorithm"] = self._algorithm
+        header.update(
+            {
+                "budget": {"steps": self._budget_steps, "frames": self._budget_frames},
+                "settings": self._settings,
+                "deviations": self._deviations,
+                "vector": {"num_envs": self.num_envs, "index": i},
+                "versions": _versions(),
+                "time": round(time.time(), 3),
+            }
+        )
+        return header
+
+    def _finish(self, i: int, complete: bool, end_reason: str) -> None:
+        """Log env ``i``'s episode and start counting its next one.
+
+        The env itself was already reset, by the same-step autoreset or by a wrapper.
+        """
+        frames = int(self._ep_frames[i])
+        self._total_frames[i] += frames
+        spec = self._protocol
+        now = time.perf_counter()
+        record = {
+            "kind": "episode",
+            "spec": spec.name,
+            "spec_version": spec.version,
+            "spec_hash": spec.hash,
+            "env_id": self._env_id,
+            "game": self._game,
+            "run": self._runs[i],
+            "seed": self._seeds[i],
+            "episode": int(self._episode[i]),
+            "return": float(self._ep_return[i]),
+            "steps": self._t - int(self._start_t[i]),
+            "frames": frames,
+            "total_steps": self._t,
+            "total_frames": int(self._total_frames[i]),
+            "end_reason": end_reason,
+            "complete": complete,
+            "rollover_rewards": self._rollover[i],
+            "deviations": self._deviations,
+            "wall_time": round(now - float(self._t0[i]), 4),
+            "time": round(time.time(), 3),
+        }
+        if self._logs:
+            self._logs[i].append(record)
+        self._last[i] = record
+        self._episode[i] += 1
+        self._ep_return[i] = 0.0
+        self._start_t[i] = self._t
+        self._ep_frames[i] = 0
+        self._rollover[i] = []
+        self._t0[i] = now
+
+    def close(self, **kwargs: Any) -> None:
+        """Release the logs, then close the envs."""
+        for log in self._logs:
+            log.close()
+        self._logs = []
+        super().close(**kwargs)
+
+
+def _tightest(*values: int | None) -> int | None:
+    given = [v for v in values if v is not None]
+    return min(given) if given else None

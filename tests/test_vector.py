@@ -1,0 +1,435 @@
+"""The batched path (make_vec on ale-py's AtariVectorEnv) against the single-env protocol path.
+
+Where ALE's vector env can take the seed (its ALE seed is non-negative: about half of all seeds),
+every env's episode equals the single env's step for step: observations, rewards, flags,
+frames, end reasons and the logged records. Elsewhere the equivalence is statistical, tested on
+the episode lengths and returns of a random agent. The wrapper logic the emulator cannot
+trigger on demand (rollovers) runs on a scripted batch.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import warnings
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from ale_py.env import AtariEnv
+from gymnasium.vector import VectorEnv
+from gymnasium.vector.utils import batch_space
+
+import arcadebench
+from arcadebench.benchmarks.envs import NonCompliantWarning
+from arcadebench.benchmarks.vector import AtariProtocolVectorEnv, ale_seed, make_vec
+from arcadebench.errors import ArcadebenchError, BudgetExhausted, InvalidArgument
+from arcadebench.wrappers.vector import (
+    VectorEpisodeMonitor,
+    VectorMaxStuckTime,
+    VectorRolloverGuard,
+)
+
+MINI = str(Path(__file__).parent / "data" / "specs" / "minimal_atari.yaml")  # budget 5,000 frames
+EPISODE_KEYS = [
+    "kind",
+    "spec",
+    "spec_version",
+    "spec_hash",
+    "env_id",
+    "game",
+    "run",
+    "seed",
+    "episode",
+    "return",
+    "steps",
+    "frames",
+    "total_steps",
+    "total_frames",
+    "end_reason",
+    "complete",
+    "rollover_rewards",
+    "deviations",
+    "wall_time",
+    "time",
+]
+
+
+def atari_env_seed(seed: int) -> int:
+    """ALE's random_seed in ale-py's AtariEnv.reset(seed=seed)."""
+    return int(np.int32(np.random.SeedSequence(seed).generate_state(2)[1]))
+
+
+ACCEPTED = [s for s in range(40) if atari_env_seed(s) >= 0][:3]  # 1, 4, 6
+REFUSED = [s for s in range(40) if atari_env_seed(s) < 0][:3]  # 0, 2, 3
+
+
+def records(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def lockstep(spec, game, seeds, actions, *, log_dir=None, **kwargs):
+    """Play the batch and one single env per seed with the same actions until every single env's
+    first episode ended; assert they agree step by step; return (batch, singles' last records)."""
+    vec = make_vec(spec, game, len(seeds), log_dir=log_dir, **kwargs)
+    singles = [arcadebench.make(spec, game, obs_type="standard", **kwargs) for _ in seeds]
+    try:
+        obs, info = vec.reset(seed=seeds)
+        for i, (env, seed) in enumerate(zip(singles, seeds, strict=True)):
+            single_obs, single_info = env.reset(seed=seed)
+            assert np.array_equal(obs[i], single_obs)
+            assert info["episode_frame_number"][i] == single_info["episode_frame_number"]
+        running = set(range(len(seeds)))
+        for step, action in enumerate(actions(len(seeds)), 1):
+            obs, rewards, terminated, truncated, info = vec.step(action)
+            protocol = info["arcadebench"]
+            for i in sorted(running):
+                o, r, te, tr, inf = singles[i].step(int(action[i]))
+                assert (r, te, tr) == (rewards[i], terminated[i], truncated[i]), (i, step)
+                assert inf["episode_frame_number"] == info["episode_frame_number"][i], (i, step)
+                assert inf["arcadebench"].get("stuck_frames") == (
+                    protocol["stuck_frames"][i] if "stuck_frames" in protocol else None
+                )
+                assert "lives" not in info and "lives" not in inf
+                if te or tr:
+                    assert protocol["_end_reason"][i]
+                    assert protocol["end_reason"][i] == inf["arcadebench"]["end_reason"]
+                    assert info["_final_obs"][i]
+                    # at a game over or mid-skip, ale-py's vector env max-pools other frames
+                    # into the final observation (documented); truncations at a step's end agree
+                    if tr and inf["episode_frame_number"] % 4 == 0:
+                        assert np.array_equal(info["final_obs"][i], o)
+                    running.discard(i)
+                else:
+                    assert np.array_equal(obs[i], o), (i, step)
+            if not running:
+                break
+        assert not running, "the episodes did not end"
+        mine = vec.last_episodes
+        theirs = [arcadebench.wrappers.monitor.find_monitor(e).last_episode for e in singles]
+        for a, b in zip(mine, theirs, strict=True):
+            for key in ("return", "steps", "frames", "end_reason", "complete", "rollover_rewards"):
+                assert a[key] == b[key], key
+        return vec, mine
+    finally:
+        for env in singles:
+            env.close()
+
+
+def random_actions(seed=0):
+    def actions(n):
+        rng = np.random.default_rng(seed)
+        while True:
+            yield rng.integers(18, size=n)
+
+    return actions
+
+
+def noops(n):
+    while True:
+        yield np.zeros(n, dtype=np.int64)
+
+
+def test_episodes_equal_the_single_env_where_ale_takes_the_seed():
+    vec, found = lockstep("saber", "breakout", ACCEPTED, random_actions())
+    vec.close()
+    assert [r["steps"] for r in found] == [206, 173, 128]  # three different episodes
+    vec, found = lockstep("hwr", "pong", ACCEPTED[:2], random_actions(1))
+    vec.close()
+    assert {r["end_reason"] for r in found} == {"game_over"}
+
+
+def test_a_stuck_noop_breakout_is_truncated_at_exactly_18000_frames_in_every_env():
+    """NOOP never launches the ball: every env, whatever its seed, is stuck at frame 18,000,
+    step for step as the single env (compared on the seed ALE takes)."""
+    vec = make_vec("saber", "breakout", 3)
+    single = arcadebench.make("saber", "breakout", obs_type="standard")
+    noop = np.zeros(3, dtype=np.int64)
+    try:
+        obs, _ = vec.reset(seed=[ACCEPTED[0], *REFUSED[:2]])
+        assert np.array_equal(obs[0], single.reset(seed=ACCEPTED[0])[0])
+        for step in range(1, 4501):
+            obs, rewards, terminated, truncated, info = vec.step(noop)
+            o, r, te, tr, inf = single.step(0)
+            assert (r, te, tr) == (rewards[0], terminated[0], truncated[0]), step
+            assert info["arcadebench"]["stuck_frames"][0] == inf["arcadebench"]["stuck_frames"]
+            assert truncated.all() == (step == 4500) and not terminated.any()
+        assert np.array_equal(info["final_obs"][0], o)
+        assert (
+            list(info["arcadebench"]["end_reason"])
+            == ["stuck"] * 3
+            == [inf["arcadebench"]["end_reason"]] * 3
+        )
+        for record in vec.last_episodes:
+            assert (record["frames"], record["steps"], record["end_reason"]) == (
+                18000,
+                4500,
+                "stuck",
+            )
+            assert record["return"] == 0.0 and record["complete"]
+        # the envs were reset in the same step: the next step is a new episode's first
+        _, _, _, _, info = vec.step(noop)
+        assert info["episode_frame_number"].tolist() == [4, 4, 4]
+        assert info["arcadebench"]["stuck_frames"].tolist() == [4, 4, 4]
+    finally:
+        vec.close()
+        single.close()
+
+
+def test_the_frame_cap_is_labelled_frame_limit_like_the_single_env():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NonCompliantWarning)
+        vec, found = lockstep(
+            "hwr", "pong", ACCEPTED[:2], random_actions(2), max_episode_frames=402
+        )
+    vec.close()
+    for record in found:
+        assert (record["frames"], record["steps"], record["end_reason"]) == (
+            402,
+            101,
+            "frame_limit",
+        )
+
+
+def test_refused_seeds_play_their_low_31_bits():
+    """A seed whose ALE seed is negative plays AtariEnv's episode for its low 31 bits."""
+    seed = REFUSED[0]
+    assert ale_seed(seed) == atari_env_seed(seed) & 0x7FFFFFFF
+    vec = AtariProtocolVectorEnv("space_invaders", 1, obs_type="rgb", full_action_space=True)
+    single = AtariEnv("space_invaders", full_action_space=True, repeat_action_probability=0.25)
+    try:
+        obs, _ = vec.reset(seed=seed)
+        single.ale.setInt("random_seed", ale_seed(seed))
+        single.load_game()
+        single.ale.reset_game()
+        assert np.array_equal(obs[0], single.ale.getScreenRGB())
+        for action in np.random.default_rng(3).integers(18, size=300).tolist():
+            obs, rewards, *_ = vec.step(np.array([action]))
+            single_obs, reward, *_ = single.step(action)
+            assert np.array_equal(obs[0], single_obs) and rewards[0] == reward
+    finally:
+        vec.close()
+        single.close()
+
+
+@pytest.mark.parametrize("obs_type", ["rgb", "grayscale"])
+def test_screen_observations_are_atari_envs(obs_type):
+    vec = make_vec("atari5", "qbert", 2, obs_type=obs_type)
+    single = arcadebench.make("atari5", "qbert", obs_type=obs_type)
+    try:
+        obs, _ = vec.reset(seed=ACCEPTED[:2])
+        assert obs.shape[1:] == single.observation_space.shape == vec.single_observation_space.shape
+        assert np.array_equal(obs[1], single.reset(seed=ACCEPTED[1])[0])
+        for action in np.random.default_rng(4).integers(18, size=150).tolist():
+            obs, *_ = vec.step(np.array([0, action]))
+            assert np.array_equal(obs[1], single.step(action)[0])
+    finally:
+        vec.close()
+        single.close()
+
+
+def test_later_episodes_are_distributed_like_the_single_envs():
+    """Statistical equivalence where step-for-step equality is not available: episodes after the
+    first (same-step autoreset, no reseeding) and first episodes of seeds ALE cannot take, against
+    the runner's scheme (a single env reset with a new seed every episode). Random agent on
+    Breakout; two-sample Kolmogorov-Smirnov tests on lengths and returns (deterministic)."""
+    stats = pytest.importorskip("scipy.stats")
+    vec = make_vec("saber", "breakout", 4)
+    rng = np.random.default_rng(5)
+    batched = []
+    try:
+        vec.reset(seed=REFUSED + [ACCEPTED[0]])
+        while len(batched) < 40:
+            _, _, terminated, truncated, _ = vec.step(rng.integers(18, size=4))
+            batched += [vec.last_episodes[i] for i in np.flatnonzero(terminated | truncated)]
+    finally:
+        vec.close()
+    single = arcadebench.make("saber", "breakout")
+    singles = []
+    try:
+        for seed in range(100, 140):
+            single.reset(seed=seed)
+            while True:
+                *_, terminated, truncated, _ = single.step(int(rng.integers(18)))
+                if terminated or truncated:
+                    break
+            singles.append(arcadebench.wrappers.monitor.find_monitor(single).last_episode)
+    finally:
+        single.close()
+    for key in ("steps", "return"):
+        a, b = [r[key] for r in batched], [r[key] for r in singles]
+        assert stats.ks_2samp(a, b).pvalue > 0.05, (key, np.mean(a), np.mean(b))
+        assert abs(np.mean(a) - np.mean(b)) < 4 * np.hypot(
+            np.std(a) / np.sqrt(len(a)), np.std(b) / np.sqrt(len(b))
+        )
+
+
+def test_each_env_logs_a_run_the_scorer_reads(tmp_path):
+    vec = make_vec("saber", "breakout", 2, log_dir=tmp_path, run="v", algorithm="random")
+    rng = np.random.default_rng(6)
+    try:
+        vec.reset(seed=ACCEPTED[:2])
+        while vec.episodes.min() < 2:
+            vec.step(rng.integers(18, size=2))
+    finally:
+        vec.close()
+    logs = sorted((tmp_path / "saber" / "breakout").glob("*.jsonl"))
+    assert [p.name for p in logs] == ["v-0.jsonl", "v-1.jsonl"]
+    for index, path in enumerate(logs):
+        header, *episodes = records(path)
+        assert header["kind"] == "header" and header["run"] == f"v-{index}"
+        assert header["seed"] == ACCEPTED[index] and header["algorithm"] == "random"
+        assert header["vector"] == {"num_envs": 2, "index": index}
+        assert len(episodes) >= 2 and all(list(r) == EPISODE_KEYS for r in episodes)
+        assert [r["episode"] for r in episodes] == list(range(len(episodes)))
+        totals = np.cumsum([r["frames"] for r in episodes])
+        assert [r["total_frames"] for r in episodes] == totals.tolist()
+        assert {r["env_id"] for r in episodes} == {"arcadebench/SABER-Breakout-v0"}
+    results = arcadebench.score("saber", [str(p) for p in logs], reps=0)
+    game = results.algorithms["random"]["games"]["breakout"]
+    assert sorted(game["runs"]) == sorted(game["runs"]) and len(game["runs"]) == 2
+
+
+def test_the_budget_ends_the_whole_batch(tmp_path):
+    vec = make_vec(MINI, "qbert", 2, log_dir=tmp_path)
+    rng = np.random.default_rng(7)
+    with pytest.raises(BudgetExhausted, match=r"has used its budget \(5,000 frames"):
+        vec.reset(seed=ACCEPTED[:2])
+        while True:
+            vec.step(rng.integers(18, size=2))
+    with pytest.raises(BudgetExhausted):
+        vec.reset(seed=0)
+    vec.close()
+    lasts = [records(tmp_path / "mini" / "qbert" / f"0-{i}.jsonl")[-1] for i in range(2)]
+    assert max(r["total_frames"] for r in lasts) >= 5000
+    assert all(r["total_frames"] < 5004 for r in lasts)
+    assert {(r["end_reason"], r["complete"]) for r in lasts} <= {
+        ("budget", False),
+        ("game_over", True),
+    }
+    assert ("budget", False) in {(r["end_reason"], r["complete"]) for r in lasts}
+
+
+def test_a_reset_mid_episode_logs_the_cut_episodes(tmp_path):
+    vec = make_vec("atari5", "qbert", 2, log_dir=tmp_path)
+    try:
+        vec.reset(seed=0)
+        for _ in range(10):
+            vec.step(np.zeros(2, dtype=np.int64))
+        vec.reset(seed=5)
+    finally:
+        vec.close()
+    for i in range(2):
+        _, cut = records(tmp_path / "atari5" / "qbert" / f"0-{i}.jsonl")
+        assert (cut["steps"], cut["frames"], cut["end_reason"], cut["complete"]) == (
+            10,
+            40,
+            "reset",
+            False,
+        )
+        assert cut["seed"] == i  # the run's seed: the first one its env got
+
+
+# --- wrapper logic on a scripted batch (rollovers cannot be triggered in the vector env) ------
+
+
+class ScriptedBatch(VectorEnv):
+    """Two envs whose rewards follow a script, 4 frames a step, same-step autoreset."""
+
+    def __init__(self, rewards):
+        self.num_envs = 2
+        self.single_observation_space = gym.spaces.Box(0, 1, (1,), np.float32)
+        self.observation_space = batch_space(self.single_observation_space, 2)
+        self.single_action_space = gym.spaces.Discrete(1)
+        self.action_space = batch_space(self.single_action_space, 2)
+        self._rewards = [np.asarray(r, dtype=np.float64) for r in rewards]
+        self._t = 0
+        self._frames = np.zeros(2, dtype=np.int64)
+        self.resets = []
+
+    def reset(self, *, seed=None, options=None):
+        mask = (options or {}).get("reset_mask")
+        mask = np.ones(2, dtype=bool) if mask is None else mask
+        self._frames[mask] = 0
+        self.resets.append(mask.tolist())
+        return np.zeros((2, 1), np.float32), {"episode_frame_number": self._frames.copy()}
+
+    def step(self, actions):
+        rewards = self._rewards[self._t]
+        self._t += 1
+        self._frames += 4
+        flags = np.zeros(2, dtype=bool)
+        return (
+            np.full((2, 1), self._t, np.float32),
+            rewards,
+            flags,
+            flags.copy(),
+            {"episode_frame_number": self._frames.copy()},
+        )
+
+
+def test_the_guard_sits_below_the_stuck_limit_and_the_monitor_keeps_the_originals(tmp_path):
+    script = [[0, 0], [-999950, 100], [0, 0], [0, 0], [0, 0]]
+    batch = ScriptedBatch(script)
+    env = VectorEpisodeMonitor(
+        VectorMaxStuckTime(VectorRolloverGuard(batch), max_stuck_frames=12),
+        "saber",
+        "asterix",
+        log_dir=tmp_path,
+        run="s",
+    )
+    env.reset(seed=0)
+    steps = [env.step(np.zeros(2, dtype=np.int64)) for _ in range(5)]
+    env.close()
+    _, rewards, _, _, info = steps[1]
+    assert rewards.tolist() == [0.0, 100.0]  # the rollover became 0: no reward for the count
+    assert info["arcadebench"]["rollover_rewards"][0] == -999950.0
+    assert info["arcadebench"]["_rollover_rewards"].tolist() == [True, False]
+    obs, _, _, truncated, info = steps[2]  # env 0: frame 12 without a reward
+    assert truncated.tolist() == [True, False]
+    assert info["arcadebench"]["end_reason"][0] == "stuck"
+    assert info["_final_obs"].tolist() == [True, False] and info["final_obs"][0, 0] == 3
+    assert obs[0, 0] == 0 and batch.resets[1] == [True, False]  # reset in the same step
+    _, _, _, truncated, info = steps[4]  # env 1: rewarded at frame 8, stuck at frame 20
+    assert truncated.tolist() == [False, True]
+    (record,) = records(tmp_path / "saber" / "asterix" / "s-0.jsonl")[1:]
+    assert (record["return"], record["rollover_rewards"], record["frames"]) == (
+        0.0,
+        [-999950.0],
+        12,
+    )
+    assert (record["steps"], record["end_reason"], record["seed"]) == (3, "stuck", 0)
+
+
+# --- arguments ---------------------------------------------------------------------------------
+
+
+def test_bad_arguments_are_one_line_errors(tmp_path):
+    with pytest.raises(InvalidArgument, match="must be an Atari protocol for make_vec"):
+        make_vec("sonic", "SonicTheHedgehog-GreenHillZone.Act1", 2)
+    with pytest.raises(
+        InvalidArgument, match=re.escape("`num_envs` must be an integer >= 1, got 0")
+    ):
+        make_vec("saber", "pong", 0)
+    with pytest.raises(InvalidArgument, match="`obs_type` must be one of"):
+        make_vec("saber", "pong", 2, obs_type="pixels")
+    with pytest.raises(InvalidArgument, match="`sticky` is not a setting of saber"):
+        make_vec("saber", "pong", 2, sticky=0.1)
+    with pytest.warns(NonCompliantWarning, match="repeat_action_probability=0.0"):
+        make_vec("saber", "pong", 1, repeat_action_probability=0.0).close()
+    vec = make_vec("saber", "pong", 1)
+    with pytest.raises(ArcadebenchError, match="reset the envs first"):
+        vec.step(np.zeros(1, dtype=np.int64))
+    with pytest.raises(InvalidArgument, match="one seed per env reset"):
+        vec.reset(seed=[1, 2])
+    vec.close()
+    (tmp_path / "saber" / "pong").mkdir(parents=True)
+    (tmp_path / "saber" / "pong" / "0-1.jsonl").write_text('{"kind": "header"}\n')
+    with pytest.raises(ArcadebenchError, match="0-1.jsonl already holds a log"):
+        make_vec("saber", "pong", 2, log_dir=tmp_path)
+    assert not (tmp_path / "saber" / "pong" / "0-0.jsonl").read_text()  # created, left empty
+
+
+def test_make_vec_is_exported():
+    assert arcadebench.make_vec is make_vec
