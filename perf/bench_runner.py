@@ -1,107 +1,217 @@
-"""Runner throughput: the same jobs with 1 and 2 workers (frames/s, wall time).
+"""Runner throughput with 1 and 2 workers, and what a job and an episode cost besides playing.
 
-Two workloads with the random agent and compliant settings, each once per worker count (fresh
-log directories): a balanced one (Phoenix, 4 seeds, equal-sized jobs: the speed-up the backend
-can give) and the README's main job (the five Atari-5 games, whose wall time is set by the
-longest game, Name This Game, at 2 workers). Reports emulator frames per second of wall time.
-Each episode starts with ``reset(seed=...)`` (the determinism and resume
-scheme), which makes ale-py reload the ROM; its cost is measured separately.
+Workloads (random agent, compliant settings, fresh log directories), each run with 1 and 2
+workers in interleaved rounds:
 
-    .venv/bin/python perf/bench_runner.py [--episodes 2]
+- ``balanced``: Phoenix, 4 seeds, 3,000 agent steps per job (``steps=``, so the jobs are equal):
+  the speed-up the backend gives (target: 2 workers >= 1.8x 1 worker on this 2-core machine);
+- ``atari5 main job`` (``--main``): the README's job, the five Atari-5 games, 2 episodes each,
+  whose wall time at 2 workers is set by its longest game.
+
+Throughput is emulator frames per second of wall time, scoring included (``reps=0``). Then the
+fixed costs, each the median of interleaved repetitions:
+
+- a seeded reset with ale-py's ROM reload (``AtariEnv``), without it (the protocol envs'
+  ``ReloadFreeAtariEnv``, byte-identical) and an unseeded reset (the episode-start floor);
+- a job of one step (worker process start, env, log, scoring): the runner's cost per job.
+
+    .venv/bin/python perf/bench_runner.py [--steps 3000] [--rounds 3] [--main]
 
 Writes perf/results/bench_runner.json.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import platform
 import tempfile
 import time
-from pathlib import Path
+import warnings
+from collections.abc import Callable
 
-import gymnasium as gym
+from _timing import (
+    Target,
+    interleave,
+    median,
+    parser,
+    ratio,
+    ratio_range,
+    report_targets,
+    table,
+    write_json,
+)
+from ale_py.env import AtariEnv
 
 import arcadebench
-from arcadebench._table import render_table
+from arcadebench.benchmarks.atari import ReloadFreeAtariEnv
+from arcadebench.benchmarks.envs import NonCompliantWarning
+from arcadebench.errors import ArcadebenchError
 
-RESULTS = Path(__file__).parent / "results"
-
-
-def reset_cost(n: int = 10) -> tuple[float, float]:
-    """Seconds of one reset with a seed (ROM reload) and without."""
-    env = gym.make("arcadebench/Atari5-Qbert-v0")
-    env.reset(seed=0)
-    start = time.perf_counter()
-    for i in range(n):
-        env.reset(seed=i)
-    seeded = (time.perf_counter() - start) / n
-    start = time.perf_counter()
-    for _ in range(n):
-        env.reset()
-    plain = (time.perf_counter() - start) / n
-    env.close()
-    return seeded, plain
+NATIVE = {
+    "frameskip": 4,
+    "repeat_action_probability": 0.25,
+    "full_action_space": True,
+    "max_num_frames_per_episode": 108_000,
+}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--episodes", type=int, default=2)
-    args = parser.parse_args()
-    rows, report = [], {}
-    workloads = {"phoenix x 4 seeds": (["phoenix"], [0, 1, 2, 3]), "atari5 (main job)": (None, [0])}
-    for (label, (games, seeds)), workers in [(w, n) for w in workloads.items() for n in (1, 2)]:
-        frames = 0
+def runner_case(
+    workers: int, frames: list[int], *, games=("phoenix",), seeds=(0, 1, 2, 3), **quota
+) -> Callable[[], float]:
+    """A case: ``arcadebench.evaluate`` of the workload; appends the frames played."""
+
+    def run() -> float:
+        played = 0
 
         def count(event: tuple) -> None:
-            nonlocal frames
+            nonlocal played
             if event[0] == "episode":
-                frames += event[2]["frames"]
+                played += event[2]["frames"]
 
         with tempfile.TemporaryDirectory() as tmp:
             start = time.perf_counter()
-            arcadebench.evaluate(
-                "random",
-                "atari5",
-                games,
-                episodes=args.episodes,
-                seeds=seeds,
-                workers=workers,
-                log_dir=tmp,
-                progress="off",
-                on_event=count,
-                reps=0,
-            )
-            wall = time.perf_counter() - start
-        report[f"{label}, {workers} worker(s)"] = {
-            "wall_s": wall,
-            "frames": frames,
-            "frames_per_s": frames / wall,
+            try:
+                arcadebench.evaluate(
+                    "random",
+                    "atari5",
+                    list(games) if games else None,
+                    seeds=list(seeds),
+                    workers=workers,
+                    log_dir=tmp,
+                    progress="off",
+                    on_event=count,
+                    reps=0,
+                    **quota,
+                )
+            except ArcadebenchError as error:  # short jobs: no episode ended, nothing to score
+                if "no complete episode" not in str(error):
+                    raise
+            seconds = time.perf_counter() - start
+        frames.append(played)
+        return seconds
+
+    return run
+
+
+def scaling(steps: int, rounds: int, main_job: bool) -> tuple[list[list], dict, list[Target]]:
+    """Runner workloads with 1 and 2 workers: table rows, report, target."""
+    frames: dict[str, list[int]] = {}
+    cases = {}
+    workloads = {"balanced": {"steps": steps}}
+    if main_job:
+        workloads["atari5 main job"] = {"episodes": 2, "games": None, "seeds": (0,)}
+    for label, quota in workloads.items():
+        for workers in (1, 2):
+            name = f"{label}, {workers} worker{'s' if workers > 1 else ''}"
+            frames[name] = []
+            cases[name] = runner_case(workers, frames[name], **quota)
+    # warm-up: the first evaluate() starts the forkserver (and imports in it); not a round
+    runner_case(1, [], seeds=(0,), steps=10)()
+    samples = interleave(cases, rounds, warmup=0)
+    rows, report = [], {}
+    for name in cases:
+        base = name.rsplit(",", 1)[0] + ", 1 worker"
+        played = median(frames[name])
+        rows.append(
+            [
+                name,
+                median(samples[name]),
+                int(played),
+                played / median(samples[name]),
+                ratio(samples, name, base),
+                "{:.2f}-{:.2f}".format(*ratio_range(samples, name, base)),
+            ]
+        )
+        report[name] = {
+            "seconds": samples[name],
+            "frames": frames[name],
+            "frames_per_s": played / median(samples[name]),
+            "x_1_worker": ratio(samples, name, base),
         }
-        rows.append([label, workers, wall, frames, frames / wall])
+    target = Target(
+        "runner 2 workers / 1 worker (balanced)",
+        ratio(samples, "balanced, 2 workers", "balanced, 1 worker"),
+        ">=",
+        1.8,
+    )
+    return rows, report, [target]
+
+
+def reset_costs(rounds: int) -> dict[str, float]:
+    """Median seconds of a seeded reset with and without the ROM reload, and unseeded."""
+    reload, free = AtariEnv("qbert", **NATIVE), ReloadFreeAtariEnv("qbert", **NATIVE)
+    seeds = iter(range(10**6))
+
+    def timed(reset: Callable[[], object], n: int = 10) -> Callable[[], float]:
+        def run() -> float:
+            start = time.perf_counter()
+            for _ in range(n):
+                reset()
+            return (time.perf_counter() - start) / n
+
+        return run
+
+    samples = interleave(
+        {
+            "seeded reset, ROM reload (AtariEnv)": timed(lambda: reload.reset(seed=next(seeds))),
+            "seeded reset, reload-free": timed(lambda: free.reset(seed=next(seeds))),
+            "unseeded reset": timed(lambda: free.reset()),
+        },
+        rounds,
+    )
+    reload.close()
+    free.close()
+    return {name: median(values) for name, values in samples.items()}
+
+
+def job_cost(rounds: int) -> float:
+    """Median wall seconds of a job of one one-step episode (process, env, log, scoring)."""
+    frames: list[int] = []
+    one_step = {"max_episode_frames": 4}  # a deviation: episodes of one step
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NonCompliantWarning)
+        samples = interleave(
+            {"job": runner_case(1, frames, seeds=(0,), episodes=1, env_kwargs=one_step)},
+            max(3, rounds),
+            warmup=1,
+        )
+    return median(samples["job"])
+
+
+def main() -> None:
+    args = parser(__doc__)
+    args.add_argument("--steps", type=int, default=3000, help="agent steps per balanced job")
+    args.add_argument("--rounds", type=int, default=3)
+    args.add_argument("--main", action="store_true", help="also the Atari-5 main job")
+    args = args.parse_args()
+    rows, report, targets = scaling(args.steps, args.rounds, args.main)
     print(
-        render_table(
-            ["workload", "workers", "wall s", "frames", "frames/s"],
+        table(
+            ["workload", "wall s", "frames", "frames/s", "x 1 worker", "min-max"],
             rows,
-            title=f"random agent, {args.episodes} episode(s) per job",
+            f"random agent; {args.rounds} interleaved rounds (medians)",
         )
     )
-    seeded, plain = reset_cost()
-    print(f"\nreset with a seed (ROM reload) {1000 * seeded:.0f} ms, without {1000 * plain:.0f} ms")
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "bench_runner.json").write_text(
-        json.dumps(
-            {
-                "episodes": args.episodes,
-                "runs": report,
-                "reset_seeded_s": seeded,
-                "reset_plain_s": plain,
-                "machine": platform.processor() or platform.machine(),
-                "python": platform.python_version(),
-            },
-            indent=2,
+    resets = reset_costs(max(5, args.rounds))
+    per_job = job_cost(args.rounds)
+    print()
+    print(
+        table(
+            ["cost", "ms"],
+            [[name, 1e3 * seconds] for name, seconds in resets.items()]
+            + [["a job of one one-step episode (process, env, log, scoring)", 1e3 * per_job]],
+            "fixed costs (Q*bert; medians)",
         )
+    )
+    print()
+    write_json(
+        "bench_runner",
+        {
+            "steps_per_job": args.steps,
+            "rounds": args.rounds,
+            "runs": report,
+            "reset_seconds": resets,
+            "one_step_job_seconds": per_job,
+            "targets": report_targets(targets),
+        },
     )
 
 

@@ -1,0 +1,185 @@
+"""Scaling: the runner with 1 and 2 workers, and the batched path against raw AtariVectorEnv.
+
+1. The runner (processes, one env each): bench_runner.py's balanced workload (Phoenix, 4 seeds,
+   equal jobs) with 1 and 2 workers, interleaved rounds.
+2. The batched path (``arcadebench.make_vec``: ale-py's ``AtariVectorEnv`` in C++ threads, the
+   protocol's vector wrappers and per-env episode accounting, no log) against raw
+   ``AtariVectorEnv`` with the same native settings (sticky 0.25, full action set, frame skip 4,
+   frame cap, no no-ops, no FIRE reset, no reward clipping, standard 84x84x4 observations,
+   same-step autoreset) on Pong with the same number of envs (2 = the cores, and 8), the same
+   random actions, interleaved rounds. ``raw + 8 us`` is raw with 8 us of Python between steps:
+   with a small batch, any gap between two steps (an agent, a wrapper) also lets ale-py's
+   threads fall asleep, which costs more than the gap itself. envpool, when installed, is
+   measured the same way (``envpool.make_gymnasium("Pong-v5", ...)``).
+
+    .venv/bin/python perf/bench_vector.py [--steps 3000] [--rounds 7] [--runner-rounds 3]
+
+Targets (issue 9): runner 2 workers >= 1.8x 1 worker; batched path >= 0.9x raw AtariVectorEnv.
+Writes perf/results/bench_vector.json.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+from _timing import (
+    Target,
+    interleave,
+    median,
+    parser,
+    ratio,
+    ratio_range,
+    report_targets,
+    table,
+    write_json,
+)
+from ale_py.vector_env import AtariVectorEnv
+from bench_runner import scaling
+
+import arcadebench
+
+RAW = "raw AtariVectorEnv"
+
+
+def raw_env(num_envs: int, cap: int) -> AtariVectorEnv:
+    return AtariVectorEnv(
+        "pong",
+        num_envs,
+        repeat_action_probability=0.25,
+        full_action_space=True,
+        frameskip=4,
+        max_num_frames_per_episode=cap,
+        noop_max=0,
+        use_fire_reset=False,
+        episodic_life=False,
+        reward_clipping=False,
+        autoreset_mode="SameStep",
+    )
+
+
+def player(env, actions: list[np.ndarray], gap: float = 0.0) -> Callable[[], float]:
+    env.reset(seed=0)
+    step = env.step
+    clock = time.perf_counter
+
+    def play() -> float:
+        start = clock()
+        for action in actions:
+            step(action)
+            if gap:
+                until = clock() + gap
+                while clock() < until:
+                    pass
+        return clock() - start
+
+    return play
+
+
+def envpool_env(num_envs: int):
+    try:
+        import envpool
+    except ImportError:
+        return None
+    return envpool.make_gymnasium(
+        "Pong-v5",
+        num_envs=num_envs,
+        repeat_action_probability=0.25,
+        full_action_space=True,
+        noop_max=1,
+        reward_clip=False,
+        episodic_life=False,
+        max_episode_steps=27_000,
+    )
+
+
+def batched(num_envs: int, steps: int, rounds: int) -> tuple[dict, list[list]]:
+    actions = list(np.random.default_rng(0).integers(18, size=(steps, num_envs)))
+    envs = {
+        RAW: raw_env(num_envs, 108_000),
+        "make_vec HWR": arcadebench.make_vec("hwr", "pong", num_envs),
+        "make_vec SABER": arcadebench.make_vec("saber", "pong", num_envs),
+    }
+    cases = {name: player(env, actions) for name, env in envs.items()}
+    gap_env = raw_env(num_envs, 108_000)
+    cases["raw + 8 us between steps"] = player(gap_env, actions, gap=8e-6)
+    pool = envpool_env(num_envs)
+    if pool is not None:
+        cases["envpool"] = player(pool, actions)
+    samples = interleave(cases, rounds)
+    for env in [*envs.values(), gap_env, *([pool] if pool is not None else [])]:
+        env.close()
+    rows = [
+        [
+            f"{name}, {num_envs} envs",
+            num_envs * steps / median(samples[name]),
+            ratio(samples, name, RAW),
+            "{:.2f}-{:.2f}".format(*ratio_range(samples, name, RAW)),
+        ]
+        for name in cases
+    ]
+    report = {
+        name: {
+            "seconds": samples[name],
+            "env_steps_per_s": num_envs * steps / median(samples[name]),
+            "x_raw": ratio(samples, name, RAW),
+        }
+        for name in cases
+    }
+    return report, rows
+
+
+def main() -> None:
+    args = parser(__doc__)
+    args.add_argument("--steps", type=int, default=3000, help="batch steps per round (2 envs)")
+    args.add_argument("--rounds", type=int, default=7)
+    args.add_argument("--runner-steps", type=int, default=3000)
+    args.add_argument("--runner-rounds", type=int, default=3)
+    args = args.parse_args()
+    runner_rows, runner_report, targets = scaling(args.runner_steps, args.runner_rounds, False)
+    print(
+        table(
+            ["workload", "wall s", "frames", "frames/s", "x 1 worker", "min-max"],
+            runner_rows,
+            f"runner, random agent, {args.runner_rounds} interleaved rounds (medians)",
+        )
+    )
+    reports, rows = {}, []
+    for num_envs, steps in ((2, args.steps), (8, max(1, args.steps // 4))):
+        report, found = batched(num_envs, steps, args.rounds)
+        reports[num_envs] = report
+        rows += found
+        targets.append(
+            Target(
+                f"batched path (SABER) / raw AtariVectorEnv, {num_envs} envs",
+                report["make_vec SABER"]["x_raw"],
+                ">=",
+                0.9,
+            )
+        )
+    print()
+    print(
+        table(
+            ["case", "env steps/s", "x raw", "min-max"],
+            rows,
+            f"Pong, random actions, {args.rounds} interleaved rounds (medians; "
+            "ratio = median of per-round ratios)",
+        )
+    )
+    print()
+    write_json(
+        "bench_vector",
+        {
+            "steps": args.steps,
+            "rounds": args.rounds,
+            "runner": runner_report,
+            "batched": {str(n): r for n, r in reports.items()},
+            "envpool": "measured" if "envpool" in reports[2] else "not installed",
+            "targets": report_targets(targets),
+        },
+    )
+
+
+if __name__ == "__main__":
+    main()
