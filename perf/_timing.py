@@ -38,6 +38,7 @@ __all__ = [
     "ratio",
     "ratio_range",
     "report_targets",
+    "step_player",
     "table",
     "timed",
     "write_json",
@@ -77,6 +78,27 @@ def interleave(
     return samples
 
 
+def step_player(env: Any, actions: Sequence[Any], seed: int = 0) -> Callable[[], float]:
+    """A case stepping a Gymnasium env through ``actions``; returns the seconds of the steps.
+
+    Every round starts with ``reset(seed=seed)`` (not timed), so every round of every case with
+    the same actions plays the same frames: the cases differ only in what is measured. An
+    episode that ends is reset without a seed, inside the timing (both sides pay it).
+    """
+
+    def play() -> float:
+        env.reset(seed=seed)
+        step, reset = env.step, env.reset
+        start = time.perf_counter()
+        for action in actions:
+            _, _, terminated, truncated, _ = step(action)
+            if terminated or truncated:
+                reset()
+        return time.perf_counter() - start
+
+    return play
+
+
 def median(values: Sequence[float]) -> float:
     """The median."""
     return float(statistics.median(values))
@@ -105,7 +127,7 @@ class Target:
 
     name: str
     value: float
-    op: str  # ">=" or "<="
+    op: str  # ">=", "<=" or "<"
     threshold: float
     unit: str = "x"
 
@@ -114,6 +136,8 @@ class Target:
         """Whether the measured value meets the target."""
         if self.op == ">=":
             return self.value >= self.threshold
+        if self.op == "<":
+            return self.value < self.threshold
         return self.value <= self.threshold
 
     def line(self) -> str:

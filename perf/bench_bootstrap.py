@@ -13,17 +13,11 @@ Needs rliable (``pip install rliable "pandas<3"``). Writes perf/results/bench_bo
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import platform
-import statistics
-import time
-from pathlib import Path
+import itertools
 
 import numpy as np
+from _timing import interleave, median, parser, ratio, table, timed, write_json
 
-from arcadebench._table import render_table
 from arcadebench.benchmarks.bootstrap import bootstrap_distribution, percentile_interval
 from arcadebench.benchmarks.scoring import (
     aggregate_iqm,
@@ -31,8 +25,6 @@ from arcadebench.benchmarks.scoring import (
     aggregate_median,
     aggregate_optimality_gap,
 )
-
-RESULTS = Path(__file__).parent / "results"
 
 
 def ours_statistic(x: np.ndarray) -> np.ndarray:
@@ -69,22 +61,13 @@ def theirs(scores: np.ndarray, reps: int, seed: int) -> np.ndarray:
     return library.get_interval_estimates({"a": scores}, func, reps=reps)[1]["a"]
 
 
-def timed(function, *args, repeat: int) -> tuple[float, list[float], np.ndarray]:
-    times, result = [], None
-    for i in range(repeat):
-        start = time.perf_counter()
-        result = function(*args[:-1], args[-1] + i)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), times, result
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--games", type=int, default=57)
-    parser.add_argument("--runs", type=int, default=10)
-    parser.add_argument("--reps", type=int, default=2000)
-    parser.add_argument("--repeat", type=int, default=5)
-    args = parser.parse_args()
+    args = parser(__doc__)
+    args.add_argument("--games", type=int, default=57)
+    args.add_argument("--runs", type=int, default=10)
+    args.add_argument("--reps", type=int, default=2000)
+    args.add_argument("--repeat", type=int, default=5, help="interleaved rounds")
+    args = args.parse_args()
 
     rng = np.random.default_rng(0)
     # human-normalised-like scores (fraction of human): a per-game level times run noise
@@ -92,12 +75,21 @@ def main() -> None:
         4.0, 0.25, size=(args.runs, args.games)
     )
 
-    ours(scores, 50, 0)  # warm-up (imports, first allocation)
-    t_ours, all_ours, ci_ours = timed(ours, scores, args.reps, 100, repeat=args.repeat)
-    theirs(scores, 10, 0)
-    t_theirs, all_theirs, ci_theirs = timed(
-        theirs, scores, args.reps, 100, repeat=max(1, args.repeat // 2 + 1)
+    seeds = itertools.count(100)
+    results = {}
+
+    def case(function, name):  # noqa: ANN001, ANN202
+        def compute() -> None:
+            results[name] = function(scores, args.reps, next(seeds))
+
+        return lambda: timed(compute)
+
+    samples = interleave(
+        {"arcadebench": case(ours, "arcadebench"), "rliable": case(theirs, "rliable")}, args.repeat
     )
+    ci_ours, ci_theirs = results["arcadebench"], results["rliable"]
+    t_ours, t_theirs = median(samples["arcadebench"]), median(samples["rliable"])
+    all_ours, all_theirs = samples["arcadebench"], samples["rliable"]
     ci_theirs_2 = theirs(scores, args.reps, 999)
     ci_reference = ours(scores, 100_000, 12345)  # a near-exact bootstrap distribution
 
@@ -121,7 +113,7 @@ def main() -> None:
         for i, name in enumerate(names)
     ]
     print(
-        render_table(
+        table(
             [
                 "aggregate",
                 "arcadebench 95% CI",
@@ -132,31 +124,29 @@ def main() -> None:
                 "|rliable-ref|/w",
             ],
             rows,
-            title=f"{args.games} games x {args.runs} runs x {args.reps} reps"
+            f"{args.games} games x {args.runs} runs x {args.reps} reps"
             " (w = width of a 100k-rep reference CI)",
             digits=3,
         )
     )
     print()
-    speedup = t_theirs / t_ours
+    speedup = ratio(samples, "arcadebench", "rliable")
     print(
-        render_table(
+        table(
             ["", "median s", "all runs s"],
             [
                 ["arcadebench", t_ours, ", ".join(f"{t:.4f}" for t in all_ours)],
                 ["rliable 1.2.0", t_theirs, ", ".join(f"{t:.3f}" for t in all_theirs)],
                 ["speed-up", speedup, ""],
             ],
-            title="time for the four aggregates' CIs",
+            f"time for the four aggregates' CIs ({args.repeat} interleaved rounds, medians)",
             digits=4,
         )
     )
 
-    RESULTS.mkdir(exist_ok=True)
     import rliable
 
     report = {
-        "benchmark": "bootstrap",
         "shape": {"games": args.games, "runs": args.runs, "reps": args.reps},
         "seconds": {
             "arcadebench": t_ours,
@@ -179,17 +169,9 @@ def main() -> None:
             "ours_vs_reference": float(ours_err.max()),
             "rliable_vs_reference": float(theirs_err.max()),
         },
-        "machine": {
-            "python": platform.python_version(),
-            "numpy": np.__version__,
-            "rliable": getattr(rliable, "__version__", "1.2.0"),
-            "cpus": os.cpu_count(),
-            "processor": platform.processor() or platform.machine(),
-        },
+        "rliable": getattr(rliable, "__version__", "1.2.0"),
     }
-    out = RESULTS / "bench_bootstrap.json"
-    out.write_text(json.dumps(report, indent=2) + "\n")
-    print(f"\nwrote {out}")
+    write_json("bench_bootstrap", report)
 
 
 if __name__ == "__main__":

@@ -1,49 +1,45 @@
-"""Episode-monitor overhead: stepping the protocol env with and without its monitor (target <= 2 %).
+"""Episode-monitor overhead: the protocol env with and without its monitor (target <= 2 %).
 
 First the monitor's own per-step cost, exactly: stepping a no-op environment through it (the
 difference from stepping the no-op env directly, in microseconds), set against the time of one
-protocol step. Then end to end: the protocol stack of arcadebench/SABER-Pong-v0 is stepped
-through (a) the wrapper just below the
-monitor, (b) the monitor without a log, and (c) the monitor writing a log, with the same seeded
-actions; each case plays the same number of steps (episodes end and restart as they come), the
-cases interleave, and the median of several repeats is reported with the overhead against (a).
+protocol step. Then end to end: one protocol stack of arcadebench/SABER-Pong-v0 (one emulator:
+separate ALE instances differ by a few per cent on their own) is stepped through (a) the
+wrapper just below the monitor, (b) its monitor without a log, and (c) another monitor on it
+writing a log (one fsynced line per episode): every round of every case resets with the
+same seed and plays the same actions, so all play the same frames (episodes end and restart
+inside the timing); the cases run in interleaved rounds and the overhead against (a) is the
+median of the per-round ratios.
 
-    .venv/bin/python perf/bench_monitor.py [--steps 20000] [--repeat 7]
+    .venv/bin/python perf/bench_monitor.py [--steps 20000] [--rounds 7]
 
 Writes perf/results/bench_monitor.json.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import platform
-import statistics
 import tempfile
-import time
 import timeit
 from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
+from _timing import (
+    Target,
+    interleave,
+    median,
+    parser,
+    ratio,
+    report_targets,
+    step_player,
+    table,
+    write_json,
+)
 
 import arcadebench  # noqa: F401 - registers the ids
-from arcadebench._table import render_table
-from arcadebench.wrappers.monitor import EpisodeMonitor, find_monitor, monitor
+from arcadebench.wrappers.monitor import EpisodeMonitor, find_monitor
 
-RESULTS = Path(__file__).parent / "results"
 ENV_ID = "arcadebench/SABER-Pong-v0"
-
-
-def play(env: gym.Env, actions: np.ndarray) -> float:
-    env.reset(seed=0)
-    step = env.step
-    start = time.perf_counter()
-    for action in actions:
-        _, _, terminated, truncated, _ = step(action)
-        if terminated or truncated:
-            env.reset()
-    return time.perf_counter() - start
+BASE = "without monitor"
 
 
 class NullEnv(gym.Env):
@@ -72,63 +68,70 @@ def per_step_cost_us(n: int = 500_000) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=20_000)
-    parser.add_argument("--repeat", type=int, default=7)
-    args = parser.parse_args()
+    args = parser(__doc__)
+    args.add_argument("--steps", type=int, default=20_000)
+    args.add_argument("--rounds", type=int, default=7)
+    args = args.parse_args()
     actions = np.random.default_rng(0).integers(18, size=args.steps).tolist()
     with tempfile.TemporaryDirectory() as tmp:
-        bare_env = gym.make(ENV_ID, disable_env_checker=True)
-        below = find_monitor(bare_env).env  # the stack without the monitor
+        # one emulator for all cases: separate ALE instances differ by a few % on their own
         quiet = find_monitor(gym.make(ENV_ID, disable_env_checker=True))
-        logged = find_monitor(monitor(gym.make(ENV_ID, disable_env_checker=True), log_dir=tmp))
-        cases = {"without monitor": below, "monitor, no log": quiet, "monitor, logging": logged}
-        times: dict[str, list[float]] = {name: [] for name in cases}
-        for _ in range(args.repeat):
-            for name, env in cases.items():
-                times[name].append(play(env, actions))
+        below = quiet.env  # the protocol stack without its monitor
+        logged = EpisodeMonitor(below, "saber", "pong", log=Path(tmp) / "log.jsonl")
+        envs = {BASE: below, "monitor, no log": quiet, "monitor, logging": logged}
+        samples = interleave(
+            {name: step_player(env, actions) for name, env in envs.items()}, args.rounds
+        )
         episodes = logged.episode
-        for env in cases.values():
+        for env in envs.values():
             env.close()
-    base = statistics.median(times["without monitor"])
     cost = per_step_cost_us()
-    step_us = 1e6 * base / args.steps
+    step_us = 1e6 * median(samples[BASE]) / args.steps
     print(
         f"monitor cost per step: {cost:.2f} us = {100 * cost / step_us:.3f} % of a protocol step "
         f"({step_us:.0f} us)\n"
     )
-    rows, report = [], {}
-    for name, samples in times.items():
-        median = statistics.median(samples)
-        report[name] = {
-            "seconds": median,
-            "steps_per_s": args.steps / median,
-            "overhead_pct": 100 * (median / base - 1),
-        }
-        rows.append([name, args.steps / median, 100 * (median / base - 1)])
+    overhead = {name: 100 * (1 / ratio(samples, name, BASE) - 1) for name in envs}
+    rows = [[name, args.steps / median(samples[name]), overhead[name]] for name in envs]
     print(
-        render_table(
+        table(
             ["case", "steps/s", "overhead %"],
             rows,
-            title=f"{ENV_ID}: {args.steps:,} steps x {args.repeat} repeats (median), "
-            f"{episodes // args.repeat} episodes logged per repeat",
+            f"{ENV_ID}: {args.steps:,} steps x {args.rounds} interleaved rounds (medians), "
+            f"{episodes} episodes logged in all",
         )
     )
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "bench_monitor.json").write_text(
-        json.dumps(
-            {
-                "env": ENV_ID,
-                "steps": args.steps,
-                "repeat": args.repeat,
-                "cases": report,
-                "monitor_us_per_step": cost,
-                "monitor_pct_of_step": 100 * cost / step_us,
-                "machine": platform.processor() or platform.machine(),
-                "python": platform.python_version(),
+    print()
+    targets = report_targets(
+        [
+            Target(
+                "monitor overhead, logging (end to end)",
+                overhead["monitor, logging"],
+                "<=",
+                2.0,
+                "%",
+            ),
+            Target("monitor cost per step / protocol step", 100 * cost / step_us, "<=", 2.0, "%"),
+        ]
+    )
+    write_json(
+        "bench_monitor",
+        {
+            "env": ENV_ID,
+            "steps": args.steps,
+            "rounds": args.rounds,
+            "cases": {
+                name: {
+                    "seconds": samples[name],
+                    "steps_per_s": args.steps / median(samples[name]),
+                    "overhead_pct": overhead[name],
+                }
+                for name in envs
             },
-            indent=2,
-        )
+            "monitor_us_per_step": cost,
+            "monitor_pct_of_step": 100 * cost / step_us,
+            "targets": targets,
+        },
     )
 
 

@@ -4,8 +4,9 @@ Both produce the same observations (grayscale, max-pool of a step's last two fra
 84x84, stack of 4; tests/test_wrappers_observations.py checks them equal) from the same ALE
 settings (sticky actions 0.25, full action set, 108,000-frame cap), Gymnasium's as
 ``FrameStackObservation(AtariPreprocessing(AtariEnv(frameskip=1), frame_skip=4, noop_max=0,
-screen_size=84), 4)``. Cases, stepped with the same random actions in interleaved rounds (an
-episode that ends is reset without a seed, inside the timing):
+screen_size=84), 4)``. Cases, stepped with the same random actions in interleaved rounds, each
+round from a reset with the same seed, so all play the same frames (an episode that ends is
+reset without a seed, inside the timing):
 
 - ``AtariPreprocessing + stack``: the reference (ratio 1);
 - ``StandardAtariEnv``: ours, the env the protocol builders use for ``obs_type="standard"``;
@@ -25,9 +26,6 @@ Writes perf/results/bench_preprocessing.json.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-
 import gymnasium as gym
 import numpy as np
 from _timing import (
@@ -38,6 +36,7 @@ from _timing import (
     ratio,
     ratio_range,
     report_targets,
+    step_player,
     table,
     write_json,
 )
@@ -70,22 +69,6 @@ def whole_frame(game: str) -> gym.Env:
     return env
 
 
-def player(env: gym.Env, actions: list[int]) -> Callable[[], float]:
-    """A case: step ``env`` through ``actions`` (resetting finished episodes); returns seconds."""
-    env.reset(seed=0)
-    step, reset = env.step, env.reset
-
-    def play() -> float:
-        start = time.perf_counter()
-        for action in actions:
-            _, _, terminated, truncated, _ = step(action)
-            if terminated or truncated:
-                reset()
-        return time.perf_counter() - start
-
-    return play
-
-
 def main() -> None:
     args = parser(__doc__)
     args.add_argument("--steps", type=int, default=3000)
@@ -100,7 +83,9 @@ def main() -> None:
         "protocol env (HWR), standard": gym.make("arcadebench/HWR-Pong-v0", obs_type="standard"),
         "AtariEnv RGB (no preprocessing)": AtariEnv("pong", frameskip=4, **NATIVE),
     }
-    samples = interleave({name: player(env, actions) for name, env in envs.items()}, args.rounds)
+    samples = interleave(
+        {name: step_player(env, actions) for name, env in envs.items()}, args.rounds
+    )
     rows = [
         [
             name,
@@ -132,7 +117,8 @@ def main() -> None:
         }
         short = actions[: args.steps // 2]
         found = interleave(
-            {name: player(env, short) for name, env in game_envs.items()}, max(3, args.rounds // 2)
+            {name: step_player(env, short) for name, env in game_envs.items()},
+            max(3, args.rounds // 2),
         )
         other[game] = {
             name: {"seconds": found[name], "x_reference": ratio(found, name, BASE)}

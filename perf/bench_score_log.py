@@ -8,28 +8,29 @@ scored):
 - ``5 runs``: 57 games x 5 runs x ~351 episodes, so every block also gets bootstrap CIs
   (2,000 repetitions, at each of the 4 checkpoints and the end).
 
-Each case is scored in a fresh process (``arcadebench.score``), which reports the wall time of
-the call, its peak traced Python allocation (tracemalloc, a second call) and the process's peak
-resident memory (ru_maxrss, including the interpreter and numpy, about 90 MB of it before
-scoring).
+Each case is scored in fresh processes (``arcadebench.score``, ``--rounds`` of them, the cases
+interleaved), each reporting the wall time of the call, its peak traced Python allocation
+(tracemalloc, a second call) and the process's peak resident memory (ru_maxrss, including the
+interpreter and numpy, about 70 MB of it before scoring); the table has the median time and
+the largest peaks.
 
-    .venv/bin/python perf/bench_score_log.py [--episodes 100000]
+    .venv/bin/python perf/bench_score_log.py [--episodes 100000] [--rounds 3]
 
 Writes perf/results/bench_score_log.json.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
-import platform
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
-RESULTS = Path(__file__).parent / "results"
+from _timing import Target, interleave, median, parser, report_targets, table, write_json
+
+import arcadebench
 
 CHILD = r"""
 import json, resource, sys, time, tracemalloc
@@ -114,31 +115,56 @@ def write_logs(folder: Path, episodes: int, runs: int) -> tuple[int, int]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--episodes", type=int, default=100_000)
-    parser.add_argument("--reps", type=int, default=2000)
-    args = parser.parse_args()
-    cases = []
-    for runs in (1, 5):
-        with tempfile.TemporaryDirectory() as tmp:
-            written, size = write_logs(Path(tmp), args.episodes, runs)
-            done = subprocess.run(
-                [sys.executable, "-c", CHILD, tmp, str(args.reps)],
-                capture_output=True,
-                text=True,
-                check=True,
-            )
-            result = json.loads(done.stdout.strip().splitlines()[-1])
-            result.update(
-                {
-                    "case": f"{runs} run{'s' if runs > 1 else ''}",
-                    "runs_per_game": runs,
-                    "episodes_written": written,
-                    "log_mb": size / 2**20,
-                }
-            )
-            cases.append(result)
+    args = parser(__doc__)
+    args.add_argument("--episodes", type=int, default=100_000)
+    args.add_argument("--reps", type=int, default=2000)
+    args.add_argument("--rounds", type=int, default=3, help="fresh processes per case")
+    args = args.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        layouts, results = {}, {}
+        for runs in (1, 5):
+            name = f"{runs} run{'s' if runs > 1 else ''}"
+            folder = Path(tmp) / name.replace(" ", "_")
+            written, size = write_logs(folder, args.episodes, runs)
+            layouts[name] = {
+                "runs_per_game": runs,
+                "episodes_written": written,
+                "log_mb": size / 2**20,
+            }
+            results[name] = []
 
+        def child(name: str) -> Callable[[], float]:
+            folder = Path(tmp) / name.replace(" ", "_")
+
+            def run() -> float:
+                done = subprocess.run(
+                    [sys.executable, "-c", CHILD, str(folder), str(args.reps)],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                )
+                result = json.loads(done.stdout.strip().splitlines()[-1])
+                results[name].append(result)
+                return result["seconds"]
+
+            return run
+
+        samples = interleave({name: child(name) for name in layouts}, args.rounds, warmup=0)
+    cases = []
+    for name, layout in layouts.items():
+        found = results[name]
+        cases.append(
+            {
+                "case": name,
+                **layout,
+                "seconds": median(samples[name]),
+                "seconds_all": samples[name],
+                "rss_before_mb": median([r["rss_before_mb"] for r in found]),
+                "rss_peak_mb": max(r["rss_peak_mb"] for r in found),
+                "traced_peak_mb": max(r["traced_peak_mb"] for r in found),
+                **{k: found[-1][k] for k in ("games", "episodes", "checkpoints", "has_ci")},
+            }
+        )
     rows = [
         [
             c["case"],
@@ -154,7 +180,7 @@ def main() -> None:
         for c in cases
     ]
     print(
-        render_table(
+        table(
             [
                 "case",
                 "episodes in logs",
@@ -167,30 +193,29 @@ def main() -> None:
                 "checkpoints",
             ],
             rows,
-            title=f"arcadebench.score('saber', <logs>) on {args.episodes:,} episodes over 57 games",
-            digits=2,
+            f"arcadebench.score('saber', <logs>) on {args.episodes:,} episodes over 57 games "
+            f"(median of {args.rounds} fresh processes per case; peaks: the largest)",
         )
     )
-    RESULTS.mkdir(exist_ok=True)
-    report = {
-        "benchmark": "score_log",
-        "episodes": args.episodes,
-        "reps": args.reps,
-        "cases": cases,
-        "targets": {"seconds": 2.0, "memory_mb": 300},
-        "machine": {
-            "python": platform.python_version(),
-            "cpus": os.cpu_count(),
-            "processor": platform.processor() or platform.machine(),
+    print()
+    targets = report_targets(
+        [
+            Target(f"score {args.episodes:,} episodes, {c['case']}", c["seconds"], "<", 2.0, " s")
+            for c in cases
+        ]
+        + [Target(f"peak memory, {c['case']}", c["rss_peak_mb"], "<", 300, " MB") for c in cases]
+    )
+    write_json(
+        "bench_score_log",
+        {
+            "episodes": args.episodes,
+            "reps": args.reps,
+            "rounds": args.rounds,
+            "cases": cases,
+            "targets": targets,
         },
-    }
-    out = RESULTS / "bench_score_log.json"
-    out.write_text(json.dumps(report, indent=2) + "\n")
-    print(f"\nwrote {out}")
+    )
 
 
 if __name__ == "__main__":
-    import arcadebench
-    from arcadebench._table import render_table
-
     main()

@@ -18,39 +18,32 @@ Writes perf/results/bench_sonic_joint.json.
 
 from __future__ import annotations
 
-import argparse
-import json
-import platform
-import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from _timing import median, parser, table, timed, write_json
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))
 
 from sonic_helpers import write_sonic_airstriker  # noqa: E402
 
 import arcadebench  # noqa: E402
-from arcadebench._table import render_table  # noqa: E402
 from arcadebench.benchmarks.sonic import JointSonicEnv  # noqa: E402
 
-RESULTS = Path(__file__).parent / "results"
 
+def repeated(function, repeat: int) -> float:  # noqa: ANN001
+    """Median seconds of ``function()`` over ``repeat`` calls in a row.
 
-def timed(function, repeat: int) -> float:
-    samples = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        function()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
+    Not interleaved: each case is a sequence of level switches that needs its own previous level.
+    """
+    return median([timed(function) for _ in range(repeat)])
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=40)
-    args = parser.parse_args()
+    args = parser(__doc__)
+    args.add_argument("--repeat", type=int, default=40)
+    args = args.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         spec = str(write_sonic_airstriker(Path(tmp)))
         env = JointSonicEnv(
@@ -58,33 +51,23 @@ def main() -> None:
         )
         env.reset(seed=0, options={"level": "AirstrikerA-Zone0"})
         cases = {}
-        cases["reset"] = timed(
+        cases["reset"] = repeated(
             lambda: env.reset(options={"level": "AirstrikerA-Zone0"}), args.repeat
         )
         flip = iter(["AirstrikerA-Zone1", "AirstrikerA-Zone0"] * args.repeat)
-        cases["same game"] = timed(lambda: env.reset(options={"level": next(flip)}), args.repeat)
+        cases["same game"] = repeated(lambda: env.reset(options={"level": next(flip)}), args.repeat)
         other = iter(["AirstrikerB-Zone0", "AirstrikerA-Zone0"] * args.repeat)
-        cases["other game"] = timed(lambda: env.reset(options={"level": next(other)}), args.repeat)
+        cases["other game"] = repeated(
+            lambda: env.reset(options={"level": next(other)}), args.repeat
+        )
         env.close()
-        cases["make"] = timed(
+        cases["make"] = repeated(
             lambda: arcadebench.make(spec, "AirstrikerA-Zone2").close(), args.repeat
         )
     base = cases["reset"]
     rows = [[name, seconds * 1e3, seconds / base] for name, seconds in cases.items()]
-    print(render_table(["case", "median ms", "x reset"], rows, title="joint env level switches"))
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "bench_sonic_joint.json").write_text(
-        json.dumps(
-            {
-                "repeat": args.repeat,
-                "median_seconds": cases,
-                "machine": platform.platform(),
-                "python": platform.python_version(),
-            },
-            indent=2,
-        )
-        + "\n"
-    )
+    print(table(["case", "median ms", "x reset"], rows, "joint env level switches"))
+    write_json("bench_sonic_joint", {"repeat": args.repeat, "median_seconds": cases})
 
 
 if __name__ == "__main__":

@@ -7,22 +7,16 @@ The paper's own search "took approximately 1-hour on a 12-core machine" (Section
 also checks that it selects the paper's subsets. Prints a table and writes
 perf/results/bench_subset.json.
 
-    python perf/bench_subset.py [--quick]   # --quick: size 5 on all processes only
+    .venv/bin/python perf/bench_subset.py [--quick]   # --quick: size 5 on all processes only
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import platform
 import time
-from pathlib import Path
 
-import numpy as np
+from _timing import machine, parser, table, write_json
 
 import arcadebench
-from arcadebench._table import render_table
 from arcadebench.benchmarks.subset import (
     ATARI5_DATASET,
     best_subsets,
@@ -31,45 +25,18 @@ from arcadebench.benchmarks.subset import (
     read_scores,
 )
 
-RESULTS = Path(__file__).resolve().parent / "results"
-
-
-def _machine() -> dict:
-    cpu = platform.processor() or ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    try:
-        available = len(os.sched_getaffinity(0))
-    except AttributeError:
-        available = os.cpu_count() or 1
-    return {
-        "cpu": cpu,
-        "cpus_available": available,
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "platform": platform.platform(),
-        "arcadebench": arcadebench.__version__,
-    }
-
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="only size 5 on all processes")
-    args = parser.parse_args()
-    machine = _machine()
+    args = parser(__doc__)
+    args.add_argument("--quick", action="store_true", help="only size 5 on all processes")
+    args = args.parse_args()
+    host = machine()
     spec = arcadebench.load_spec("atari5")
     started = time.perf_counter()
     data = prepare(read_scores(ATARI5_DATASET))
     load_seconds = time.perf_counter() - started
     runs = []
-    process_counts = (
-        [machine["cpus_available"]] if args.quick else sorted({1, machine["cpus_available"]})
-    )
+    process_counts = [host["cpus"]] if args.quick else sorted({1, host["cpus"]})
     for processes in process_counts:
         search = best_subsets(data, 5, processes=processes)
         runs.append(
@@ -86,7 +53,7 @@ def main() -> None:
         )
     if not args.quick:
         started = time.perf_counter()
-        found = nested_selection(data, processes=machine["cpus_available"])
+        found = nested_selection(data, processes=host["cpus"])
         seconds = time.perf_counter() - started
         matches = all(
             found[name].games == spec.subsets[name].games
@@ -97,7 +64,7 @@ def main() -> None:
         runs.append(
             {
                 "run": "nested selection (Table 2)",
-                "processes": machine["cpus_available"],
+                "processes": host["cpus"],
                 "subsets": None,
                 "non_negative": None,
                 "seconds": round(seconds, 2),
@@ -119,7 +86,7 @@ def main() -> None:
         for r in runs
     ]
     print(
-        render_table(
+        table(
             [
                 "run",
                 "processes",
@@ -130,27 +97,11 @@ def main() -> None:
                 "paper's subsets",
             ],
             rows,
-            title=f"Atari-5 subset search on {machine['cpu']} ({machine['cpus_available']} CPUs "
-            f"available); data loaded in {load_seconds:.2f} s",
+            f"Atari-5 subset search on {host['cpu']} ({host['cpus']} CPUs available); data loaded "
+            f"in {load_seconds:.2f} s",
         )
     )
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    out = RESULTS / "bench_subset.json"
-    out.write_text(
-        json.dumps(
-            {
-                "benchmark": "subset",
-                "time": stamp,
-                "machine": machine,
-                "load_seconds": round(load_seconds, 3),
-                "runs": runs,
-            },
-            indent=2,
-        )
-        + "\n"
-    )
-    print(f"\nwrote {out}")
+    write_json("bench_subset", {"load_seconds": round(load_seconds, 3), "runs": runs})
 
 
 if __name__ == "__main__":
