@@ -244,12 +244,13 @@ class StandardAtariEnv(AtariEnv):
         previous = self._pooled[self._newest]
         self._newest ^= 1
         last, second_last = self._pooled[self._newest], self._second_last
-        frameskip = self._frameskip
+        act, frameskip = ale.act, self._frameskip
         reward = 0.0
-        for frame in range(frameskip):
-            reward += ale.act(action_idx, 1.0)
-            if frame == frameskip - 2:
-                ale.getScreenGrayscale(second_last)
+        for _ in range(frameskip - 1):
+            reward += act(action_idx, 1.0)
+        if frameskip > 1:
+            ale.getScreenGrayscale(second_last)
+        reward += act(action_idx, 1.0)
         ale.getScreenGrayscale(last)
         if frameskip > 1:
             np.maximum(last, second_last, out=last)
