@@ -23,7 +23,7 @@ the tests build it (tests/sonic_helpers.py: the contest scenario, the level's sa
 SonicProgressReward, StickyFrameSkip, ButtonDiscretizer, TimeLimit and the monitor), against
 its own ``RetroEnv`` stepped four frames per step with random button vectors.
 
-    .venv/bin/python perf/bench_envs.py [--steps 3000] [--rounds 7] [--retro-steps 1000]
+    .venv/bin/python perf/bench_envs.py [--steps 1000] [--rounds 15] [--retro-steps 300]
 
 Then each protocol env again, its emulator's ``step`` timed inside the same steps: what our
 layers cost per step and the emulator's share of a step, free of the noise between runs.
@@ -259,9 +259,9 @@ def retro(args) -> tuple[dict, list[Target], list[list]]:
 
 def main() -> None:
     args = parser(__doc__)
-    args.add_argument("--steps", type=int, default=3000)
-    args.add_argument("--rounds", type=int, default=7)
-    args.add_argument("--retro-steps", type=int, default=1000)
+    args.add_argument("--steps", type=int, default=1000)
+    args.add_argument("--rounds", type=int, default=15)
+    args.add_argument("--retro-steps", type=int, default=300)
     args = args.parse_args()
     columns = ["case", "steps/s", "us/step", "x reference", "min-max", "reference"]
     atari_report, atari_targets, atari_rows = atari(args)

@@ -10,7 +10,7 @@ same seed and plays the same actions, so all play the same frames (episodes end 
 inside the timing); the cases run in interleaved rounds and the overhead against (a) is the
 median of the per-round ratios.
 
-    .venv/bin/python perf/bench_monitor.py [--steps 20000] [--rounds 7]
+    .venv/bin/python perf/bench_monitor.py [--steps 5000] [--rounds 21]
 
 Writes perf/results/bench_monitor.json.
 """
@@ -69,8 +69,8 @@ def per_step_cost_us(n: int = 500_000) -> float:
 
 def main() -> None:
     args = parser(__doc__)
-    args.add_argument("--steps", type=int, default=20_000)
-    args.add_argument("--rounds", type=int, default=7)
+    args.add_argument("--steps", type=int, default=5000)
+    args.add_argument("--rounds", type=int, default=21)
     args = args.parse_args()
     actions = np.random.default_rng(0).integers(18, size=args.steps).tolist()
     with tempfile.TemporaryDirectory() as tmp:

@@ -26,7 +26,7 @@ ratios each case times the emulator (ALE's ``act``) inside its own steps; the in
 ``(1 + rest/emulator)_reference / (1 + rest/emulator)_case`` compares what each adds to the same
 emulation and does not depend on how fast the machine ran (the target uses it).
 
-    .venv/bin/python perf/bench_preprocessing.py [--steps 3000] [--rounds 7]
+    .venv/bin/python perf/bench_preprocessing.py [--steps 1000] [--rounds 21]
 
 Target (issue 9): StandardAtariEnv >= 1.5x AtariPreprocessing + stack on Pong.
 Writes perf/results/bench_preprocessing.json.
@@ -94,8 +94,8 @@ def one_emulator(envs: dict[str, gym.Env]) -> dict[str, gym.Env]:
 
 def main() -> None:
     args = parser(__doc__)
-    args.add_argument("--steps", type=int, default=3000)
-    args.add_argument("--rounds", type=int, default=7)
+    args.add_argument("--steps", type=int, default=1000)
+    args.add_argument("--rounds", type=int, default=21)
     args.add_argument("--games", nargs="*", default=["breakout", "space_invaders", "ms_pacman"])
     args = args.parse_args()
     actions = np.random.default_rng(0).integers(18, size=args.steps).tolist()

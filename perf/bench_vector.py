@@ -12,7 +12,7 @@
    threads fall asleep, which costs more than the gap itself. envpool, when installed, is
    measured the same way (``envpool.make_gymnasium("Pong-v5", ...)``).
 
-    .venv/bin/python perf/bench_vector.py [--steps 3000] [--rounds 7] [--runner-rounds 3]
+    .venv/bin/python perf/bench_vector.py [--steps 1000] [--rounds 15] [--runner-rounds 3]
 
 Targets (issue 9): runner 2 workers >= 1.8x 1 worker; batched path >= 0.9x raw AtariVectorEnv.
 Writes perf/results/bench_vector.json.
@@ -132,8 +132,8 @@ def batched(num_envs: int, steps: int, rounds: int) -> tuple[dict, list[list]]:
 
 def main() -> None:
     args = parser(__doc__)
-    args.add_argument("--steps", type=int, default=3000, help="batch steps per round (2 envs)")
-    args.add_argument("--rounds", type=int, default=7)
+    args.add_argument("--steps", type=int, default=1000, help="batch steps per round (2 envs)")
+    args.add_argument("--rounds", type=int, default=15)
     args.add_argument("--runner-steps", type=int, default=3000)
     args.add_argument("--runner-rounds", type=int, default=3)
     args = args.parse_args()
