@@ -3,6 +3,7 @@
 
     python3 dev.py <arcadebench arguments>   # e.g. run atari5 --agent random --episodes 1
     python3 dev.py test [pytest arguments]   # the whole test suite
+    python3 dev.py perf <script> [arguments] # a perf/ benchmark, e.g. perf bench_envs
 
 The first call creates ``.venv/`` next to this file and installs the package with its test and
 report extras; later calls reinstall only when pyproject.toml changed, so they start at once.
@@ -51,6 +52,12 @@ def main(argv: list[str]) -> int:
     ensure_installed()
     if argv[:1] == ["test"]:
         command = [str(PYTHON), "-m", "pytest", *argv[1:]]
+    elif argv[:1] == ["perf"]:
+        scripts = sorted(path.stem for path in (ROOT / "perf").glob("bench_*.py"))
+        script = argv[1].removesuffix(".py") if len(argv) > 1 else ""
+        if script not in scripts:
+            sys.exit(f"usage: python3 dev.py perf <script> [args]; scripts: {', '.join(scripts)}")
+        command = [str(PYTHON), str(ROOT / "perf" / f"{script}.py"), *argv[2:]]
     else:
         command = [str(PYTHON), "-m", "arcadebench", *argv]
     return subprocess.run(command, cwd=ROOT).returncode

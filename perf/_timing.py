@@ -7,7 +7,8 @@ per-round ratios (paired, so drift between rounds cancels), with its min-max ove
 Targets are checked on those ratios and printed as met or MISSED; ``perf/README.md`` explains
 every miss.
 
-Run a script from the repository root, e.g. ``.venv/bin/python perf/bench_envs.py``; each
+Run a script from a fresh clone with ``python3 dev.py perf bench_envs [arguments]`` (or, once set
+up, ``.venv/bin/python perf/bench_envs.py``); each
 writes ``perf/results/<script>.json`` (git-ignored) with the machine and the command.
 """
 
