@@ -8,8 +8,8 @@ Targets are checked on those ratios and printed as met or MISSED; ``perf/README.
 every miss.
 
 Run a script from a fresh clone with ``python3 dev.py perf bench_envs [arguments]`` (or, once set
-up, ``.venv/bin/python perf/bench_envs.py``); each
-writes ``perf/results/<script>.json`` (git-ignored) with the machine and the command.
+up, ``.venv/bin/python perf/bench_envs.py``); each writes ``perf/results/<script>.json``
+(git-ignored) with the machine and the command.
 """
 
 from __future__ import annotations
