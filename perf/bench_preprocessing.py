@@ -92,6 +92,33 @@ def one_emulator(envs: dict[str, gym.Env]) -> dict[str, gym.Env]:
     return envs
 
 
+def breakdown(game: str, actions: list[int], rounds: int) -> dict[str, float]:
+    """Where a StandardAtariEnv step's time goes (us/step; medians of ``rounds`` passes).
+
+    Three nested stand-ins time, inside the same steps, the emulator (``ale.act``), ALE's
+    grayscale screens (``getScreenGrayscale``, two a step) and the banded resize; the rest is
+    the step's Python, the max-pool, the stack and ``info``.
+    """
+    env = StandardAtariEnv(game, frameskip=4, **NATIVE)
+    emulator = TimedCalls(env.ale, "act")
+    screens = TimedCalls(emulator, "getScreenGrayscale")
+    resize = TimedCalls(env._resize, "update")
+    env.ale, env._resize = screens, resize
+    play = step_player(env, actions)
+    parts: dict[str, list[float]] = {"emulator": [], "grayscale screens": [], "resize": []}
+    parts["rest"], parts["step"] = [], []
+    for _ in range(rounds):
+        emulator.seconds = screens.seconds = resize.seconds = 0.0
+        seconds = play()
+        parts["emulator"].append(emulator.seconds)
+        parts["grayscale screens"].append(screens.seconds)
+        parts["resize"].append(resize.seconds)
+        parts["rest"].append(seconds - emulator.seconds - screens.seconds - resize.seconds)
+        parts["step"].append(seconds)
+    env.close()
+    return {name: 1e6 * median(values) / len(actions) for name, values in parts.items()}
+
+
 def main() -> None:
     args = parser(__doc__)
     args.add_argument("--steps", type=int, default=1000)
@@ -201,6 +228,15 @@ def main() -> None:
         )
     )
     print()
+    parts = breakdown("pong", actions, args.rounds)
+    print(
+        table(
+            ["part", "us/step", "share"],
+            [[name, value, value / parts["step"]] for name, value in parts.items()],
+            "where a StandardAtariEnv step goes (Pong; nested timers, medians)",
+        )
+    )
+    print()
     targets = report_targets(
         [
             Target(
@@ -217,6 +253,7 @@ def main() -> None:
             "game": "pong",
             "steps": args.steps,
             "rounds": args.rounds,
+            "breakdown_us_per_step": parts,
             "cases": {
                 name: {
                     "seconds": samples[name],

@@ -131,7 +131,7 @@ class _BandedAreaResize:
             previous.view(np.uint64).reshape(bands, -1),
             out=self._differ,
         ).any(axis=1, out=self._changed)
-        changed = np.flatnonzero(self._changed).tolist()
+        changed = self._changed.nonzero()[0].tolist()
         if not changed:
             return
         # runs of changed bands; a gap of one band is resized too (cheaper than another call)
@@ -148,12 +148,15 @@ class _BandedAreaResize:
             self.full(frame, out)
             return
         rows_in, rows_out, size = self._rows_in, self._rows_out, self._size[0]
-        for first, stop in runs:
+        area = cv2.INTER_AREA
+        for first, stop in runs:  # positional arguments: OpenCV parses keywords per call
             cv2.resize(
                 frame[first * rows_in : stop * rows_in],
                 (size, (stop - first) * rows_out),
-                dst=out[first * rows_out : stop * rows_out],
-                interpolation=cv2.INTER_AREA,
+                out[first * rows_out : stop * rows_out],
+                0,
+                0,
+                area,
             )
 
 
