@@ -14,7 +14,11 @@
 
     .venv/bin/python perf/bench_vector.py [--steps 1000] [--rounds 15] [--runner-rounds 3]
 
-Targets (issue 9): runner 2 workers >= 1.8x 1 worker; batched path >= 0.9x raw AtariVectorEnv.
+Targets (issue 9): runner 2 workers >= 1.8x 1 worker; batched path >= 0.9x raw AtariVectorEnv. The
+batched target is checked in-run, as bench_envs does: the share of make_vec's own steps spent
+inside ale-py's ``send``/``recv`` (the raw env's step is those calls plus its own checks, so this
+errs on the safe side), which the thread wake-ups above make far less noisy than the end-to-end
+ratio (printed too).
 Writes perf/results/bench_vector.json.
 """
 
@@ -26,6 +30,7 @@ from collections.abc import Callable
 import numpy as np
 from _timing import (
     Target,
+    TimedCalls,
     interleave,
     median,
     parser,
@@ -101,7 +106,20 @@ def batched(num_envs: int, steps: int, rounds: int) -> tuple[dict, list[list]]:
         "make_vec HWR": arcadebench.make_vec("hwr", "pong", num_envs),
         "make_vec SABER": arcadebench.make_vec("saber", "pong", num_envs),
     }
+    base = envs["make_vec SABER"].unwrapped  # ale-py's send/recv, timed inside its steps
+    inside = TimedCalls(base._ale.ale, "send", "recv")
+    base._send, base._recv = inside.send, inside.recv
     cases = {name: player(env, actions) for name, env in envs.items()}
+    saber = cases["make_vec SABER"]
+    emulator: list[float] = []
+
+    def saber_timed() -> float:
+        inside.seconds = 0.0
+        seconds = saber()
+        emulator.append(inside.seconds)
+        return seconds
+
+    cases["make_vec SABER"] = saber_timed
     gap_env = raw_env(num_envs, 108_000)
     cases["raw + 8 us between steps"] = player(gap_env, actions, gap=8e-6)
     pool = envpool_env(num_envs)
@@ -127,6 +145,16 @@ def batched(num_envs: int, steps: int, rounds: int) -> tuple[dict, list[list]]:
         }
         for name in cases
     }
+    # in-run: time inside ale-py's send/recv over the whole step, the same steps (no warm-up)
+    in_run = [e / t for e, t in zip(emulator[-rounds:], samples["make_vec SABER"], strict=True)]
+    report["make_vec SABER"]["x_raw_in_run"] = median(in_run)
+    report["make_vec SABER"]["our_layers_us_per_batch_step"] = (
+        1e6
+        * median(
+            [t - e for e, t in zip(emulator[-rounds:], samples["make_vec SABER"], strict=True)]
+        )
+        / steps
+    )
     return report, rows
 
 
@@ -152,8 +180,8 @@ def main() -> None:
         rows += found
         targets.append(
             Target(
-                f"batched path (SABER) / raw AtariVectorEnv, {num_envs} envs",
-                report["make_vec SABER"]["x_raw"],
+                f"batched path (SABER) / raw AtariVectorEnv, {num_envs} envs (in-run)",
+                report["make_vec SABER"]["x_raw_in_run"],
                 ">=",
                 0.9,
             )
@@ -165,6 +193,21 @@ def main() -> None:
             rows,
             f"Pong, random actions, {args.rounds} interleaved rounds (medians; "
             "ratio = median of per-round ratios)",
+        )
+    )
+    print()
+    print(
+        table(
+            ["envs", "our layers us/batch step", "ale-py send/recv share (x raw in-run)"],
+            [
+                [
+                    n,
+                    r["make_vec SABER"]["our_layers_us_per_batch_step"],
+                    r["make_vec SABER"]["x_raw_in_run"],
+                ]
+                for n, r in reports.items()
+            ],
+            "make_vec SABER: the same steps, timed inside and around ale-py's send/recv (medians)",
         )
     )
     print()
