@@ -33,7 +33,7 @@ import time
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, SupportsFloat
+from typing import Any, NamedTuple, SupportsFloat
 
 import gymnasium as gym
 
@@ -166,9 +166,92 @@ def _versions() -> dict[str, str]:
     return found
 
 
-def _min(*values: int | None) -> int | None:
+def tightest(*values: int | None) -> int | None:
+    """The smallest of the given budgets (``None``: no budget)."""
     given = [v for v in values if v is not None]
     return min(given) if given else None
+
+
+class _RunIdentity(NamedTuple):
+    """What every line of one run's log repeats about the run."""
+
+    env_id: str | None
+    game: str
+    run: str
+    seed: int | None
+    algorithm: str | None
+    settings: dict[str, Any]
+    deviations: dict[str, Any]
+
+
+def header_record(
+    spec: Spec, run: _RunIdentity, budget: tuple[int | None, int | None], **extra: Any
+) -> dict[str, Any]:
+    """A log's header line (DEVELOPING.md, "Episode log"); ``extra`` goes before the versions."""
+    header = {
+        "kind": "header",
+        "format": LOG_FORMAT,
+        "spec": spec.name,
+        "spec_version": spec.version,
+        "spec_hash": spec.hash,
+        "env_id": run.env_id,
+        "game": run.game,
+        "run": run.run,
+        "seed": run.seed,
+    }
+    if run.algorithm:
+        header["algorithm"] = run.algorithm
+    header.update(
+        {
+            "budget": {"steps": budget[0], "frames": budget[1]},
+            "settings": run.settings,
+            "deviations": run.deviations,
+            **extra,
+            "versions": _versions(),
+            "time": round(time.time(), 3),
+        }
+    )
+    return header
+
+
+def episode_record(
+    spec: Spec,
+    run: _RunIdentity,
+    *,
+    episode: int,
+    episode_return: float,
+    steps: int,
+    frames: int,
+    total_steps: int,
+    total_frames: int,
+    end_reason: str,
+    complete: bool,
+    rollover_rewards: list[float],
+    wall_time: float,
+) -> dict[str, Any]:
+    """An episode line (DEVELOPING.md, "Episode log")."""
+    return {
+        "kind": "episode",
+        "spec": spec.name,
+        "spec_version": spec.version,
+        "spec_hash": spec.hash,
+        "env_id": run.env_id,
+        "game": run.game,
+        "run": run.run,
+        "seed": run.seed,
+        "episode": episode,
+        "return": episode_return,
+        "steps": steps,
+        "frames": frames,
+        "total_steps": total_steps,
+        "total_frames": total_frames,
+        "end_reason": end_reason,
+        "complete": complete,
+        "rollover_rewards": rollover_rewards,
+        "deviations": run.deviations,
+        "wall_time": round(wall_time, 4),
+        "time": round(time.time(), 3),
+    }
 
 
 class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
@@ -248,8 +331,8 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._deviations = dict(deviations or {})
         self._settings = dict(settings or {})
         self._algorithm = algorithm
-        self._budget_steps = _min(spec.evaluation.budget_steps, budget_steps)
-        self._budget_frames = _min(spec.evaluation.budget_frames, budget_frames)
+        self._budget_steps = tightest(spec.evaluation.budget_steps, budget_steps)
+        self._budget_frames = tightest(spec.evaluation.budget_frames, budget_frames)
         self._run = run
         self._seed = seed
         self._log: _LogFile | None = None
@@ -390,31 +473,21 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 )
         return runs[0] if runs else None
 
-    def _header(self) -> dict[str, Any]:
-        spec = self._protocol
-        header = {
-            "kind": "header",
-            "format": LOG_FORMAT,
-            "spec": spec.name,
-            "spec_version": spec.version,
-            "spec_hash": spec.hash,
-            "env_id": self._env_id,
-            "game": self._game,
-            "run": self._run,
-            "seed": self._seed,
-        }
-        if self._algorithm:
-            header["algorithm"] = self._algorithm
-        header.update(
-            {
-                "budget": {"steps": self._budget_steps, "frames": self._budget_frames},
-                "settings": self._settings,
-                "deviations": self._deviations,
-                "versions": _versions(),
-                "time": round(time.time(), 3),
-            }
+    def _identity(self) -> _RunIdentity:
+        return _RunIdentity(
+            self._env_id,
+            self._game,
+            self._run,
+            self._seed,
+            self._algorithm,
+            self._settings,
+            self._deviations,
         )
-        return header
+
+    def _header(self) -> dict[str, Any]:
+        return header_record(
+            self._protocol, self._identity(), (self._budget_steps, self._budget_frames)
+        )
 
     def set_budget(self, steps: int | None = None, frames: int | None = None) -> None:
         """Tighten the run's budget (the runner's ``steps``); it can never exceed the spec's."""
@@ -423,8 +496,8 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 raise ArcadebenchError(
                     f"`{name}` must be a positive integer or None, got {value!r}"
                 )
-        self._budget_steps = _min(self._budget_steps, steps)
-        self._budget_frames = _min(self._budget_frames, frames)
+        self._budget_steps = tightest(self._budget_steps, steps)
+        self._budget_frames = tightest(self._budget_frames, frames)
         self._set_limits()
         self._exhausted = self._exhausted or self._budget_used()
 
@@ -507,29 +580,20 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
     def _finish(self, complete: bool, end_reason: str) -> None:
         self._total_steps += self._ep_steps
         self._total_frames += self._ep_frames
-        spec = self._protocol
-        record = {
-            "kind": "episode",
-            "spec": spec.name,
-            "spec_version": spec.version,
-            "spec_hash": spec.hash,
-            "env_id": self._env_id,
-            "game": self._game,
-            "run": self._run,
-            "seed": self._seed,
-            "episode": self._episode,
-            "return": self._ep_return,
-            "steps": self._ep_steps,
-            "frames": int(self._ep_frames),
-            "total_steps": self._total_steps,
-            "total_frames": int(self._total_frames),
-            "end_reason": end_reason,
-            "complete": complete,
-            "rollover_rewards": [float(r) for r in self._rollover],
-            "deviations": self._deviations,
-            "wall_time": round(time.perf_counter() - self._t0, 4),
-            "time": round(time.time(), 3),
-        }
+        record = episode_record(
+            self._protocol,
+            self._identity(),
+            episode=self._episode,
+            episode_return=self._ep_return,
+            steps=self._ep_steps,
+            frames=int(self._ep_frames),
+            total_steps=self._total_steps,
+            total_frames=int(self._total_frames),
+            end_reason=end_reason,
+            complete=complete,
+            rollover_rewards=[float(r) for r in self._rollover],
+            wall_time=time.perf_counter() - self._t0,
+        )
         if self._log is not None:
             self._log.append(record)
         self._last = record

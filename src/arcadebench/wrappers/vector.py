@@ -48,7 +48,15 @@ from arcadebench.errors import ArcadebenchError, BudgetExhausted, InvalidArgumen
 from arcadebench.specs import Spec, load_spec
 from arcadebench.wrappers._checks import check_int, check_real
 from arcadebench.wrappers._info import KEY
-from arcadebench.wrappers.monitor import LOG_FORMAT, _check_run, _LogFile, _versions, log_path
+from arcadebench.wrappers.monitor import (
+    _check_run,
+    _LogFile,
+    _RunIdentity,
+    episode_record,
+    header_record,
+    log_path,
+    tightest,
+)
 
 __all__ = [
     "VectorEpisodeFrameLimit",
@@ -332,8 +340,8 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
         self._deviations = dict(deviations or {})
         self._settings = dict(settings or {})
         self._algorithm = algorithm
-        self._budget_steps = _tightest(spec.evaluation.budget_steps, budget_steps)
-        self._budget_frames = _tightest(spec.evaluation.budget_frames, budget_frames)
+        self._budget_steps = tightest(spec.evaluation.budget_steps, budget_steps)
+        self._budget_frames = tightest(spec.evaluation.budget_frames, budget_frames)
         self._frames_per_step = frames_per_step
         self._seeds: list[int | None] = [None] * n
         self._t = 0  # steps of the batch: every env's run has taken that many
@@ -517,32 +525,24 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
             return False  # not reachable yet
         return _any(self._total_frames + self._ep_frames >= budget)
 
-    def _header(self, i: int) -> dict[str, Any]:
-        spec = self._protocol
-        header = {
-            "kind": "header",
-            "format": LOG_FORMAT,
-            "spec": spec.name,
-            "spec_version": spec.version,
-            "spec_hash": spec.hash,
-            "env_id": self._env_id,
-            "game": self._game,
-            "run": self._runs[i],
-            "seed": self._seeds[i],
-        }
-        if self._algorithm:
-            header["algorithm"] = self._algorithm
-        header.update(
-            {
-                "budget": {"steps": self._budget_steps, "frames": self._budget_frames},
-                "settings": self._settings,
-                "deviations": self._deviations,
-                "vector": {"num_envs": self.num_envs, "index": i},
-                "versions": _versions(),
-                "time": round(time.time(), 3),
-            }
+    def _identity(self, i: int) -> _RunIdentity:
+        return _RunIdentity(
+            self._env_id,
+            self._game,
+            self._runs[i],
+            self._seeds[i],
+            self._algorithm,
+            self._settings,
+            self._deviations,
         )
-        return header
+
+    def _header(self, i: int) -> dict[str, Any]:
+        return header_record(
+            self._protocol,
+            self._identity(i),
+            (self._budget_steps, self._budget_frames),
+            vector={"num_envs": self.num_envs, "index": i},
+        )
 
     def _finish(self, i: int, complete: bool, end_reason: str) -> None:
         """Log env ``i``'s episode and start counting its next one.
@@ -551,30 +551,21 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
         """
         frames = int(self._ep_frames[i])
         self._total_frames[i] += frames
-        spec = self._protocol
         now = time.perf_counter()
-        record = {
-            "kind": "episode",
-            "spec": spec.name,
-            "spec_version": spec.version,
-            "spec_hash": spec.hash,
-            "env_id": self._env_id,
-            "game": self._game,
-            "run": self._runs[i],
-            "seed": self._seeds[i],
-            "episode": int(self._episode[i]),
-            "return": float(self._ep_return[i]),
-            "steps": self._t - int(self._start_t[i]),
-            "frames": frames,
-            "total_steps": self._t,
-            "total_frames": int(self._total_frames[i]),
-            "end_reason": end_reason,
-            "complete": complete,
-            "rollover_rewards": self._rollover[i],
-            "deviations": self._deviations,
-            "wall_time": round(now - float(self._t0[i]), 4),
-            "time": round(time.time(), 3),
-        }
+        record = episode_record(
+            self._protocol,
+            self._identity(i),
+            episode=int(self._episode[i]),
+            episode_return=float(self._ep_return[i]),
+            steps=self._t - int(self._start_t[i]),
+            frames=frames,
+            total_steps=self._t,
+            total_frames=int(self._total_frames[i]),
+            end_reason=end_reason,
+            complete=complete,
+            rollover_rewards=self._rollover[i],
+            wall_time=now - float(self._t0[i]),
+        )
         if self._logs:
             self._logs[i].append(record)
         self._last[i] = record
@@ -591,8 +582,3 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
             log.close()
         self._logs = []
         super().close(**kwargs)
-
-
-def _tightest(*values: int | None) -> int | None:
-    given = [v for v in values if v is not None]
-    return min(given) if given else None
