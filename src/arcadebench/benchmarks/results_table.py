@@ -1,0 +1,222 @@
+"""The plain-text tables of :class:`~arcadebench.benchmarks.results.Results` (``.table()``).
+
+What ``arcadebench score`` and ``arcadebench run`` print: the aggregates first (one column per
+algorithm, with its interval when there are several runs), then the aggregates at each training
+frame checkpoint of the episode-log protocols (SABER/HWR), the per-game detail, and the spec's
+published reference results next to ours.
+
+Functions: results_table.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from arcadebench._table import render_table
+
+if TYPE_CHECKING:
+    from arcadebench.benchmarks.results import Results
+
+__all__ = ["results_table"]
+
+
+def results_table(results: Results, digits: int = 2) -> str:
+    """Plain-text tables: aggregates first, then per game; one column per algorithm."""
+    names = list(results.algorithms)
+    with_ci = [n for n in names if "ci" in results.algorithms[n]["aggregates"]]
+    level = f"{100 * float(results.settings.get('ci', 0.95)):g}%"
+    short = str(results.spec["hash"]).removeprefix("sha256:")[:12]
+    head = f"{results.spec['name']} v{results.spec['version']} ({short})"
+    columns = ["metric", ""]
+    for n in names:
+        columns.append(n)
+        if n in with_ci:
+            columns.append(f"{n} {level} CI")
+    agg_rows = []
+    for label, stat, getter in _aggregate_keys(results.algorithms):
+        row: list[Any] = [label, stat]
+        for n in names:
+            value, interval = getter(results.algorithms[n])
+            row.append(value)
+            if n in with_ci:
+                row.append(_interval_text(interval, digits))
+        agg_rows.append(row)
+    parts = [render_table(columns, agg_rows, title=f"{head} - aggregates", digits=digits)]
+    checkpoint_table = _checkpoint_table(results, names, digits)
+    if checkpoint_table:
+        parts.append(checkpoint_table)
+    parts.append(_game_table(results, names, digits))
+    published = _published_table(results, names, digits)
+    if published:
+        parts.append(published)
+    return "\n\n".join(parts)
+
+
+def _game_table(results: Results, names: list[str], digits: int) -> str:
+    games: list[str] = []
+    for n in names:
+        games.extend(g for g in results.algorithms[n]["games"] if g not in games)
+    metrics = ["raw"]
+    for n in names:
+        for cell in results.algorithms[n]["games"].values():
+            metrics.extend(
+                m
+                for m in cell
+                if m not in metrics and m not in ("runs", "ci", "episodes", "frames")
+            )
+    metrics.append("runs")
+    rows = []
+    for game in games:
+        first = True
+        for metric in metrics:
+            cells = [results.algorithms[n]["games"].get(game, {}).get(metric) for n in names]
+            if metric == "runs":
+                cells = [len(c) if isinstance(c, list) else None for c in cells]
+                if all(c is None or c == 1 for c in cells):
+                    continue
+            if all(c is None for c in cells):
+                continue
+            rows.append([game if first else "", metric, *cells])
+            first = False
+    return render_table(["game", "metric", *names], rows, title="per game", digits=digits)
+
+
+def _checkpoint_table(results: Results, names: list[str], digits: int) -> str | None:
+    columns, blocks = [], []
+    for n in names:
+        checkpoints = results.algorithms[n].get("checkpoints", {})
+        for label, block in checkpoints.items():
+            columns.append(f"{n} @{_frames_label(label)}")
+            blocks.append(block)
+        if checkpoints:
+            columns.append(f"{n} @end")
+            blocks.append(results.algorithms[n])
+    if not blocks:
+        return None
+    rows = []
+    for label, stat, getter in _aggregate_keys({str(i): b for i, b in enumerate(blocks)}):
+        rows.append([label, stat, *(getter(b)[0] for b in blocks)])
+    return render_table(
+        ["metric", "", *columns], rows, title="aggregates by training frames", digits=digits
+    )
+
+
+def _published_table(results: Results, names: list[str], digits: int) -> str | None:
+    published = results.published
+    if published is None:
+        return None
+    rows = []
+    for n in names:
+        aggregates = results.algorithms[n]["aggregates"]
+        rows.append(
+            [f"{n} (this run)", *(_published_value(c, aggregates) for c in published.columns)]
+        )
+    rows.extend([name, *values] for name, values in published.rows.items())
+    return render_table(
+        ["", *published.columns],
+        rows,
+        title=f"published results ({published.source})",
+        digits=digits,
+    )
+
+
+def _published_value(column: str, aggregates: Mapping[str, Any]) -> Any:
+    """Our number for a published column: ``median`` -> HNS median, ``atari5``, Sonic ``score``."""
+    if column == "score":
+        for key in ("test", "raw"):
+            if key in aggregates and "mean" in aggregates[key]:
+                return aggregates[key]["mean"]
+        return None
+    if column in aggregates and not isinstance(aggregates[column], Mapping):
+        return aggregates[column]
+    if column in ("mean", "median", "iqm", "optimality_gap"):
+        return aggregates.get("hns", {}).get(column)
+    return None
+
+
+def _frames_label(label: str) -> str:
+    frames = int(label)
+    for unit, size in (("B", 10**9), ("M", 10**6), ("k", 10**3)):
+        if frames >= size and frames % (size // 10) == 0:
+            return f"{frames / size:g}{unit}"
+    return str(frames)
+
+
+def _interval_text(interval: Any, digits: int) -> str:
+    if not interval:
+        return "-"
+    return "[" + ", ".join(_number_text(v, digits) for v in interval) + "]"
+
+
+def _number_text(value: Any, digits: int) -> str:
+    if isinstance(value, float) and math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return f"{value:,.{digits}f}"
+
+
+Getter = Callable[[Mapping[str, Any]], tuple[Any, Any]]
+
+
+def _aggregate_keys(algorithms: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str, Getter]]:
+    """Rows of the aggregate table: (label, stat, getter of (value, interval)), over all blocks."""
+    keys: list[tuple[str, str, Getter]] = []
+    seen: set[tuple[str, str]] = set()
+
+    def add(label: str, stat: str, getter: Getter) -> None:
+        if (label, stat) not in seen:
+            seen.add((label, stat))
+            keys.append((label, stat, getter))
+
+    for entry in algorithms.values():
+        for key, value in entry["aggregates"].items():
+            if key in ("ci", "missing"):
+                continue
+            if key == "learning_efficiency":
+                for metric, stats in value.items():
+                    for stat in stats:
+                        add(
+                            f"{metric} per frame",
+                            stat,
+                            lambda e, m=metric, s=stat: (
+                                e["aggregates"].get("learning_efficiency", {}).get(m, {}).get(s),
+                                None,
+                            ),
+                        )
+            elif key == "classes":
+                for label in value:
+                    add(
+                        "classes",
+                        label,
+                        lambda e, c=label: (e["aggregates"].get("classes", {}).get(c), None),
+                    )
+            elif isinstance(value, Mapping):
+                for stat in value:
+                    add(
+                        key,
+                        stat,
+                        lambda e, k=key, s=stat: (
+                            e["aggregates"].get(k, {}).get(s),
+                            e["aggregates"].get("ci", {}).get(k, {}).get(s)
+                            if isinstance(e["aggregates"].get("ci", {}).get(k), Mapping)
+                            else None,
+                        ),
+                    )
+            else:
+                add(
+                    key,
+                    "",
+                    lambda e, k=key: (
+                        e["aggregates"].get(k),
+                        e["aggregates"].get("ci", {}).get(k)
+                        if isinstance(e["aggregates"].get("ci", {}).get(k), list)
+                        else None,
+                    ),
+                )
+    for entry in algorithms.values():
+        missing = entry["aggregates"].get("missing")
+        if missing is not None:
+            add("missing games", "", lambda e: (len(e["aggregates"].get("missing", [])), None))
+            break
+    return keys
