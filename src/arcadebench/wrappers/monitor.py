@@ -184,13 +184,9 @@ class _RunIdentity(NamedTuple):
     deviations: dict[str, Any]
 
 
-def header_record(
-    spec: Spec, run: _RunIdentity, budget: tuple[int | None, int | None], **extra: Any
-) -> dict[str, Any]:
-    """A log's header line (DEVELOPING.md, "Episode log"); ``extra`` goes before the versions."""
-    header = {
-        "kind": "header",
-        "format": LOG_FORMAT,
+def _identity_fields(spec: Spec, run: _RunIdentity) -> dict[str, Any]:
+    """The fields that open every line of a log: the spec and the run."""
+    return {
         "spec": spec.name,
         "spec_version": spec.version,
         "spec_hash": spec.hash,
@@ -198,6 +194,17 @@ def header_record(
         "game": run.game,
         "run": run.run,
         "seed": run.seed,
+    }
+
+
+def header_record(
+    spec: Spec, run: _RunIdentity, budget: tuple[int | None, int | None], **extra: Any
+) -> dict[str, Any]:
+    """A log's header line (DEVELOPING.md, "Episode log"); ``extra`` goes before the versions."""
+    header = {
+        "kind": "header",
+        "format": LOG_FORMAT,
+        **_identity_fields(spec, run),
     }
     if run.algorithm:
         header["algorithm"] = run.algorithm
@@ -232,13 +239,7 @@ def episode_record(
     """An episode line (DEVELOPING.md, "Episode log")."""
     return {
         "kind": "episode",
-        "spec": spec.name,
-        "spec_version": spec.version,
-        "spec_hash": spec.hash,
-        "env_id": run.env_id,
-        "game": run.game,
-        "run": run.run,
-        "seed": run.seed,
+        **_identity_fields(spec, run),
         "episode": episode,
         "return": episode_return,
         "steps": steps,
