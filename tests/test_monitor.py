@@ -15,6 +15,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from ale_py.env import AtariEnv
+from wrapper_helpers import EPISODE_KEYS
 
 import arcadebench
 from arcadebench.benchmarks.envs import NonCompliantWarning
@@ -30,28 +31,6 @@ from arcadebench.wrappers.monitor import (
 
 QBERT = "arcadebench/Atari5-Qbert-v0"
 MINI = str(Path(__file__).parent / "data" / "specs" / "minimal_atari.yaml")  # budget: 5,000 frames
-EPISODE_KEYS = [
-    "kind",
-    "spec",
-    "spec_version",
-    "spec_hash",
-    "env_id",
-    "game",
-    "run",
-    "seed",
-    "episode",
-    "return",
-    "steps",
-    "frames",
-    "total_steps",
-    "total_frames",
-    "end_reason",
-    "complete",
-    "rollover_rewards",
-    "deviations",
-    "wall_time",
-    "time",
-]
 
 
 def play(env, seed=None, max_steps=None, rng=None):

@@ -72,44 +72,36 @@ def test_ray_and_local_backends_give_the_same_episodes_and_results(tmp_path, loc
     assert on_ray.provenance["backend"] == "ray"
 
 
-def test_a_ray_job_that_fails_fails_alone(tmp_path, local_ray):
+def failing_run(tmp, agent, **kwargs) -> JobsFailed:
+    """Three episodes of Q*bert and Phoenix on Ray with an agent whose Phoenix job fails."""
     with pytest.raises(JobsFailed) as failed:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NonCompliantWarning)
             arcadebench.evaluate(
-                "runner_agents:RaisingAgent",
+                agent,
                 "atari5",
                 ["qbert", "phoenix"],
                 episodes=3,
                 workers=2,
-                log_dir=tmp_path,
+                log_dir=tmp,
                 backend="ray",
                 env_kwargs=SHORT,
                 progress="off",
                 reps=0,
+                **kwargs,
             )
-    ((key, reason),) = failed.value.failures
+    return failed.value
+
+
+def test_a_ray_job_that_fails_fails_alone(tmp_path, local_ray):
+    failed = failing_run(tmp_path, "runner_agents:RaisingAgent")
+    ((key, reason),) = failed.failures
     assert key == "phoenix/0" and "episode 2 (step 9): ValueError: boom" in reason
     assert [len(v) for v in episodes(tmp_path).values()] == [2, 3]
 
 
 def test_a_hanging_ray_task_is_cancelled_by_the_episode_time_limit(tmp_path, local_ray):
-    with pytest.raises(JobsFailed) as failed:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", NonCompliantWarning)
-            arcadebench.evaluate(
-                "runner_agents:HangingAgent",
-                "atari5",
-                ["qbert", "phoenix"],
-                episodes=3,
-                workers=2,
-                log_dir=tmp_path,
-                backend="ray",
-                env_kwargs=SHORT,
-                progress="off",
-                reps=0,
-                episode_time_limit=3,
-            )
-    ((key, reason),) = failed.value.failures
+    failed = failing_run(tmp_path, "runner_agents:HangingAgent", episode_time_limit=3)
+    ((key, reason),) = failed.failures
     assert key == "phoenix/0" and "ran past the wall-clock limit of 3 s" in reason
     assert [len(v) for v in episodes(tmp_path).values()] == [2, 3]

@@ -20,6 +20,7 @@ import pytest
 from ale_py.env import AtariEnv
 from gymnasium.vector import VectorEnv
 from gymnasium.vector.utils import batch_space
+from wrapper_helpers import EPISODE_KEYS
 
 import arcadebench
 from arcadebench.benchmarks.envs import NonCompliantWarning
@@ -32,28 +33,6 @@ from arcadebench.wrappers.vector import (
 )
 
 MINI = str(Path(__file__).parent / "data" / "specs" / "minimal_atari.yaml")  # budget 5,000 frames
-EPISODE_KEYS = [
-    "kind",
-    "spec",
-    "spec_version",
-    "spec_hash",
-    "env_id",
-    "game",
-    "run",
-    "seed",
-    "episode",
-    "return",
-    "steps",
-    "frames",
-    "total_steps",
-    "total_frames",
-    "end_reason",
-    "complete",
-    "rollover_rewards",
-    "deviations",
-    "wall_time",
-    "time",
-]
 
 
 def atari_env_seed(seed: int) -> int:
