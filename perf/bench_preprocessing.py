@@ -105,8 +105,8 @@ def breakdown(game: str, actions: list[int], rounds: int) -> dict[str, float]:
     resize = TimedCalls(env._resize, "update")
     env.ale, env._resize = screens, resize
     play = step_player(env, actions)
-    parts: dict[str, list[float]] = {"emulator": [], "grayscale screens": [], "resize": []}
-    parts["rest"], parts["step"] = [], []
+    names = ("emulator", "grayscale screens", "resize", "rest", "step")
+    parts: dict[str, list[float]] = {name: [] for name in names}
     for _ in range(rounds):
         emulator.seconds = screens.seconds = resize.seconds = 0.0
         seconds = play()
