@@ -38,6 +38,22 @@ def test_show_prints_settings_constants_and_rules(capsys):
     assert "failing < 1 %" in out and "superhuman >= 100 %" in out
     assert "1,000,000.00" in out  # Asterix's world record in the constants table
     assert "Toromanoff" in out
+    assert "a reward < -900,000 is a score-counter wrap: 1,000,000 is added back" in out
+    assert "full, 18 actions (emulator exceptions: skiing 9)" in out
+
+
+def test_show_says_where_the_spec_chose_between_printed_values(capsys):
+    assert main(["show", "hwr", "--brief"]) == 0
+    notes = capsys.readouterr().out.split("== Notes")[1]
+    prose = " ".join(notes.split())  # the notes are wrapped prose
+    assert "Battle Zone random score The paper prints Battle Zone's random score as 236" in prose
+    assert "this spec uses 2,360" in prose and "-38.8" in prose and "-38.7" in prose
+    assert "4.70E-07" in prose and "a misprint" in prose
+    assert max(len(line) for line in notes.splitlines()) <= 100
+    assert main(["show", "saber", "--brief"]) == 0
+    prose = " ".join(capsys.readouterr().out.split("== Notes")[1].split())
+    assert "valeoai/rainbow-iqn-apex" in prose and "adds 1,000,000 back" in prose
+    assert "bowling 160.7 and boxing 12.1" in prose
 
 
 def test_show_of_atari5_has_the_subsets_models_and_table_3(capsys):

@@ -161,13 +161,40 @@ def test_hwr_chns_learning_efficiency_and_game_time_from_frames(tmp_path):
     assert agg["hns"]["mean"] == pytest.approx((100 + hns_breakout) / 2)
     assert agg["frames"] == 2e8
     assert agg["game_time_days"] == pytest.approx(2e8 / 5_184_000)
-    assert agg["learning_efficiency"]["hns"]["mean"] == pytest.approx(agg["hns"]["mean"] / 2e8)
+    # HWR Eq. 7 divides the aggregate as a fraction (percent / 100) by the frames
+    assert agg["learning_efficiency"]["hns"]["mean"] == pytest.approx(
+        agg["hns"]["mean"] / 100 / 2e8
+    )
     no_frames = score("hwr", {"a": {"pong": 1.0}}, reps=0).algorithms["a"]["aggregates"]
     assert (
         "frames" not in no_frames
         and "learning_efficiency" not in no_frames
         and "game_time_days" not in no_frames
     )
+
+
+# HWR Tables 3 and 7, 200M-frame algorithms: (metric, aggregate in %, printed efficiency).
+HWR_PRINTED_EFFICIENCY = [
+    ("hns", "mean", 873.97, "4.37E-08"),  # Table 3, Rainbow
+    ("hns", "median", 230.99, "1.15E-08"),  # Table 3, Rainbow
+    ("hwrns", "mean", 28.39, "1.42E-09"),  # Table 7, Rainbow
+    # GDI-H3's mean HNS 9,620.98 %: every table prints 4.81E-07 except Table 3, which prints
+    # 4.70E-07 (a misprint: 9620.98 / 100 / 2e8 = 4.81E-07).
+    ("hns", "mean", 9620.98, "4.81E-07"),
+]
+
+
+@pytest.mark.parametrize(("metric", "stat", "percent", "printed"), HWR_PRINTED_EFFICIENCY)
+def test_hwr_learning_efficiency_equals_the_printed_tables(tmp_path, metric, stat, percent, printed):
+    # one game whose normalised score is the published aggregate, played for 200M frames
+    pong = load_spec("hwr").constants["pong"]
+    reference = pong.human if metric == "hns" else pong.world_record
+    raw = pong.random + percent / 100 * (reference - pong.random)
+    path = tmp_path / "published.csv"
+    path.write_text(f"game,score,frames\npong,{raw!r},200000000\n")
+    aggregates = score("hwr", path, reps=0).algorithms["published"]["aggregates"]
+    assert aggregates[metric][stat] == pytest.approx(percent)
+    assert f"{aggregates['learning_efficiency'][metric][stat]:.2E}" == printed
 
 
 def test_metrics_a_spec_does_not_define_are_absent(table3):

@@ -225,7 +225,8 @@ def test_saber_table_1_parameters():
     assert env.full_action_space and not env.life_information
     assert env.max_stuck_frames == 5 * 60 * 60
     assert env.max_episode_frames == 100 * 3600 * 60
-    assert env.rollover_threshold == -1000
+    # Appendix C as the authors' code ran it: below -900,000 is a wrap of the 1M counter
+    assert (env.rollover_threshold, env.rollover_correction) == (-900_000, 1_000_000)
     evaluation = load_spec("saber").evaluation
     assert (evaluation.episode_aggregate, evaluation.k) == ("last_k", 100)
     assert evaluation.checkpoints == (10_000_000, 50_000_000, 100_000_000, 200_000_000)

@@ -349,10 +349,11 @@ class ScriptedBatch(VectorEnv):
 
 
 def test_the_guard_sits_below_the_stuck_limit_and_the_monitor_keeps_the_originals(tmp_path):
-    script = [[0, 0], [-999950, 100], [0, 0], [0, 0], [0, 0]]
+    script = [[0, 0], [-999950, 0], [0, 0], [0, 0], [0, 0]]
     batch = ScriptedBatch(script)
+    guard = VectorRolloverGuard(batch, threshold=-900_000, correction=1_000_000)
     env = VectorEpisodeMonitor(
-        VectorMaxStuckTime(VectorRolloverGuard(batch), max_stuck_frames=12),
+        VectorMaxStuckTime(guard, max_stuck_frames=12),
         "saber",
         "asterix",
         log_dir=tmp_path,
@@ -362,23 +363,24 @@ def test_the_guard_sits_below_the_stuck_limit_and_the_monitor_keeps_the_original
     steps = [env.step(np.zeros(2, dtype=np.int64)) for _ in range(5)]
     env.close()
     _, rewards, _, _, info = steps[1]
-    assert rewards.tolist() == [0.0, 100.0]  # the rollover became 0: no reward for the count
+    # the wrap is corrected to the 50 points scored, which restart env 0's stuck count
+    assert rewards.tolist() == [50.0, 0.0]
     assert info["arcadebench"]["rollover_rewards"][0] == -999950.0
     assert info["arcadebench"]["_rollover_rewards"].tolist() == [True, False]
-    obs, _, _, truncated, info = steps[2]  # env 0: frame 12 without a reward
-    assert truncated.tolist() == [True, False]
-    assert info["arcadebench"]["end_reason"][0] == "stuck"
-    assert info["_final_obs"].tolist() == [True, False] and info["final_obs"][0, 0] == 3
-    assert obs[0, 0] == 0 and batch.resets[1] == [True, False]  # reset in the same step
-    _, _, _, truncated, info = steps[4]  # env 1: rewarded at frame 8, stuck at frame 20
+    obs, _, _, truncated, info = steps[2]  # env 1: frame 12 without a reward
     assert truncated.tolist() == [False, True]
+    assert info["arcadebench"]["end_reason"][1] == "stuck"
+    assert info["_final_obs"].tolist() == [False, True] and info["final_obs"][1, 0] == 3
+    assert obs[1, 0] == 0 and batch.resets[1] == [False, True]  # reset in the same step
+    _, _, _, truncated, info = steps[4]  # env 0: rewarded at frame 8, stuck at frame 20
+    assert truncated.tolist() == [True, False]
     (record,) = records(tmp_path / "saber" / "asterix" / "s-0.jsonl")[1:]
     assert (record["return"], record["rollover_rewards"], record["frames"]) == (
-        0.0,
+        50.0,
         [-999950.0],
-        12,
+        20,
     )
-    assert (record["steps"], record["end_reason"], record["seed"]) == (3, "stuck", 0)
+    assert (record["steps"], record["end_reason"], record["seed"]) == (5, "stuck", 0)
 
 
 # --- arguments ---------------------------------------------------------------------------------

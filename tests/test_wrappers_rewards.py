@@ -52,16 +52,20 @@ def asterix_near_rollover(env):
 # --- RolloverGuard ----------------------------------------------------------------------------
 
 
-def test_an_injected_reward_of_minus_one_million_is_guarded_and_recorded():
+SABER_ROLLOVER = {"threshold": -900_000.0, "correction": 1_000_000.0}
+
+
+def test_an_injected_wrap_is_corrected_and_recorded():
     env = RolloverGuard(
-        RewardInjector(AtariEnv("pong", frameskip=4), {3: -1_000_000.0, 5: -1000.0})
+        RewardInjector(AtariEnv("pong", frameskip=4), {3: -999_975.0, 5: -900_000.0}),
+        **SABER_ROLLOVER,
     )
     try:
         env.reset(seed=0)
         steps = [env.step(0) for _ in range(7)]
-        assert [s[1] for s in steps] == [0.0, 0.0, 0.0, 0.0, 0.0, -1000.0, 0.0]
-        assert steps[3][4]["arcadebench"]["rollover_rewards"] == [-1_000_000.0]
-        # -1000 is not *below* the threshold; steps without a rollover carry no record
+        assert [s[1] for s in steps] == [0.0, 0.0, 0.0, 25.0, 0.0, -900_000.0, 0.0]
+        assert steps[3][4]["arcadebench"]["rollover_rewards"] == [-999_975.0]
+        # -900,000 is not *below* the threshold; steps without a rollover carry no record
         assert all(
             "rollover_rewards" not in s[4].get("arcadebench", {})
             for i, s in enumerate(steps)
@@ -91,11 +95,41 @@ def play_asterix_to_rollover(env_id):
         env.close()
 
 
-def test_a_real_asterix_score_rollover_is_guarded_in_the_saber_env():
+def test_a_real_asterix_score_wrap_yields_the_true_increment_in_the_saber_env():
     rewards, infos = play_asterix_to_rollover("arcadebench/SABER-Asterix-v0")
     assert rewards[0] == 999_950.0  # the RAM edit itself shows as one large positive reward
-    assert rewards[-1] == 0.0
+    # 999,950 + 50 wraps to 0: the emulator reports -999,950, the agent scored 50
+    assert rewards[-1] == 50.0
     assert infos[-1]["arcadebench"]["rollover_rewards"] == [-999_950.0]
+
+
+@pytest.mark.parametrize(
+    ("game", "penalty"),
+    [("Skiing", -9000.0), ("JourneyEscape", -2000.0)],  # missed gates; a collision
+)
+def test_genuine_rewards_below_minus_1000_reach_the_saber_return_unchanged(game, penalty):
+    # Appendix C's "-1,000" wording would drop these; the authors' code (and this spec) keeps them
+    protocol = gym.make(f"arcadebench/SABER-{game}-v0")
+    raw = gym.make(
+        f"ALE/{game}-v5", full_action_space=True, repeat_action_probability=0.25, frameskip=4
+    )
+    try:
+        protocol.reset(seed=0)
+        raw.reset(seed=0)
+        actions = np.random.default_rng(0).integers(protocol.action_space.n, size=20_000)
+        ours, theirs = [], []
+        for action in actions.tolist():
+            _, reward, terminated, truncated, info = protocol.step(action)
+            ours.append(reward)
+            theirs.append(raw.step(action)[1])
+            if terminated or truncated:
+                break
+        assert info["arcadebench"]["end_reason"] == "game_over"
+        assert ours == theirs and penalty in ours
+        assert "rollover_rewards" not in info["arcadebench"]
+    finally:
+        protocol.close()
+        raw.close()
 
 
 def test_protocols_without_the_guard_pass_the_rollover_through():
@@ -104,11 +138,15 @@ def test_protocols_without_the_guard_pass_the_rollover_through():
     assert "rollover_rewards" not in infos[-1].get("arcadebench", {})
 
 
-def test_rollover_guard_rejects_a_bad_threshold():
+def test_rollover_guard_rejects_a_bad_threshold_or_correction():
     with pytest.raises(
         InvalidArgument, match=re.escape("`threshold` must be a finite number, got 'x'")
     ):
-        RolloverGuard(AtariEnv("pong"), threshold="x")
+        RolloverGuard(AtariEnv("pong"), threshold="x", correction=1e6)
+    with pytest.raises(
+        InvalidArgument, match=re.escape("`correction` must be a finite number, got inf")
+    ):
+        RolloverGuard(AtariEnv("pong"), threshold=-9e5, correction=float("inf"))
 
 
 # --- SonicProgressReward on scripted RAM traces ----------------------------------------------

@@ -221,7 +221,11 @@ def make_atari_env(spec: Spec, game: str, settings: dict[str, Any], **kwargs: An
 def wrap_atari_protocol(env: gym.Env, settings: dict[str, Any]) -> gym.Env:
     """Wrap an ``AtariEnv`` in the wrappers ``settings`` asks for, in the documented order."""
     if settings["rollover_threshold"] is not None:
-        env = RolloverGuard(env, threshold=settings["rollover_threshold"])
+        env = RolloverGuard(
+            env,
+            threshold=settings["rollover_threshold"],
+            correction=settings["rollover_correction"],
+        )
     if settings["max_stuck_frames"] is not None:
         env = MaxStuckTime(env, max_stuck_frames=settings["max_stuck_frames"])
     if settings["max_episode_frames"] is not None:

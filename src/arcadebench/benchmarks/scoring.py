@@ -252,17 +252,20 @@ def predicted_scores(inputs: ArrayLike, models: Mapping[str, Sequence[float]]) -
 # -- learning efficiency (HWR paper) ---------------------------------------------------------------
 
 
-def learning_efficiency(value: ArrayLike, frames: ArrayLike) -> Array:
-    """A metric per training frame: ``value / frames`` (HWR Eq. 7, e.g. mean HNS / Num.Frames).
+def learning_efficiency(percent: ArrayLike, frames: ArrayLike) -> Array:
+    """An aggregate per training frame, the aggregate taken as a fraction (HWR Eq. 7).
+
+    ``percent`` is a normalised aggregate in percent (e.g. mean HNS); Eq. 7 divides it as a
+    fraction: HWR Table 3 prints Rainbow's mean HNS of 873.97 % at 200M frames as 4.37E-08.
 
     Example:
-        >>> float(learning_efficiency(200.0, 2e8))
-        1e-06
+        >>> f"{float(learning_efficiency(873.97, 2e8)):.2E}"
+        '4.37E-08'
     """
     frames = np.asarray(frames, dtype=np.float64)
     if np.any(frames <= 0):
         raise InvalidArgument(f"`frames` must be positive, got {frames.tolist()!r}")
-    return np.asarray(value, dtype=np.float64) / frames
+    return np.asarray(percent, dtype=np.float64) / 100.0 / frames
 
 
 def game_time_days(frames: ArrayLike, frames_per_day: float) -> Array:

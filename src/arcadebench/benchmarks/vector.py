@@ -373,7 +373,11 @@ def make_vec(
     )
     try:
         if settings["rollover_threshold"] is not None:
-            env = VectorRolloverGuard(env, threshold=settings["rollover_threshold"])
+            env = VectorRolloverGuard(
+                env,
+                threshold=settings["rollover_threshold"],
+                correction=settings["rollover_correction"],
+            )
         if settings["max_stuck_frames"] is not None:
             env = VectorMaxStuckTime(env, max_stuck_frames=settings["max_stuck_frames"])
         if settings["max_episode_frames"] is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import textwrap
 
 from arcadebench._table import render_table
 from arcadebench.benchmarks.envs import env_id
@@ -10,6 +11,8 @@ from arcadebench.specs import Spec, list_specs, load_spec
 from arcadebench.specs.card import protocol_card
 
 __all__ = ["register"]
+
+_TEXT_WIDTH = 100  # the card's notes are wrapped to this terminal width
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -67,7 +70,14 @@ def _show(args: argparse.Namespace) -> int:
         print(f"== {section}")
         width = max(len(label) for label, _ in rows)
         for label, value in rows:
-            print(f"  {label.ljust(width)}  {value}")
+            lines = (
+                textwrap.wrap(value, max(_TEXT_WIDTH - width - 4, 40))
+                if section == "Notes"  # prose; the other rows are read (and grepped) whole
+                else [value]
+            )
+            print(f"  {label.ljust(width)}  {lines[0]}")
+            for line in lines[1:]:
+                print(" " * (width + 4) + line)
         print()
     if not args.brief:
         print("\n\n".join(_detail_tables(spec)))

@@ -31,7 +31,14 @@ def frames_to_time(frames: int) -> str:
     return f"{seconds:g} s"
 
 
-def _atari_rows(env: AtariSettings) -> list[tuple[str, str]]:
+def _action_set(env: AtariSettings, spec: Spec) -> str:
+    if not env.full_action_space:
+        return "minimal (game-specific)"
+    exceptions = ", ".join(f"{g} {n}" for g, n in spec.action_count_exceptions.items())
+    return "full, 18 actions" + (f" (emulator exceptions: {exceptions})" if exceptions else "")
+
+
+def _atari_rows(env: AtariSettings, spec: Spec) -> list[tuple[str, str]]:
     cap = env.max_episode_frames
     return [
         ("Frame skip", f"{env.frameskip} frames per agent step"),
@@ -39,7 +46,7 @@ def _atari_rows(env: AtariSettings) -> list[tuple[str, str]]:
             "Sticky actions",
             f"p = {env.repeat_action_probability} per frame (ALE repeat_action_probability)",
         ),
-        ("Action set", "full, 18 actions" if env.full_action_space else "minimal (game-specific)"),
+        ("Action set", _action_set(env, spec)),
         (
             "Life information",
             "allowed" if env.life_information else "not allowed: episodes end on game over only",
@@ -57,9 +64,9 @@ def _atari_rows(env: AtariSettings) -> list[tuple[str, str]]:
         ),
         (
             "Rollover guard",
-            f"rewards < {env.rollover_threshold:g} are score-buffer rollovers: "
-            "replaced by 0 and reported"
-            if env.rollover_threshold is not None
+            f"a reward < {env.rollover_threshold:,.0f} is a score-counter wrap: "
+            f"{env.rollover_correction:,.0f} is added back and the original reported"
+            if env.rollover_threshold is not None and env.rollover_correction is not None
             else "none",
         ),
     ]
@@ -145,7 +152,10 @@ def _scoring_rows(spec: Spec) -> list[tuple[str, str]]:
 
 
 def protocol_card(spec: Spec) -> Card:
-    """Sections of (label, value) rows for ``spec``: identity, environment, scoring, games."""
+    """Sections of (label, value) rows for ``spec``: identity, environment, scoring, games, notes.
+
+    Notes say where the spec chose between a paper's text, its authors' code and other sources.
+    """
     card: Card = {
         "Protocol": [
             ("Name", spec.name),
@@ -157,7 +167,7 @@ def protocol_card(spec: Spec) -> Card:
         ]
     }
     if isinstance(spec.environment, AtariSettings):
-        card["Environment"] = _atari_rows(spec.environment)
+        card["Environment"] = _atari_rows(spec.environment, spec)
     elif isinstance(spec.environment, RetroSettings):
         card["Environment"] = _retro_rows(spec.environment, spec)
     card["Scoring"] = _scoring_rows(spec)
@@ -180,4 +190,6 @@ def protocol_card(spec: Spec) -> Card:
         )
         games.append((subset.name, weights))
     card["Games"] = games
+    if spec.notes:
+        card["Notes"] = list(spec.notes)
     return card

@@ -107,7 +107,14 @@ def _parse_yaml(text: str, file: str) -> Any:
         raise SpecError(file, "", f"invalid YAML: {message}") from None
 
 
+# Documentation, not protocol: neither changes an environment or a score, so neither changes the
+# hash that logs and results are checked against.
+_UNHASHED = ("notes", "action_count_exceptions")
+
+
 def _content_hash(data: Any) -> str:
+    if isinstance(data, dict):
+        data = {key: value for key, value in data.items() if key not in _UNHASHED}
     canonical = json.dumps(
         data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
     )
@@ -125,9 +132,25 @@ def _atari_settings(node: Node) -> AtariSettings:
             "full_action_space",
             "life_information",
         ),
-        optional=("max_episode_frames", "max_stuck_frames", "rollover_threshold"),
+        optional=(
+            "max_episode_frames",
+            "max_stuck_frames",
+            "rollover_threshold",
+            "rollover_correction",
+        ),
     )
     none = Node(None, node.file)
+    threshold = f.get("rollover_threshold", none).number(optional=True)
+    correction = f.get("rollover_correction", none).number(optional=True)
+    if (threshold is None) != (correction is None):
+        missing = "rollover_correction" if correction is None else "rollover_threshold"
+        raise SpecError(
+            node.file,
+            f"{node.path}.{missing}",
+            "is required with the other rollover setting (both, or neither)",
+        )
+    if correction is not None and correction <= 0:
+        raise f["rollover_correction"].fail("a positive number (the score counter's modulus)")
     return AtariSettings(
         frameskip=f["frameskip"].integer(minimum=1),
         repeat_action_probability=f["repeat_action_probability"].probability(),
@@ -135,7 +158,8 @@ def _atari_settings(node: Node) -> AtariSettings:
         life_information=f["life_information"].boolean(),
         max_episode_frames=f.get("max_episode_frames", none).integer(minimum=1, optional=True),
         max_stuck_frames=f.get("max_stuck_frames", none).integer(minimum=1, optional=True),
-        rollover_threshold=f.get("rollover_threshold", none).number(optional=True),
+        rollover_threshold=threshold,
+        rollover_correction=correction,
     )
 
 
@@ -474,6 +498,28 @@ def _published(node: Node) -> Published:
     return Published(f["source"].string() if "source" in f else "", columns, MappingProxyType(rows))
 
 
+def _action_count_exceptions(node: Node, games: tuple[str, ...]) -> dict[str, int]:
+    counts = {}
+    for game, count in node.entries():
+        if game not in games:
+            raise SpecError(
+                node.file, count.path, f"unknown game {game!r}.{did_you_mean(game, games)}"
+            )
+        value = count.integer(minimum=1)
+        if value >= 18:
+            raise count.fail("fewer than the 18 actions of the full set (or remove the entry)")
+        counts[game] = value
+    return counts
+
+
+def _notes(node: Node) -> tuple[tuple[str, str], ...]:
+    notes = []
+    for entry in node.items(min_length=1):
+        f = entry.mapping(required=("topic", "text"))
+        notes.append((f["topic"].string(), " ".join(f["text"].string().split())))
+    return tuple(notes)
+
+
 def _default_games(
     node: Node | None, games: tuple[str, ...], subsets: dict, levels: dict
 ) -> tuple[str, ...]:
@@ -510,14 +556,26 @@ _TOP_OPTIONAL = (
     "action_sets",
     "retro_games",
     "levels",
+    "action_count_exceptions",
+    "notes",
 )
 _PLATFORM_SECTIONS = {
     "atari": ({"environment", "constants"}, {"buttons", "action_sets", "retro_games", "levels"}),
     "retro": (
         {"environment", "buttons", "action_sets", "retro_games", "levels"},
-        {"constants", "subsets", "predictions"},
+        {"constants", "subsets", "predictions", "action_count_exceptions"},
     ),
-    "none": ({"constants"}, {"environment", "buttons", "action_sets", "retro_games", "levels"}),
+    "none": (
+        {"constants"},
+        {
+            "environment",
+            "buttons",
+            "action_sets",
+            "retro_games",
+            "levels",
+            "action_count_exceptions",
+        },
+    ),
 }
 
 
@@ -616,6 +674,12 @@ def parse_spec(text: str, source: str = "<string>") -> Spec:
         retro_games=MappingProxyType(retro_games),
         levels=MappingProxyType(levels),
         published=_published(top["published"]) if "published" in top else None,
+        action_count_exceptions=MappingProxyType(
+            _action_count_exceptions(top["action_count_exceptions"], games)
+            if "action_count_exceptions" in top
+            else {}
+        ),
+        notes=_notes(top["notes"]) if "notes" in top else (),
         source=source,
         hash=_content_hash(data),
         _lookup=MappingProxyType(lookup),

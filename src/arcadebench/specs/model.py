@@ -53,7 +53,8 @@ class AtariSettings:
             ``info`` and episodes end on game over only).
         max_episode_frames: episode cap in emulator frames, a truncation (``None``: no cap).
         max_stuck_frames: truncate after this many frames without a non-zero reward (SABER).
-        rollover_threshold: rewards below this are score-buffer rollovers and replaced by 0.
+        rollover_threshold: a reward below this is a wrap of the score counter (SABER).
+        rollover_correction: added to such a reward to undo the wrap (the counter's modulus).
     """
 
     frameskip: int
@@ -63,6 +64,7 @@ class AtariSettings:
     max_episode_frames: int | None
     max_stuck_frames: int | None
     rollover_threshold: float | None
+    rollover_correction: float | None
 
 
 @dataclass(frozen=True)
@@ -217,6 +219,10 @@ class Spec:
 
     ``games`` are ale-py ids for Atari specs and level names for Sonic; ``hash`` is the SHA-256
     of the spec's content (comments and formatting excluded), recorded in every log and result.
+    ``action_count_exceptions`` are games whose emulator cannot offer the protocol's action set
+    (ale-py's full action space is a ROM's legal set: Skiing has 9, ALE issue #691); ``notes``
+    are ``(topic, text)`` pairs saying where the spec chose between a paper's text, its code and
+    other sources, shown on the protocol card.
     """
 
     name: str
@@ -240,6 +246,8 @@ class Spec:
     retro_games: Mapping[str, RetroGame] = field(default_factory=_empty)
     levels: Mapping[str, Level] = field(default_factory=_empty)
     published: Published | None = None
+    action_count_exceptions: Mapping[str, int] = field(default_factory=_empty)
+    notes: tuple[tuple[str, str], ...] = ()
     source: str = "<string>"
     hash: str = ""
     _lookup: Mapping[str, str] = field(default_factory=_empty, repr=False, compare=False)

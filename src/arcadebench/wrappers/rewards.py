@@ -6,7 +6,8 @@ them outside the protocol env and its monitor: :class:`AllowBacktracking` and re
 [-1, 1], which is Gymnasium's own ``gymnasium.wrappers.ClipReward(env, -1.0, 1.0)`` (it does
 exactly ``np.clip``; there is nothing to add).
 
-Classes: RolloverGuard, ContestProgress, SonicProgressReward, AllowBacktracking.
+Classes: RolloverGuard, ContestProgress, SonicProgressReward, AllowBacktracking; the rollover
+rule itself is :func:`correct_rollovers`, shared with the vector guard.
 """
 
 from __future__ import annotations
@@ -15,33 +16,59 @@ from collections.abc import Mapping
 from typing import Any, SupportsFloat
 
 import gymnasium as gym
+import numpy as np
 
 from arcadebench.errors import InvalidArgument
 from arcadebench.wrappers._checks import check_int, check_real
 from arcadebench.wrappers._info import protocol_info, set_end_reason
 
-__all__ = ["AllowBacktracking", "ContestProgress", "RolloverGuard", "SonicProgressReward"]
+__all__ = [
+    "AllowBacktracking",
+    "ContestProgress",
+    "RolloverGuard",
+    "SonicProgressReward",
+    "correct_rollovers",
+]
 
 StepResult = tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]
 
 
+def correct_rollovers(rewards: Any, threshold: float, correction: float) -> tuple[Any, Any]:
+    """The rewards with every rollover corrected, and where they were: ``(rewards, mask)``.
+
+    A reward strictly below ``threshold`` is a wrap of the emulator's score counter, and
+    ``correction`` (the counter's modulus) is added back. Works on a float or on an array of
+    rewards (one per env), so the single-env and the vector guard share this rule.
+
+    Example:
+        >>> correct_rollovers(np.array([-999950.0, -9000.0, 25.0]), -900000.0, 1000000.0)
+        (array([   50., -9000.,    25.]), array([ True, False, False]))
+    """
+    mask = np.less(rewards, threshold)
+    return np.where(mask, np.add(rewards, correction), rewards), mask
+
+
 class RolloverGuard(gym.Wrapper, gym.utils.RecordConstructorArgs):
-    """Replace a reward below ``threshold`` by 0 and record the original: a score-buffer rollover.
+    """Undo a wrap of the score counter: a reward below ``threshold`` gets ``correction`` added.
 
-    Why: in Asterix, Video Pinball and Defender the emulator's score wraps at 1,000,000, which the
-    reward reports as about -1,000,000, so a near-perfect agent's score collapses at random. No
-    game of the 61 has a genuine reward below -1,000, so SABER treats such a reward as a rollover
-    and ignores it (Toromanoff et al. 2019, Appendix C).
+    Why: in Asterix, Video Pinball and Defender the emulator's six-digit score wraps at
+    1,000,000, which the reward reports as about -1,000,000, so a near-perfect agent's score
+    collapses at random (Toromanoff et al. 2019, Appendix C). The authors' released code
+    (valeoai/rainbow-iqn-apex, ``rainbowiqn/env.py``), which produced SABER's published
+    figures, treats a reward below -900,000 as a rollover and adds 1,000,000 back, so the agent
+    keeps the points it scored. Appendix C's sentence ("no game ... has a reward inferior to
+    -1000"; ignore such rewards) is false in ale-py: Skiing's missed-gate penalty (about -9,000)
+    and Journey Escape's -2,000 are genuine rewards that the published random scores include.
 
-    The reward of a whole agent step is tested (ale-py sums the frames of a step). Positive and
-    small negative rewards pass unchanged.
+    The reward of a whole agent step is tested (ale-py sums the frames of a step). Every other
+    reward passes unchanged.
 
-    Info: ``info["arcadebench"]["rollover_rewards"]``, only on steps where a reward was replaced:
-    the original values. ``episode_rollovers`` counts them in the current episode.
+    Info: ``info["arcadebench"]["rollover_rewards"]``, only on steps where a reward was
+    corrected: the original values. ``episode_rollovers`` counts them in the current episode.
 
     Example:
         >>> from ale_py.env import AtariEnv
-        >>> env = RolloverGuard(AtariEnv("asterix"))
+        >>> env = RolloverGuard(AtariEnv("asterix"), threshold=-900_000, correction=1_000_000)
         >>> _ = env.reset(seed=0)
         >>> for address, value in ((0xDE, 0x99), (0xDF, 0x99), (0xE0, 0x50)):
         ...     env.unwrapped.ale.setRAM(address - 0x80, value)  # score 999,950 (BCD)
@@ -50,16 +77,18 @@ class RolloverGuard(gym.Wrapper, gym.utils.RecordConstructorArgs):
         ...     if "rollover_rewards" in info.get("arcadebench", {}):
         ...         break
         >>> reward, info["arcadebench"]["rollover_rewards"], env.episode_rollovers
-        (0.0, [-999950.0], 1)
+        (50.0, [-999950.0], 1)
         >>> env.close()
     """
 
-    def __init__(self, env: gym.Env, threshold: float = -1000.0) -> None:
-        """Wrap ``env``; rewards strictly below ``threshold`` (SABER: -1,000) become 0."""
+    def __init__(self, env: gym.Env, *, threshold: float, correction: float) -> None:
+        """Wrap ``env``; a reward strictly below ``threshold`` gets ``correction`` added."""
         threshold = check_real("threshold", threshold)
-        gym.utils.RecordConstructorArgs.__init__(self, threshold=threshold)
+        correction = check_real("correction", correction)
+        gym.utils.RecordConstructorArgs.__init__(self, threshold=threshold, correction=correction)
         gym.Wrapper.__init__(self, env)
         self._threshold = threshold
+        self._correction = correction
         self.episode_rollovers = 0
 
     def reset(
@@ -70,12 +99,12 @@ class RolloverGuard(gym.Wrapper, gym.utils.RecordConstructorArgs):
         return self.env.reset(seed=seed, options=options)
 
     def step(self, action: Any) -> StepResult:
-        """Step; a reward below the threshold is replaced by 0 and recorded."""
+        """Step; a reward below the threshold is corrected and recorded."""
         obs, reward, terminated, truncated, info = self.env.step(action)
         if reward < self._threshold:
             protocol_info(info).setdefault("rollover_rewards", []).append(float(reward))
             self.episode_rollovers += 1
-            reward = 0.0
+            reward = float(correct_rollovers(reward, self._threshold, self._correction)[0])
         return obs, reward, terminated, truncated, info
 
 

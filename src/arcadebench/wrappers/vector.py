@@ -48,6 +48,7 @@ from arcadebench.errors import ArcadebenchError, BudgetExhausted, InvalidArgumen
 from arcadebench.specs import Spec, load_spec
 from arcadebench.wrappers._checks import check_int, check_real
 from arcadebench.wrappers._info import KEY
+from arcadebench.wrappers.rewards import correct_rollovers
 from arcadebench.wrappers.monitor import (
     _check_run,
     _LogFile,
@@ -121,30 +122,33 @@ def _reset_now(env: VectorEnv, obs: Any, info: dict[str, Any], ended: np.ndarray
 
 
 class VectorRolloverGuard(VectorWrapper, gym.utils.RecordConstructorArgs):
-    """Replace rewards below ``threshold`` by 0, per env (as :class:`~.RolloverGuard` does).
+    """Undo score-counter wraps per env: :class:`~.RolloverGuard`'s rule on a batch.
 
-    A reward below -1,000 is a score-buffer rollover (SABER, Toromanoff et al. 2019, Appendix C);
-    the original values are in ``info["arcadebench"]["rollover_rewards"]``.
+    A reward below ``threshold`` gets ``correction`` added (SABER as its authors ran it;
+    :func:`~arcadebench.wrappers.rewards.correct_rollovers`); the original values are in
+    ``info["arcadebench"]["rollover_rewards"]``.
     """
 
-    def __init__(self, env: VectorEnv, threshold: float = -1000.0) -> None:
-        """Wrap ``env``; rewards strictly below ``threshold`` (SABER: -1,000) become 0."""
+    def __init__(self, env: VectorEnv, *, threshold: float, correction: float) -> None:
+        """Wrap ``env``; a reward strictly below ``threshold`` gets ``correction`` added."""
         threshold = check_real("threshold", threshold)
-        gym.utils.RecordConstructorArgs.__init__(self, threshold=threshold)
+        correction = check_real("correction", correction)
+        gym.utils.RecordConstructorArgs.__init__(self, threshold=threshold, correction=correction)
         VectorWrapper.__init__(self, env)
         self._threshold = np.float64(threshold)  # a numpy scalar compares faster
+        self._correction = correction
 
     def step(self, actions: Any) -> VectorStep:
-        """Step; rewards below the threshold are replaced by 0 and recorded."""
+        """Step; rewards below the threshold are corrected and recorded."""
         obs, rewards, terminated, truncated, info = self.env.step(actions)
         if _all_zero(rewards):  # most steps
             return obs, rewards, terminated, truncated, info
-        low = rewards < self._threshold
+        corrected, low = correct_rollovers(rewards, self._threshold, self._correction)
         if _any(low):
             protocol = vector_protocol_info(info)
             protocol["rollover_rewards"] = np.where(low, rewards, 0.0).astype(np.float64)
             protocol["_rollover_rewards"] = low
-            rewards = np.where(low, 0.0, rewards)
+            rewards = corrected
         return obs, rewards, terminated, truncated, info
 
 
