@@ -32,7 +32,7 @@ def protocol_wrappers(env):
         (
             "arcadebench/SABER-Pong-v0",
             [
-                ("RolloverGuard", {"threshold": -1000.0}),
+                ("RolloverGuard", {"threshold": -900000.0, "correction": 1000000.0}),
                 ("MaxStuckTime", {"max_stuck_frames": 18_000}),
                 ("EpisodeFrameLimit", {"max_episode_frames": 21_600_000}),
                 ("NoLifeInformation", {}),

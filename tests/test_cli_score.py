@@ -47,7 +47,7 @@ def test_score_saber_csv_to_json_end_to_end_in_a_real_process(tmp_path):
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    assert "saber v1" in done.stdout and "hwrns" in done.stdout and "my 95% CI" in done.stdout
+    assert "saber v2" in done.stdout and "hwrns" in done.stdout and "my 95% CI" in done.stdout
     assert "wrote out.json" in done.stderr
     data = json.loads((tmp_path / "out.json").read_text())
     assert (

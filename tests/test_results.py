@@ -185,7 +185,9 @@ HWR_PRINTED_EFFICIENCY = [
 
 
 @pytest.mark.parametrize(("metric", "stat", "percent", "printed"), HWR_PRINTED_EFFICIENCY)
-def test_hwr_learning_efficiency_equals_the_printed_tables(tmp_path, metric, stat, percent, printed):
+def test_hwr_learning_efficiency_equals_the_printed_tables(
+    tmp_path, metric, stat, percent, printed
+):
     # one game whose normalised score is the published aggregate, played for 200M frames
     pong = load_spec("hwr").constants["pong"]
     reference = pong.human if metric == "hns" else pong.world_record

@@ -231,6 +231,6 @@ def test_game_time_and_learning_efficiency():
     assert per_day == 108_000 * 2 * 24
     # HWR paper: "200M training frames equal to 38.5 days" (38.58, truncated in the paper)
     assert float(game_time_days(200_000_000, per_day)) == pytest.approx(38.58, abs=0.01)
-    assert float(learning_efficiency(300.0, 2e8)) == pytest.approx(1.5e-6)
+    assert float(learning_efficiency(300.0, 2e8)) == pytest.approx(1.5e-8)  # 300 % = 3.0
     with pytest.raises(InvalidArgument, match="`frames` must be positive"):
         learning_efficiency(1.0, 0)
