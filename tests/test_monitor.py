@@ -15,12 +15,11 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from ale_py.env import AtariEnv
-from wrapper_helpers import EPISODE_KEYS
 
 import arcadebench
 from arcadebench.benchmarks.envs import NonCompliantWarning
-from arcadebench.benchmarks.records import parse_log
 from arcadebench.errors import ArcadebenchError, BudgetExhausted, LogInUse
+from arcadebench.records import EPISODE_FIELDS, parse_log
 from arcadebench.specs import load_spec
 from arcadebench.wrappers.monitor import (
     LOG_DIR_ENV,
@@ -62,7 +61,7 @@ def test_each_episode_is_one_line_in_the_documented_format(tmp_path):
     assert header["spec_hash"] == spec.hash and header["settings"]["max_episode_frames"] == 108_000
     assert header["versions"]["ale_py"] and header["budget"] == {"steps": None, "frames": None}
     for record, (total, steps, info), episode in zip((first, second), played, (0, 1), strict=True):
-        assert list(record) == EPISODE_KEYS
+        assert list(record) == list(EPISODE_FIELDS)
         assert record["return"] == total and record["steps"] == steps
         assert record["frames"] == info["episode_frame_number"]
         assert record["episode"] == episode and record["seed"] == 1 and record["run"] == "a"

@@ -20,12 +20,12 @@ import pytest
 from ale_py.env import AtariEnv
 from gymnasium.vector import VectorEnv
 from gymnasium.vector.utils import batch_space
-from wrapper_helpers import EPISODE_KEYS
 
 import arcadebench
 from arcadebench.benchmarks.envs import NonCompliantWarning
 from arcadebench.benchmarks.vector import AtariProtocolVectorEnv, ale_seed, make_vec
 from arcadebench.errors import ArcadebenchError, BudgetExhausted, InvalidArgument
+from arcadebench.records import EPISODE_FIELDS
 from arcadebench.wrappers.vector import (
     VectorEpisodeMonitor,
     VectorMaxStuckTime,
@@ -260,7 +260,7 @@ def test_each_env_logs_a_run_the_scorer_reads(tmp_path):
         assert header["kind"] == "header" and header["run"] == f"v-{index}"
         assert header["seed"] == ACCEPTED[index] and header["algorithm"] == "random"
         assert header["vector"] == {"num_envs": 2, "index": index}
-        assert len(episodes) >= 2 and all(list(r) == EPISODE_KEYS for r in episodes)
+        assert len(episodes) >= 2 and all(list(r) == list(EPISODE_FIELDS) for r in episodes)
         assert [r["episode"] for r in episodes] == list(range(len(episodes)))
         totals = np.cumsum([r["frames"] for r in episodes])
         assert [r["total_frames"] for r in episodes] == totals.tolist()

@@ -27,29 +27,6 @@ SONIC_GAMES = ("SonicTheHedgehog-Genesis", "SonicTheHedgehog2-Genesis", "SonicAn
 # over 3,000 frames of random play), so the Sonic variables can live there.
 FREE_RAM = 0xFF0000 + 0x8000
 AIRSTRIKER_ID = "arcadebench-test/Airstriker-v0"
-# the fields of an episode log line, in order (DEVELOPING.md, "Episode log")
-EPISODE_KEYS = [
-    "kind",
-    "spec",
-    "spec_version",
-    "spec_hash",
-    "env_id",
-    "game",
-    "run",
-    "seed",
-    "episode",
-    "return",
-    "steps",
-    "frames",
-    "total_steps",
-    "total_frames",
-    "end_reason",
-    "complete",
-    "rollover_rewards",
-    "deviations",
-    "wall_time",
-    "time",
-]
 
 
 def button_code(action: np.ndarray) -> int:

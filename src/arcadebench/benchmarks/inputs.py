@@ -15,7 +15,7 @@ Formats:
   Lines starting with ``#`` are comments (e.g. a licence note).
 - JSON ``{"<algorithm>": {"<game>": score | [score per run]}}`` with the same score values
   (``null`` = missing), or an ``arcadebench-results/1`` file (its runs are re-scored).
-- Episode logs (``.jsonl``, or a directory of them): see :mod:`arcadebench.benchmarks.records`.
+- Episode logs (``.jsonl``, or a directory of them): see :mod:`arcadebench.records`.
 
 Classes: RunScores, AlgorithmScores, RawScores, ScoreCollector.
 Functions: read_csv, read_json, read_mapping, read_scores, parse_score.

@@ -153,7 +153,7 @@ def _log_state(spec: Spec, path: Path) -> Any:
     """The run already logged at ``path`` (the scorer's reader), or ``None``."""
     if not path.exists():
         return None
-    from arcadebench.benchmarks.records import parse_log
+    from arcadebench.records import parse_log
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -10,24 +10,12 @@ Classes: ProtocolInfo.
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict
+from typing import Any, TypedDict
 
 from arcadebench.errors import InvalidArgument
+from arcadebench.records.schema import END_REASONS, EndReason
 
 __all__ = ["END_REASONS", "EndReason", "ProtocolInfo", "protocol_info", "set_end_reason"]
-
-EndReason = Literal[
-    "game_over",
-    "life_lost",
-    "level_complete",
-    "special_stage",
-    "stuck",
-    "frame_limit",
-    "time_limit",
-    "budget",  # the run's budget ran out mid-episode (monitor; the episode is incomplete)
-    "reset",  # the agent reset before the episode ended (monitor; the episode is incomplete)
-]
-END_REASONS: tuple[str, ...] = EndReason.__args__
 
 KEY = "arcadebench"
 

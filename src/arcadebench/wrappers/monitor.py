@@ -25,234 +25,34 @@ Functions: monitor, find_monitor, log_path.
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import sys
 import time
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, NamedTuple, SupportsFloat
+from typing import Any, SupportsFloat
 
 import gymnasium as gym
 
-from arcadebench.errors import ArcadebenchError, BudgetExhausted, LogInUse
+from arcadebench.errors import ArcadebenchError, BudgetExhausted
+from arcadebench.records import (
+    LOG_DIR_ENV,
+    LogFile,
+    RunIdentity,
+    check_run,
+    episode_record,
+    header_record,
+    log_path,
+    package_versions,
+    parse_log,
+    tightest,
+)
 from arcadebench.specs import Spec, load_spec
-
-try:  # POSIX advisory locks; without them (Windows) logs are unlocked
-    import fcntl
-except ImportError:  # pragma: no cover - not on Linux/macOS
-    fcntl = None  # type: ignore[assignment]
 
 __all__ = ["LOG_DIR_ENV", "EpisodeMonitor", "find_monitor", "log_path", "monitor"]
 
-LOG_DIR_ENV = "ARCADEBENCH_LOG_DIR"
-LOG_FORMAT = "arcadebench-episodes/1"
-_RUN_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 _NO_LIMIT = sys.maxsize
-
-
-def log_path(log_dir: str | os.PathLike, spec: str, game: str, run: str) -> Path:
-    """Where a run's episodes go: ``<log_dir>/<spec>/<game>/<run>.jsonl`` (DEVELOPING.md).
-
-    Example:
-        >>> log_path("logs", "saber", "pong", "0").as_posix()
-        'logs/saber/pong/0.jsonl'
-    """
-    return Path(log_dir) / spec / game / f"{_check_run(run)}.jsonl"
-
-
-def _check_run(run: object) -> str:
-    if not isinstance(run, str) or not _RUN_RE.match(run):
-        raise ArcadebenchError(
-            "`run` must be a short name of letters, digits, '.', '_' or '-' (it names the log "
-            f"file), got {run!r}"
-        )
-    return run
-
-
-def _holder(path: Path) -> str:
-    """Describe the process holding the flock on ``path`` (Linux: from /proc/locks)."""
-    try:
-        st = os.stat(path)
-        wanted = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
-        with open("/proc/locks") as locks:
-            for line in locks:
-                fields = line.split()
-                if "->" in fields or len(fields) < 6 or fields[1] != "FLOCK" or fields[5] != wanted:
-                    continue
-                pid = int(fields[4])
-                if pid == os.getpid():
-                    return f"process {pid} (this process: close the other environment first)"
-                try:
-                    with open(f"/proc/{pid}/cmdline", "rb") as cmd:
-                        command = cmd.read().replace(b"\0", b" ").decode(errors="replace").strip()
-                except OSError:
-                    command = ""
-                return f"process {pid}" + (f" ({command[:100]})" if command else "")
-    except (OSError, ValueError):
-        pass
-    return "another process"
-
-
-class _LogFile:
-    """An exclusively locked, append-only JSON Lines file; each record is one write plus fsync."""
-
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.path = path
-        self._file = open(path, "a+b", buffering=0)  # noqa: SIM115 - closed by close()
-        if fcntl is not None:
-            try:
-                fcntl.flock(self._file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                self._file.close()
-                raise LogInUse(
-                    f"{path} is being written by {_holder(path)}; two writers would mix their "
-                    "episodes. Wait for it to finish (or stop it), or give this run another "
-                    "`run` id "
-                    "or log directory."
-                ) from None
-        self._cut_partial_line()
-
-    def _cut_partial_line(self) -> None:
-        """Drop a last line cut by a crash, so the next record starts on a line of its own."""
-        size = os.fstat(self._file.fileno()).st_size
-        if size == 0:
-            return
-        self._file.seek(size - 1)
-        if self._file.read(1) == b"\n":
-            return
-        end = size - 1
-        while end > 0:
-            start = max(0, end - 65536)
-            self._file.seek(start)
-            chunk = self._file.read(end - start)
-            cut = chunk.rfind(b"\n")
-            if cut >= 0:
-                end = start + cut + 1
-                break
-            end = start
-        os.ftruncate(self._file.fileno(), end)
-        warnings.warn(
-            f"{self.path}: the last line was cut off by a crash ({size - end} bytes); removed it, "
-            "the episodes before it are kept",
-            RuntimeWarning,
-            stacklevel=4,
-        )
-
-    @property
-    def empty(self) -> bool:
-        return os.fstat(self._file.fileno()).st_size == 0
-
-    def append(self, record: Mapping[str, Any]) -> None:
-        self._file.write((json.dumps(record) + "\n").encode())
-        os.fsync(self._file.fileno())
-
-    def close(self) -> None:
-        self._file.close()  # also releases the flock
-
-
-def _versions() -> dict[str, str]:
-    from importlib.metadata import PackageNotFoundError, version
-
-    found = {}
-    for name in ("arcadebench", "gymnasium", "ale-py", "stable-retro", "numpy"):
-        try:
-            found[name.replace("-", "_")] = version(name)
-        except PackageNotFoundError:
-            pass
-    return found
-
-
-def tightest(*values: int | None) -> int | None:
-    """The smallest of the given budgets (``None``: no budget)."""
-    given = [v for v in values if v is not None]
-    return min(given) if given else None
-
-
-class _RunIdentity(NamedTuple):
-    """What every line of one run's log repeats about the run."""
-
-    env_id: str | None
-    game: str
-    run: str
-    seed: int | None
-    algorithm: str | None
-    settings: dict[str, Any]
-    deviations: dict[str, Any]
-
-
-def _identity_fields(spec: Spec, run: _RunIdentity) -> dict[str, Any]:
-    """The fields that open every line of a log: the spec and the run."""
-    return {
-        "spec": spec.name,
-        "spec_version": spec.version,
-        "spec_hash": spec.hash,
-        "env_id": run.env_id,
-        "game": run.game,
-        "run": run.run,
-        "seed": run.seed,
-    }
-
-
-def header_record(
-    spec: Spec, run: _RunIdentity, budget: tuple[int | None, int | None], **extra: Any
-) -> dict[str, Any]:
-    """A log's header line (DEVELOPING.md, "Episode log"); ``extra`` goes before the versions."""
-    header = {
-        "kind": "header",
-        "format": LOG_FORMAT,
-        **_identity_fields(spec, run),
-    }
-    if run.algorithm:
-        header["algorithm"] = run.algorithm
-    header.update(
-        {
-            "budget": {"steps": budget[0], "frames": budget[1]},
-            "settings": run.settings,
-            "deviations": run.deviations,
-            **extra,
-            "versions": _versions(),
-            "time": round(time.time(), 3),
-        }
-    )
-    return header
-
-
-def episode_record(
-    spec: Spec,
-    run: _RunIdentity,
-    *,
-    episode: int,
-    episode_return: float,
-    steps: int,
-    frames: int,
-    total_steps: int,
-    total_frames: int,
-    end_reason: str,
-    complete: bool,
-    rollover_rewards: list[float],
-    wall_time: float,
-) -> dict[str, Any]:
-    """An episode line (DEVELOPING.md, "Episode log")."""
-    return {
-        "kind": "episode",
-        **_identity_fields(spec, run),
-        "episode": episode,
-        "return": episode_return,
-        "steps": steps,
-        "frames": frames,
-        "total_steps": total_steps,
-        "total_frames": total_frames,
-        "end_reason": end_reason,
-        "complete": complete,
-        "rollover_rewards": rollover_rewards,
-        "deviations": run.deviations,
-        "wall_time": round(wall_time, 4),
-        "time": round(time.time(), 3),
-    }
 
 
 class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
@@ -318,7 +118,7 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
     ) -> None:
         spec = load_spec(spec)
         game = spec.resolve_game(game)
-        _check_run(run)
+        check_run(run)
         for name, value in (("budget_steps", budget_steps), ("budget_frames", budget_frames)):
             if value is not None and (type(value) is not int or value <= 0):
                 raise ArcadebenchError(
@@ -336,7 +136,7 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._budget_frames = tightest(spec.evaluation.budget_frames, budget_frames)
         self._run = run
         self._seed = seed
-        self._log: _LogFile | None = None
+        self._log: LogFile | None = None
         self._episode = 0
         self._complete = 0
         self._total_steps = 0
@@ -433,8 +233,8 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
             raise ArcadebenchError(
                 "attach the log before the first step, so that no episode is missed"
             )
-        run = _check_run(run if run is not None else self._run)
-        log = _LogFile(Path(path))
+        run = check_run(run if run is not None else self._run)
+        log = LogFile(Path(path))
         try:
             previous = self._previous_run(log.path, run)
             if previous is not None and not resume:
@@ -461,8 +261,6 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     def _previous_run(self, path: Path, run: str) -> Any:
         """The run already in ``path`` (via the scorer's reader), or ``None``."""
-        from arcadebench.benchmarks.records import parse_log
-
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # deviations were reported when they were recorded
             runs = parse_log(self._protocol, path)
@@ -474,8 +272,11 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 )
         return runs[0] if runs else None
 
-    def _identity(self) -> _RunIdentity:
-        return _RunIdentity(
+    def _identity(self) -> RunIdentity:
+        return RunIdentity(
+            self._protocol.name,
+            self._protocol.version,
+            self._protocol.hash,
             self._env_id,
             self._game,
             self._run,
@@ -486,8 +287,10 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
         )
 
     def _header(self) -> dict[str, Any]:
-        return header_record(
-            self._protocol, self._identity(), (self._budget_steps, self._budget_frames)
+        return dict(
+            header_record(
+                self._identity(), (self._budget_steps, self._budget_frames), package_versions()
+            )
         )
 
     def set_budget(self, steps: int | None = None, frames: int | None = None) -> None:
@@ -582,7 +385,6 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._total_steps += self._ep_steps
         self._total_frames += self._ep_frames
         record = episode_record(
-            self._protocol,
             self._identity(),
             episode=self._episode,
             episode_return=self._ep_return,
@@ -653,7 +455,7 @@ def monitor(
         game: the game, for a non-arcadebench environment.
 
     Example:
-        >>> import tempfile, gymnasium as gym, arcadebench
+        >>> import json, tempfile, gymnasium as gym, arcadebench
         >>> with tempfile.TemporaryDirectory() as tmp:
         ...     env = gym.make("arcadebench/Atari5-Qbert-v0")
         ...     env = arcadebench.monitor(env, log_dir=tmp, run="a")

@@ -45,19 +45,20 @@ import numpy as np
 from gymnasium.vector import VectorEnv, VectorWrapper
 
 from arcadebench.errors import ArcadebenchError, BudgetExhausted, InvalidArgument
+from arcadebench.records import (
+    LogFile,
+    RunIdentity,
+    check_run,
+    episode_record,
+    header_record,
+    log_path,
+    package_versions,
+    tightest,
+)
 from arcadebench.specs import Spec, load_spec
 from arcadebench.wrappers._checks import check_int, check_real
 from arcadebench.wrappers._info import KEY
 from arcadebench.wrappers.rewards import correct_rollovers
-from arcadebench.wrappers.monitor import (
-    _check_run,
-    _LogFile,
-    _RunIdentity,
-    episode_record,
-    header_record,
-    log_path,
-    tightest,
-)
 
 __all__ = [
     "VectorEpisodeFrameLimit",
@@ -325,7 +326,7 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
     ) -> None:
         spec = load_spec(spec)
         game = spec.resolve_game(game)
-        _check_run(run)
+        check_run(run)
         for name, value in (
             ("budget_steps", budget_steps),
             ("budget_frames", budget_frames),
@@ -339,7 +340,7 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
         VectorWrapper.__init__(self, env)
         n = env.num_envs
         self._protocol, self._game, self._run = spec, game, run
-        self._runs = [_check_run(f"{run}-{i}") for i in range(n)]
+        self._runs = [check_run(f"{run}-{i}") for i in range(n)]
         self._env_id = env_id
         self._deviations = dict(deviations or {})
         self._settings = dict(settings or {})
@@ -359,13 +360,13 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
         self._in_episode = False
         self._exhausted = False
         self._last: list[dict[str, Any] | None] = [None] * n
-        self._logs: list[_LogFile] = []
+        self._logs: list[LogFile] = []
         self._headers_written = False
         if log_dir is not None:
             paths = [log_path(log_dir, spec.name, game, r) for r in self._runs]
             try:
                 for path in paths:
-                    log = _LogFile(path)
+                    log = LogFile(path)
                     self._logs.append(log)
                     if not log.empty:
                         raise ArcadebenchError(
@@ -529,8 +530,11 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
             return False  # not reachable yet
         return _any(self._total_frames + self._ep_frames >= budget)
 
-    def _identity(self, i: int) -> _RunIdentity:
-        return _RunIdentity(
+    def _identity(self, i: int) -> RunIdentity:
+        return RunIdentity(
+            self._protocol.name,
+            self._protocol.version,
+            self._protocol.hash,
             self._env_id,
             self._game,
             self._runs[i],
@@ -542,9 +546,9 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
 
     def _header(self, i: int) -> dict[str, Any]:
         return header_record(
-            self._protocol,
             self._identity(i),
             (self._budget_steps, self._budget_frames),
+            package_versions(),
             vector={"num_envs": self.num_envs, "index": i},
         )
 
@@ -557,7 +561,6 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
         self._total_frames[i] += frames
         now = time.perf_counter()
         record = episode_record(
-            self._protocol,
             self._identity(i),
             episode=int(self._episode[i]),
             episode_return=float(self._ep_return[i]),

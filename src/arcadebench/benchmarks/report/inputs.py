@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from arcadebench.benchmarks.inputs import RESULTS_FORMAT
-from arcadebench.benchmarks.records import RunLog, parse_log
 from arcadebench.benchmarks.report.model import Entry, ReportData, check_metric
 from arcadebench.benchmarks.report.references import reference_entries
 from arcadebench.benchmarks.results import Results, score
 from arcadebench.errors import ArcadebenchError, InputError, InvalidArgument, UnknownSpec
+from arcadebench.records import RunLog, parse_log
 from arcadebench.specs import Spec, load_spec
 
 __all__ = ["load_report_data"]

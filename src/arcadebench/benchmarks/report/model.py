@@ -22,8 +22,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from arcadebench.benchmarks.normalise import normalise
-from arcadebench.benchmarks.records import RunLog
 from arcadebench.errors import InvalidArgument, did_you_mean
+from arcadebench.records import RunLog
 from arcadebench.specs import Spec
 from arcadebench.specs.model import Normalisation
 

@@ -1,0 +1,50 @@
+"""The episode-log contract between the monitors that write logs and the scorer that reads them.
+
+One place owns the format (DEVELOPING.md, "Episode log"): the record types
+(:mod:`~arcadebench.records.schema`), the locked, fsynced writer
+(:mod:`~arcadebench.records.writer`) and the reader (:mod:`~arcadebench.records.reader`). It sits
+at the bottom of the package with the specs: the wrappers write through it, the benchmark
+stages read through it, and it imports neither.
+"""
+
+from arcadebench.records.reader import LogWarning, RunLog, parse_log
+from arcadebench.records.schema import (
+    END_REASONS,
+    EPISODE_FIELDS,
+    LOG_FORMAT,
+    EndReason,
+    EpisodeRecord,
+    HeaderRecord,
+    RunIdentity,
+    episode_record,
+    header_record,
+)
+from arcadebench.records.writer import (
+    LOG_DIR_ENV,
+    LogFile,
+    check_run,
+    log_path,
+    package_versions,
+    tightest,
+)
+
+__all__ = [
+    "END_REASONS",
+    "EPISODE_FIELDS",
+    "LOG_DIR_ENV",
+    "LOG_FORMAT",
+    "EndReason",
+    "EpisodeRecord",
+    "HeaderRecord",
+    "LogFile",
+    "LogWarning",
+    "RunIdentity",
+    "RunLog",
+    "check_run",
+    "episode_record",
+    "header_record",
+    "log_path",
+    "package_versions",
+    "parse_log",
+    "tightest",
+]

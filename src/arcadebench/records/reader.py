@@ -1,0 +1,345 @@
+"""Read an episode log back: decode its lines, check each record, group the episodes into runs.
+
+The reader is the other half of the contract :mod:`arcadebench.records.schema` declares; the
+monitors use it to continue a run (``resume``), the runner to see what is done, the scorer to
+score. :func:`parse_log` is four steps, one function each: decode the lines
+(:func:`_decode`), check an episode record's fields (:func:`_episode`) and that it belongs to
+the spec being read (:func:`_check_spec`), and add it to its run in order (:class:`_Runs`).
+
+Robustness: records of unknown ``kind`` are skipped; a last line cut by a crash is ignored with
+a :class:`LogWarning` (earlier episodes are kept, none is counted twice); a corrupt line anywhere
+else, a record without a required field or with a wrong type, a repeated or out-of-order
+episode, or a log written for another spec (name or content hash) is an
+:class:`~arcadebench.errors.InputError` naming the file and line.
+
+Classes: LogWarning, RunLog.
+Functions: parse_log.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+from numpy.typing import NDArray
+
+from arcadebench.errors import InputError, UnknownGame
+from arcadebench.specs import Spec
+
+__all__ = ["LogWarning", "RunLog", "parse_log"]
+
+
+class LogWarning(UserWarning):
+    """Something in an episode log was tolerated (a cut last line, protocol deviations...)."""
+
+
+@dataclass(frozen=True)
+class RunLog:
+    """The episodes of one run of one game, in log order.
+
+    Attributes:
+        algorithm: the agent's name (log header ``algorithm``/``agent``, else from the path).
+        game: canonical game or level name.
+        run: the run id.
+        file: the log file.
+        line: the line of the run's first episode.
+        returns: protocol return of each episode.
+        total_frames: cumulative emulator frames of the run after each episode.
+        total_steps: cumulative agent steps of the run after each episode.
+        complete: ``False`` for an episode cut by the budget (never scored).
+        last_frames: cumulative frames at the run's last record (how far the run got).
+    """
+
+    algorithm: str
+    game: str
+    run: str
+    file: str
+    line: int
+    returns: NDArray[np.float64]
+    total_frames: NDArray[np.int64]
+    total_steps: NDArray[np.int64]
+    complete: NDArray[np.bool_]
+    last_frames: int
+
+
+class _Episode(NamedTuple):
+    """The fields of an episode record the reader needs, checked."""
+
+    game: str
+    run: str
+    episode: int
+    ret: float
+    total_frames: int
+    total_steps: int
+    complete: bool
+
+
+def _is_int(value: object) -> bool:
+    return type(value) is int
+
+
+def _default_algorithm(path: Path, spec: Spec) -> str:
+    """``<log_dir>/<spec>/<game>/<run>.jsonl`` -> ``<log_dir>``'s name; otherwise the file stem."""
+    parents = path.resolve().parents
+    if len(parents) > 2 and parents[1].name == spec.name and parents[2].name:
+        return parents[2].name
+    return path.stem
+
+
+# -- step 1: decode --------------------------------------------------------------------------------
+
+
+def _decode(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line number, record)`` for every JSON object line; a cut last line ends it."""
+    file = str(path)
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - closed below; bytes feed json.loads directly
+    except OSError as error:
+        raise InputError(file, None, f"cannot read the log: {error.strerror or error}") from None
+    loads = json.loads
+    with handle:
+        for lineno, raw in enumerate(handle, start=1):
+            if raw.isspace():
+                continue
+            try:
+                record = loads(raw)
+            except (ValueError, RecursionError):
+                if not raw.endswith(b"\n"):
+                    warnings.warn(
+                        f"{file}:{lineno}: the last line is cut off (the run was killed while "
+                        "writing it); it is ignored and the episodes before it are kept",
+                        LogWarning,
+                        stacklevel=3,
+                    )
+                    return
+                raise InputError(
+                    file,
+                    lineno,
+                    "is not a JSON record: the log is corrupt here "
+                    "(only a cut last line is tolerated)",
+                ) from None
+            if type(record) is not dict:
+                raise InputError(file, lineno, f"is not a JSON object but {type(record).__name__}")
+            if not isinstance(record.get("kind"), str):
+                raise InputError(
+                    file, lineno, 'has no "kind" (every log record has one, e.g. "episode")'
+                )
+            yield lineno, record
+
+
+# -- step 2: an episode record's fields ------------------------------------------------------------
+
+_READ_FIELDS = (
+    "spec",
+    "spec_hash",
+    "game",
+    "run",
+    "episode",
+    "return",
+    "total_frames",
+    "total_steps",
+    "complete",
+)
+
+
+def _episode(spec: Spec, record: dict[str, Any], file: str, lineno: int) -> _Episode:
+    """The checked fields of an episode record (DEVELOPING.md, "Episode log") of ``spec``."""
+    try:
+        spec_name, spec_hash, game, run, episode, ret, frames, steps, complete = (
+            record[f] for f in _READ_FIELDS
+        )
+    except KeyError as error:
+        raise InputError(
+            file,
+            lineno,
+            f'episode record has no "{error.args[0]}" field (see DEVELOPING.md, "Episode log")',
+        ) from None
+    _check_spec(spec, spec_name, spec_hash, file, lineno)
+    if not isinstance(game, str):
+        raise InputError(file, lineno, f'"game" must be a string, got {game!r}')
+    if _is_int(run):
+        run = str(run)
+    elif not isinstance(run, str):
+        raise InputError(file, lineno, f'"run" must be a string or an integer, got {run!r}')
+    if type(ret) not in (float, int) or not math.isfinite(ret):
+        raise InputError(file, lineno, f'"return" must be a finite number, got {ret!r}')
+    if not (_is_int(frames) and frames >= 0 and _is_int(steps) and steps >= 0):
+        raise InputError(
+            file,
+            lineno,
+            '"total_frames" and "total_steps" must be non-negative integers, '
+            f"got {frames!r} and {steps!r}",
+        )
+    if type(complete) is not bool:
+        raise InputError(file, lineno, f'"complete" must be true or false, got {complete!r}')
+    if not _is_int(episode):
+        raise InputError(file, lineno, f'"episode" must be an integer, got {episode!r}')
+    return _Episode(game, run, episode, float(ret), frames, steps, complete)
+
+
+# -- step 3: the spec ------------------------------------------------------------------------------
+
+
+def _check_spec(spec: Spec, name: object, spec_hash: object, file: str, lineno: int) -> None:
+    """Refuse a record written for another spec, or for another version of this one."""
+    if name != spec.name:
+        raise InputError(
+            file,
+            lineno,
+            f"was written for spec {name!r}, not {spec.name!r}; score it with that spec "
+            f"(`arcadebench score {name} ...`)",
+        )
+    if spec_hash != spec.hash:
+        raise InputError(
+            file,
+            lineno,
+            f"was written with a different version of the {spec.name!r} spec "
+            f"({spec_hash!r}, this one is {spec.hash!r}); score it with the spec file "
+            "that wrote it",
+        )
+
+
+# -- step 4: runs ----------------------------------------------------------------------------------
+
+
+class _Run:
+    """Column lists of one run while a file is streamed."""
+
+    __slots__ = ("complete", "episode", "frames", "line", "returns", "steps")
+
+    def __init__(self, line: int) -> None:
+        self.line = line
+        self.returns: list[float] = []
+        self.frames: list[int] = []
+        self.steps: list[int] = []
+        self.complete: list[bool] = []
+        self.episode = (-1, 0)  # (last episode index, its line)
+
+
+class _Runs:
+    """The runs of one file: game names resolved once, episodes checked to be in order."""
+
+    def __init__(self, spec: Spec, file: str) -> None:
+        self.spec = spec
+        self.file = file
+        self.games: dict[str, str] = {}
+        self.runs: dict[tuple[str, str], _Run] = {}
+
+    def game(self, name: str, lineno: int) -> str:
+        game = self.games.get(name)
+        if game is None:
+            try:
+                game = self.games[name] = self.spec.resolve_game(name)
+            except UnknownGame as error:
+                raise InputError(self.file, lineno, f"unknown game: {error}") from None
+        return game
+
+    def add(self, episode: _Episode, lineno: int) -> None:
+        game = self.game(episode.game, lineno)
+        run = self.runs.get((game, episode.run))
+        if run is None:
+            run = self.runs[(game, episode.run)] = _Run(lineno)
+        elif episode.episode <= run.episode[0]:
+            raise InputError(
+                self.file,
+                lineno,
+                f"episode {episode.episode} of {game} run {episode.run!r} comes after episode "
+                f"{run.episode[0]} (line {run.episode[1]}): an episode is repeated or out of "
+                "order; remove the duplicated lines (was the run resumed twice?)",
+            )
+        elif episode.total_frames < run.frames[-1]:
+            raise InputError(
+                self.file,
+                lineno,
+                f'"total_frames" of {game} run {episode.run!r} went back from {run.frames[-1]} '
+                f"to {episode.total_frames}",
+            )
+        run.episode = (episode.episode, lineno)
+        run.returns.append(episode.ret)
+        run.frames.append(episode.total_frames)
+        run.steps.append(episode.total_steps)
+        run.complete.append(episode.complete)
+
+    def logs(self, algorithm: str) -> list[RunLog]:
+        return [
+            RunLog(
+                algorithm=algorithm,
+                game=game,
+                run=run,
+                file=self.file,
+                line=acc.line,
+                returns=np.asarray(acc.returns, dtype=np.float64),
+                total_frames=np.asarray(acc.frames, dtype=np.int64),
+                total_steps=np.asarray(acc.steps, dtype=np.int64),
+                complete=np.asarray(acc.complete, dtype=bool),
+                last_frames=acc.frames[-1],
+            )
+            for (game, run), acc in self.runs.items()
+        ]
+
+
+def _header_algorithm(record: dict[str, Any]) -> str | None:
+    name = record.get("algorithm") or record.get("agent")
+    return name.strip() if isinstance(name, str) and name.strip() else None
+
+
+def parse_log(spec: Spec, path: str | os.PathLike) -> list[RunLog]:
+    """Stream one log file and return its runs (usually one).
+
+    Raises:
+        InputError: unreadable file, a corrupt line before the last, a record without a field
+            the format requires or with a wrong type, another spec's log, an unknown game, a
+            repeated/out-of-order episode, or cumulative frames going backwards.
+    """
+    path = Path(path)
+    file = str(path)
+    algorithm = _default_algorithm(path, spec)
+    runs = _Runs(spec, file)
+    deviations: tuple[int, Any] | None = None
+    early_resets = 0
+    for lineno, record in _decode(path):
+        kind = record["kind"]
+        if kind == "header" and not runs.runs:
+            algorithm = _header_algorithm(record) or algorithm
+        if kind != "episode":
+            continue
+        episode = _episode(spec, record, file, lineno)
+        runs.add(episode, lineno)
+        if deviations is None and record.get("deviations"):
+            deviations = (lineno, record["deviations"])
+        if not episode.complete and record.get("end_reason") == "reset":
+            early_resets += 1
+    _warn(spec, file, deviations, early_resets, bool(runs.runs))
+    return runs.logs(algorithm)
+
+
+def _warn(
+    spec: Spec, file: str, deviations: tuple[int, Any] | None, early_resets: int, any_runs: bool
+) -> None:
+    """What the scorer tolerates but the user should know."""
+    if deviations is not None:
+        lineno, found = deviations
+        warnings.warn(
+            f"{file}:{lineno}: the run deviates from the {spec.name!r} protocol: "
+            f"{json.dumps(found, default=str)[:200]}; its scores are not comparable with "
+            "published ones",
+            LogWarning,
+            stacklevel=3,
+        )
+    if not any_runs:
+        warnings.warn(f"{file}: has no episode records", LogWarning, stacklevel=3)
+    if early_resets:
+        warnings.warn(
+            f"{file}: {early_resets} episode(s) were cut short by a reset before they ended; the "
+            "protocols score whole episodes only (Sonic Section 3.5 forbids early resets), so "
+            "they are not scored and the run may look better than it is",
+            LogWarning,
+            stacklevel=3,
+        )

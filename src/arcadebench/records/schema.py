@@ -1,0 +1,193 @@
+"""The episode log's records, declared once: their fields, types and constructors.
+
+A log is JSON Lines (DEVELOPING.md, "Episode log"): a ``header`` line first, then one
+``episode`` line per finished episode, written by the monitors (:mod:`arcadebench.wrappers`)
+and read by the scorer (:mod:`arcadebench.records.reader`). Readers skip records of unknown
+``kind``, so later formats can add kinds without breaking older readers.
+
+Classes: RunIdentity, HeaderRecord, EpisodeRecord.
+Functions: header_record, episode_record.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Literal, NamedTuple, TypedDict
+
+__all__ = [
+    "END_REASONS",
+    "EPISODE_FIELDS",
+    "LOG_FORMAT",
+    "EndReason",
+    "EpisodeRecord",
+    "HeaderRecord",
+    "RunIdentity",
+    "episode_record",
+    "header_record",
+]
+
+LOG_FORMAT = "arcadebench-episodes/1"
+
+EndReason = Literal[
+    "game_over",
+    "life_lost",
+    "level_complete",
+    "special_stage",
+    "stuck",
+    "frame_limit",
+    "time_limit",
+    "budget",  # the run's budget ran out mid-episode (monitor; the episode is incomplete)
+    "reset",  # the agent reset before the episode ended (monitor; the episode is incomplete)
+]
+END_REASONS: tuple[str, ...] = EndReason.__args__  # type: ignore[attr-defined]
+
+
+class HeaderRecord(TypedDict, total=False):
+    """The first line of a log: what the run is (``algorithm`` only when known)."""
+
+    kind: Literal["header"]
+    format: str
+    spec: str
+    spec_version: int
+    spec_hash: str
+    env_id: str | None
+    game: str
+    run: str
+    seed: int | None
+    algorithm: str
+    budget: dict[str, int | None]
+    settings: dict[str, Any]
+    deviations: dict[str, Any]
+    versions: dict[str, str]
+    time: float
+
+
+EpisodeRecord = TypedDict(
+    "EpisodeRecord",
+    {
+        "kind": Literal["episode"],
+        "spec": str,
+        "spec_version": int,
+        "spec_hash": str,
+        "env_id": str | None,
+        "game": str,
+        "run": str,
+        "seed": int | None,
+        "episode": int,
+        "return": float,  # the protocol return: after the rollover guard, before agent clipping
+        "steps": int,
+        "frames": int,
+        "total_steps": int,  # the run's, this episode included
+        "total_frames": int,  # the run's, this episode included
+        "end_reason": str,
+        "complete": bool,  # false: cut by the budget or by a reset (never scored)
+        "rollover_rewards": list[float],
+        "deviations": dict[str, Any],
+        "wall_time": float,
+        "time": float,
+    },
+)
+"""One finished episode line (the functional form, because ``return`` is a keyword)."""
+
+EPISODE_FIELDS: tuple[str, ...] = tuple(EpisodeRecord.__annotations__)
+"""The fields of an episode line, in the order they are written."""
+
+
+class RunIdentity(NamedTuple):
+    """What every line of one run's log repeats about the run."""
+
+    spec: str
+    spec_version: int
+    spec_hash: str
+    env_id: str | None
+    game: str
+    run: str
+    seed: int | None
+    algorithm: str | None
+    settings: dict[str, Any]
+    deviations: dict[str, Any]
+
+
+def _identity_fields(run: RunIdentity) -> dict[str, Any]:
+    """The fields that open every line of a log: the spec and the run."""
+    return {
+        "spec": run.spec,
+        "spec_version": run.spec_version,
+        "spec_hash": run.spec_hash,
+        "env_id": run.env_id,
+        "game": run.game,
+        "run": run.run,
+        "seed": run.seed,
+    }
+
+
+def header_record(
+    run: RunIdentity,
+    budget: tuple[int | None, int | None],
+    versions: dict[str, str],
+    **extra: Any,
+) -> HeaderRecord:
+    """A log's header line; ``budget`` is ``(steps, frames)``, ``extra`` goes before versions.
+
+    Example:
+        >>> run = RunIdentity("saber", 2, "sha256:0", None, "pong", "0", 1, None, {}, {})
+        >>> list(header_record(run, (None, 200), {}))[:3]
+        ['kind', 'format', 'spec']
+    """
+    header: dict[str, Any] = {"kind": "header", "format": LOG_FORMAT, **_identity_fields(run)}
+    if run.algorithm:
+        header["algorithm"] = run.algorithm
+    header.update(
+        {
+            "budget": {"steps": budget[0], "frames": budget[1]},
+            "settings": run.settings,
+            "deviations": run.deviations,
+            **extra,
+            "versions": versions,
+            "time": round(time.time(), 3),
+        }
+    )
+    return header  # type: ignore[return-value]
+
+
+def episode_record(
+    run: RunIdentity,
+    *,
+    episode: int,
+    episode_return: float,
+    steps: int,
+    frames: int,
+    total_steps: int,
+    total_frames: int,
+    end_reason: str,
+    complete: bool,
+    rollover_rewards: list[float],
+    wall_time: float,
+) -> EpisodeRecord:
+    """An episode line, its fields in :data:`EPISODE_FIELDS` order.
+
+    Example:
+        >>> run = RunIdentity("saber", 2, "sha256:0", None, "pong", "0", 1, None, {}, {})
+        >>> record = episode_record(run, episode=0, episode_return=-21.0, steps=800,
+        ...     frames=3200, total_steps=800, total_frames=3200, end_reason="game_over",
+        ...     complete=True, rollover_rewards=[], wall_time=1.0)
+        >>> tuple(record) == EPISODE_FIELDS
+        True
+    """
+    record = {
+        "kind": "episode",
+        **_identity_fields(run),
+        "episode": episode,
+        "return": episode_return,
+        "steps": steps,
+        "frames": frames,
+        "total_steps": total_steps,
+        "total_frames": total_frames,
+        "end_reason": end_reason,
+        "complete": complete,
+        "rollover_rewards": rollover_rewards,
+        "deviations": run.deviations,
+        "wall_time": round(wall_time, 4),
+        "time": round(time.time(), 3),
+    }
+    return record  # type: ignore[return-value]
