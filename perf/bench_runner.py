@@ -42,8 +42,7 @@ from ale_py.env import AtariEnv
 
 import arcadebench
 from arcadebench.benchmarks.atari import ReloadFreeAtariEnv
-from arcadebench.benchmarks.envs import NonCompliantWarning
-from arcadebench.errors import ArcadebenchError
+from arcadebench.errors import ArcadebenchError, NonCompliantWarning
 
 NATIVE = {
     "frameskip": 4,

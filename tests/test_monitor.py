@@ -17,8 +17,7 @@ import pytest
 from ale_py.env import AtariEnv
 
 import arcadebench
-from arcadebench.benchmarks.envs import NonCompliantWarning
-from arcadebench.errors import ArcadebenchError, BudgetExhausted, LogInUse
+from arcadebench.errors import ArcadebenchError, BudgetExhausted, LogInUse, NonCompliantWarning
 from arcadebench.records import EPISODE_FIELDS, parse_log
 from arcadebench.specs import load_spec
 from arcadebench.wrappers.monitor import (

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 import arcadebench
-from arcadebench.benchmarks.envs import NonCompliantWarning
-from arcadebench.errors import JobsFailed
+from arcadebench.errors import JobsFailed, NonCompliantWarning
 
 ray = pytest.importorskip("ray", reason="the Ray backend needs `pip install 'arcadebench[ray]'`")
 

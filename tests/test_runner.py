@@ -9,10 +9,9 @@ from pathlib import Path
 import pytest
 
 import arcadebench
-from arcadebench.benchmarks.envs import NonCompliantWarning
 from arcadebench.benchmarks.results import Results
 from arcadebench.benchmarks.worker import episode_seeds
-from arcadebench.errors import ArcadebenchError, JobsFailed
+from arcadebench.errors import ArcadebenchError, JobsFailed, NonCompliantWarning
 
 SHORT = {"max_episode_frames": 2000}  # <= 500 steps an episode (non-compliant: fine for tests)
 GAMES = ["qbert", "phoenix", "battle_zone"]  # the misbehaving test agents act up in phoenix, game 2

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import arcadebench
-from arcadebench.benchmarks.envs import NonCompliantWarning
+from arcadebench.errors import NonCompliantWarning
 
 SHORT = {"max_episode_frames": 100}  # 25 agent steps an episode
 GAMES = ["qbert", "phoenix", "battle_zone", "double_dunk"]

@@ -32,10 +32,10 @@ from sonic_helpers import (
 from wrapper_helpers import button_code
 
 import arcadebench
-from arcadebench.benchmarks.envs import NonCompliantWarning, env_id
+from arcadebench.benchmarks.envs import env_id
 from arcadebench.benchmarks.roms import require_roms, rom_status
 from arcadebench.benchmarks.sonic import JOINT_ENV_ID, JointSonicEnv
-from arcadebench.errors import EmulatorInUse, InvalidArgument, RomNotFound
+from arcadebench.errors import EmulatorInUse, InvalidArgument, NonCompliantWarning, RomNotFound
 from arcadebench.specs import load_spec
 from arcadebench.wrappers.monitor import find_monitor
 

@@ -22,9 +22,13 @@ from gymnasium.vector import VectorEnv
 from gymnasium.vector.utils import batch_space
 
 import arcadebench
-from arcadebench.benchmarks.envs import NonCompliantWarning
 from arcadebench.benchmarks.vector import AtariProtocolVectorEnv, ale_seed, make_vec
-from arcadebench.errors import ArcadebenchError, BudgetExhausted, InvalidArgument
+from arcadebench.errors import (
+    ArcadebenchError,
+    BudgetExhausted,
+    InvalidArgument,
+    NonCompliantWarning,
+)
 from arcadebench.records import EPISODE_FIELDS
 from arcadebench.wrappers.vector import (
     VectorEpisodeMonitor,

@@ -13,7 +13,7 @@ from ale_py.env import AtariEnv
 from wrapper_helpers import RewardInjector
 
 import arcadebench  # noqa: F401  (registers the ids)
-from arcadebench.benchmarks.envs import NonCompliantWarning
+from arcadebench.errors import NonCompliantWarning
 from arcadebench.wrappers import (
     EpisodeFrameLimit,
     EpisodicLife,

@@ -6,7 +6,7 @@ expected and *how to fix it*. Lookup errors offer "did you mean" suggestions.
 
 Classes: ArcadebenchError, SpecError, UnknownSpec, UnknownGame, UnknownReference, InputError,
 InvalidArgument, SubsetError, RomNotFound, MissingDependency, BudgetExhausted, AgentError,
-EmulatorInUse, LogInUse, JobsFailed.
+EmulatorInUse, LogInUse, JobsFailed; the warning NonCompliantWarning.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ __all__ = [
     "JobsFailed",
     "LogInUse",
     "MissingDependency",
+    "NonCompliantWarning",
     "RomNotFound",
     "SpecError",
     "SubsetError",
@@ -150,3 +151,11 @@ class JobsFailed(ArcadebenchError, RuntimeError):
             f"{len(failures)} job(s) failed: {first}{more}. Finished episodes are kept; re-run the "
             "missing ones with --resume (resume=True)"
         )
+
+
+class NonCompliantWarning(UserWarning):
+    """An environment differs from its protocol spec: its scores are not comparable.
+
+    Warned when an environment is made with settings that differ from the spec, and by opt-in
+    training tricks the protocols forbid (e.g. :class:`~arcadebench.wrappers.EpisodicLife`).
+    """

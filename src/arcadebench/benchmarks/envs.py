@@ -25,7 +25,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from arcadebench.errors import UnknownGame
+from arcadebench.errors import NonCompliantWarning, UnknownGame
 from arcadebench.specs import Spec, list_specs, load_spec
 from arcadebench.wrappers.monitor import LOG_DIR_ENV, EpisodeMonitor, log_path
 
@@ -42,10 +42,6 @@ NAMESPACE = "arcadebench"
 _ID_RE = re.compile(
     rf"^{NAMESPACE}/(?P<prefix>[A-Za-z][A-Za-z0-9]*)-(?P<game>.+)-v(?P<version>\d+)$"
 )
-
-
-class NonCompliantWarning(UserWarning):
-    """An environment was made with settings that differ from its protocol spec."""
 
 
 def _display_name(spec: Spec, game: str) -> str:

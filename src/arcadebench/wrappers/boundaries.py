@@ -15,7 +15,7 @@ from typing import Any, SupportsFloat
 import gymnasium as gym
 from gymnasium.wrappers import TimeLimit as _GymTimeLimit
 
-from arcadebench.errors import InvalidArgument
+from arcadebench.errors import InvalidArgument, NonCompliantWarning
 from arcadebench.wrappers._checks import check_int
 from arcadebench.wrappers._info import protocol_info, set_end_reason
 
@@ -240,7 +240,7 @@ class EpisodicLife(gym.Wrapper, gym.utils.RecordConstructorArgs):
     of the first life"), and reproducing them needs it. Why it is not the protocol: SABER, HWR
     and Atari-5 forbid it — "an unfair comparison to agents which are not using this
     game-specific knowledge" (Toromanoff et al. 2019, Section 3.1; Machado et al. 2018). Making
-    one warns :class:`~arcadebench.benchmarks.envs.NonCompliantWarning`.
+    one warns :class:`~arcadebench.errors.NonCompliantWarning`.
 
     On a life loss the step returns ``terminated=True`` with end reason ``"life_lost"``; the next
     ``reset()`` (without a seed) does not reset the game but plays one ``noop_action`` step, so
@@ -271,8 +271,6 @@ class EpisodicLife(gym.Wrapper, gym.utils.RecordConstructorArgs):
         """Wrap ``env``; ``noop_action`` is played by a reset that continues the game."""
         gym.utils.RecordConstructorArgs.__init__(self, noop_action=noop_action)
         gym.Wrapper.__init__(self, env)
-        from arcadebench.benchmarks.envs import NonCompliantWarning
-
         warnings.warn(
             "EpisodicLife ends episodes on life loss: non-compliant with SABER, HWR and "
             "Atari-5 (life information is not allowed). Use it for training only, outside "
