@@ -78,7 +78,7 @@ def test_stuck_frames_count_frames_since_the_last_nonzero_reward():
 
 def test_a_reward_just_before_the_limit_restarts_the_count():
     # a reward on step 99 (frame 400): the NOOP episode now ends at frame 400 + 18,000
-    env = MaxStuckTime(RewardInjector(AtariEnv("breakout", frameskip=4), {99: 1.0}))
+    env = MaxStuckTime(RewardInjector(AtariEnv("breakout", frameskip=4), {99: 1.0}), 18_000)
     try:
         steps, terminated, truncated, info = run_episode(env, lambda _: 0)
         assert (steps, truncated, info["episode_frame_number"]) == (4600, True, 18_400)
@@ -260,7 +260,7 @@ def test_bad_arguments_are_named(make, message):
 
 
 def test_frame_rules_need_the_frame_counter(retro_env):
-    env = MaxStuckTime(retro_env)  # a raw RetroEnv has no episode_frame_number
+    env = MaxStuckTime(retro_env, 18_000)  # a raw RetroEnv has no episode_frame_number
     env.reset(seed=0)
     with pytest.raises(
         InvalidArgument, match=re.escape("info['episode_frame_number'] for MaxStuckTime")

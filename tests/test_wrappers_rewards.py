@@ -38,8 +38,17 @@ START = {"x": 100, "zone": 0, "act": 0, "lives": 3, "screen_x": 0}
 END_X = 1100  # a 1,000-pixel level starting at x = 100
 
 
+# the contest reward's settings (sonic.yaml environment.reward; Section 3.8)
+CONTEST = {
+    "progress_scale": SONIC.environment.progress_scale,
+    "completion_bonus": SONIC.environment.completion_bonus,
+    "bonus_horizon_frames": SONIC.environment.bonus_horizon_frames,
+}
+
+
 def sonic(frames, reset_ram=START, **kwargs):
     kwargs.setdefault("level_end_x", {(0, 0): END_X})
+    kwargs = CONTEST | kwargs
     return SonicProgressReward(TraceEnv(reset_ram, frames), **kwargs)
 
 
@@ -160,7 +169,7 @@ def test_a_level_finished_on_the_first_frame_returns_10000_minus_one_frame_of_bo
 
 
 def test_an_instant_finish_frame_zero_is_worth_exactly_10000():
-    rule = ContestProgress({(0, 0): END_X})
+    rule = ContestProgress({(0, 0): END_X}, **CONTEST)
     rule.reset(START)
     reward, done, reason, progress = rule.update(START | {"x": END_X}, frame=0)
     assert (reward, done, reason, progress) == (10_000.0, True, "level_complete", 1.0)
@@ -258,7 +267,7 @@ def test_a_level_never_finished_returns_9000_times_the_final_progress(xs):
 
 def test_the_reset_frame_is_the_origin_and_the_first_frame_counts_as_frame_one():
     # stable-retro evaluates the scenario at reset (frame 0); the first step is frame 1
-    rule = ContestProgress({(0, 0): END_X})
+    rule = ContestProgress({(0, 0): END_X}, **CONTEST)
     rule.reset(START)
     assert rule.update(START | {"x": END_X}, frame=1)[0] == pytest.approx(
         9000 + 1000 * (1 - 1 / 18000)

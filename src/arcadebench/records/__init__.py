@@ -2,12 +2,14 @@
 
 One place owns the format (DEVELOPING.md, "Episode log"): the record types
 (:mod:`~arcadebench.records.schema`), the locked, fsynced writer
-(:mod:`~arcadebench.records.writer`) and the reader (:mod:`~arcadebench.records.reader`). It sits
+(:mod:`~arcadebench.records.writer`), a run's bookkeeping behind every monitor
+(:mod:`~arcadebench.records.recorder`) and the reader (:mod:`~arcadebench.records.reader`). It sits
 at the bottom of the package with the specs: the wrappers write through it, the benchmark
 stages read through it, and it imports neither.
 """
 
 from arcadebench.records.reader import LogWarning, RunLog, parse_log
+from arcadebench.records.recorder import NO_LIMIT, RunRecorder, check_budget
 from arcadebench.records.schema import (
     END_REASONS,
     EPISODE_FIELDS,
@@ -33,6 +35,7 @@ __all__ = [
     "EPISODE_FIELDS",
     "LOG_DIR_ENV",
     "LOG_FORMAT",
+    "NO_LIMIT",
     "EndReason",
     "EpisodeRecord",
     "HeaderRecord",
@@ -40,6 +43,8 @@ __all__ = [
     "LogWarning",
     "RunIdentity",
     "RunLog",
+    "RunRecorder",
+    "check_budget",
     "check_run",
     "episode_record",
     "header_record",

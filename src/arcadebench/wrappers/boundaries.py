@@ -18,6 +18,12 @@ from gymnasium.wrappers import TimeLimit as _GymTimeLimit
 from arcadebench.errors import InvalidArgument, NonCompliantWarning
 from arcadebench.wrappers._checks import check_int
 from arcadebench.wrappers._info import protocol_info, set_end_reason
+from arcadebench.wrappers.rules import (
+    drop_life_information,
+    last_reward_frame,
+    limit_reached,
+    stuck_frames,
+)
 
 __all__ = ["EpisodeFrameLimit", "EpisodicLife", "MaxStuckTime", "NoLifeInformation", "TimeLimit"]
 
@@ -67,7 +73,7 @@ class MaxStuckTime(gym.Wrapper, gym.utils.RecordConstructorArgs):
         >>> env.close()
     """
 
-    def __init__(self, env: gym.Env, max_stuck_frames: int = 18_000) -> None:
+    def __init__(self, env: gym.Env, max_stuck_frames: int) -> None:
         """Wrap ``env``.
 
         Args:
@@ -93,11 +99,10 @@ class MaxStuckTime(gym.Wrapper, gym.utils.RecordConstructorArgs):
         """Step, and truncate with ``"stuck"`` once the rewardless frames reach the limit."""
         obs, reward, terminated, truncated, info = self.env.step(action)
         frame = _frame_number(info, "MaxStuckTime")
-        if reward != 0:
-            self._last_reward_frame = frame
-        stuck = frame - self._last_reward_frame
+        self._last_reward_frame = last_reward_frame(self._last_reward_frame, frame, reward)
+        stuck = stuck_frames(frame, self._last_reward_frame)
         protocol_info(info)["stuck_frames"] = stuck
-        if stuck >= self._max_stuck_frames and not (terminated or truncated):
+        if limit_reached(stuck, self._max_stuck_frames, terminated or truncated):
             truncated = True
             set_end_reason(info, "stuck")
         return obs, reward, terminated, truncated, info
@@ -151,7 +156,8 @@ class EpisodeFrameLimit(gym.Wrapper, gym.utils.RecordConstructorArgs):
         """Step, and truncate with ``"frame_limit"`` at the cap."""
         obs, reward, terminated, truncated, info = self.env.step(action)
         protocol_info(info)
-        if not terminated and _frame_number(info, "EpisodeFrameLimit") >= self._max_episode_frames:
+        frame = _frame_number(info, "EpisodeFrameLimit")
+        if limit_reached(frame, self._max_episode_frames, terminated):
             truncated = True
             set_end_reason(info, "frame_limit")
         return obs, reward, terminated, truncated, info
@@ -223,13 +229,13 @@ class NoLifeInformation(gym.Wrapper, gym.utils.RecordConstructorArgs):
     ) -> tuple[Any, dict[str, Any]]:
         """Reset the env; ``lives`` is removed from ``info``."""
         obs, info = self.env.reset(seed=seed, options=options)
-        info.pop("lives", None)
+        drop_life_information(info)
         return obs, info
 
     def step(self, action: Any) -> StepResult:
         """Step the env; ``lives`` is removed from ``info``."""
         obs, reward, terminated, truncated, info = self.env.step(action)
-        info.pop("lives", None)
+        drop_life_information(info)
         return obs, reward, terminated, truncated, info
 
 

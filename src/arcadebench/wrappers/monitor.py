@@ -17,7 +17,8 @@ flight. An exclusive ``flock`` keeps a second process (or a second environment i
 from writing the same log.
 
 Per step the monitor only adds to counters and reads two ``info`` keys; everything else happens
-once per episode.
+once per episode, in the run's :class:`~arcadebench.records.RunRecorder` (shared with the vector
+monitor).
 
 Classes: EpisodeMonitor.
 Functions: monitor, find_monitor, log_path.
@@ -26,9 +27,7 @@ Functions: monitor, find_monitor, log_path.
 from __future__ import annotations
 
 import os
-import sys
 import time
-import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, SupportsFloat
@@ -36,23 +35,10 @@ from typing import Any, SupportsFloat
 import gymnasium as gym
 
 from arcadebench.errors import ArcadebenchError, BudgetExhausted
-from arcadebench.records import (
-    LOG_DIR_ENV,
-    LogFile,
-    RunIdentity,
-    check_run,
-    episode_record,
-    header_record,
-    log_path,
-    package_versions,
-    parse_log,
-    tightest,
-)
+from arcadebench.records import LOG_DIR_ENV, EpisodeRecord, RunRecorder, log_path
 from arcadebench.specs import Spec, load_spec
 
 __all__ = ["LOG_DIR_ENV", "EpisodeMonitor", "find_monitor", "log_path", "monitor"]
-
-_NO_LIMIT = sys.maxsize
 
 
 class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
@@ -118,32 +104,22 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
     ) -> None:
         spec = load_spec(spec)
         game = spec.resolve_game(game)
-        check_run(run)
-        for name, value in (("budget_steps", budget_steps), ("budget_frames", budget_frames)):
-            if value is not None and (type(value) is not int or value <= 0):
-                raise ArcadebenchError(
-                    f"`{name}` must be a positive integer or None, got {value!r}"
-                )
+        recorder = RunRecorder(
+            spec,
+            game,
+            run=run,
+            env_id=env_id or (env.spec.id if env.spec is not None else None),
+            seed=seed,
+            algorithm=algorithm,
+            settings=dict(settings or {}),
+            deviations=dict(deviations or {}),
+            budget_steps=budget_steps,
+            budget_frames=budget_frames,
+        )
         gym.utils.RecordConstructorArgs.__init__(self, spec=spec.name, game=game, run=run)
         gym.Wrapper.__init__(self, env)
-        self._protocol = spec
-        self._game = game
-        self._env_id = env_id or (env.spec.id if env.spec is not None else None)
-        self._deviations = dict(deviations or {})
-        self._settings = dict(settings or {})
-        self._algorithm = algorithm
-        self._budget_steps = tightest(spec.evaluation.budget_steps, budget_steps)
-        self._budget_frames = tightest(spec.evaluation.budget_frames, budget_frames)
-        self._run = run
-        self._seed = seed
-        self._log: LogFile | None = None
-        self._episode = 0
-        self._complete = 0
-        self._total_steps = 0
-        self._total_frames = 0
-        self._exhausted = False
+        self._recorder = recorder
         self._in_episode = False
-        self._last: dict[str, Any] | None = None
         self._start_episode_counters()
         if log is not None:
             self.open_log(log, run=run, seed=seed, resume=resume)
@@ -152,62 +128,67 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
     @property
     def protocol(self) -> Spec:
         """The protocol spec this environment follows."""
-        return self._protocol
+        return self._recorder.spec
 
     @property
     def game(self) -> str:
         """The canonical game or level name."""
-        return self._game
+        return self._recorder.game
+
+    @property
+    def recorder(self) -> RunRecorder:
+        """The run's bookkeeping: episode numbers, totals, budget and log."""
+        return self._recorder
 
     @property
     def log(self) -> Path | None:
         """The log file, or ``None`` when nothing is recorded."""
-        return self._log.path if self._log is not None else None
+        return self._recorder.log
 
     @property
     def run(self) -> str:
         """The run id written with every episode."""
-        return self._run
+        return self._recorder.run
 
     @property
     def episode(self) -> int:
         """Index of the next episode to be logged (continues a resumed log)."""
-        return self._episode
+        return self._recorder.episode
 
     @property
     def complete_episodes(self) -> int:
         """Complete episodes of the run so far (a resumed log's included)."""
-        return self._complete
+        return self._recorder.complete_episodes
 
     @property
     def total_steps(self) -> int:
         """Agent steps of the run so far, the current episode included."""
-        return self._total_steps + self._ep_steps
+        return self._recorder.total_steps + self._ep_steps
 
     @property
     def total_frames(self) -> int:
         """Emulator frames of the run so far, the current episode included."""
-        return self._total_frames + self._ep_frames
+        return self._recorder.total_frames + self._ep_frames
 
     @property
     def budget_steps(self) -> int | None:
         """The run's step budget (``None``: unlimited)."""
-        return self._budget_steps
+        return self._recorder.budget_steps
 
     @property
     def budget_frames(self) -> int | None:
         """The run's frame budget (``None``: unlimited)."""
-        return self._budget_frames
+        return self._recorder.budget_frames
 
     @property
     def exhausted(self) -> bool:
         """Whether the budget is used up (further steps and resets raise)."""
-        return self._exhausted
+        return self._recorder.exhausted
 
     @property
-    def last_episode(self) -> dict[str, Any] | None:
+    def last_episode(self) -> EpisodeRecord | None:
         """The record of the last finished episode (also when no log is written)."""
-        return self._last
+        return self._recorder.last
 
     # -- logging --------------------------------------------------------------------------
     def open_log(
@@ -225,85 +206,21 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
             LogInUse: another writer holds the log.
             InputError: the existing log is corrupt or belongs to another spec.
         """
-        if self._log is not None:
-            raise ArcadebenchError(
-                f"this environment already logs to {self._log.path}; one log per environment"
-            )
-        if self._total_steps or self._ep_steps:
+        recorder = self._recorder
+        if recorder.log is None and (recorder.total_steps or self._ep_steps):
             raise ArcadebenchError(
                 "attach the log before the first step, so that no episode is missed"
             )
-        run = check_run(run if run is not None else self._run)
-        log = LogFile(Path(path))
-        try:
-            previous = self._previous_run(log.path, run)
-            if previous is not None and not resume:
-                raise ArcadebenchError(
-                    f"{log.path} already holds {len(previous.returns)} episodes of run {run!r}; "
-                    "continue that run with resume=True (`arcadebench run --resume`), or start "
-                    "a new one under another run id or log directory"
-                )
-        except BaseException:
-            log.close()
-            raise
-        self._log, self._run = log, run
-        if seed is not None:
-            self._seed = seed
-        if previous is not None:
-            self._episode = len(previous.returns)
-            self._complete = int(previous.complete.sum())
-            self._total_steps = int(previous.total_steps[-1])
-            self._total_frames = int(previous.total_frames[-1])
-            self._start_episode_counters()
-            self._exhausted = self._budget_used()
-        elif log.empty:
-            log.append(self._header())
-
-    def _previous_run(self, path: Path, run: str) -> Any:
-        """The run already in ``path`` (via the scorer's reader), or ``None``."""
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # deviations were reported when they were recorded
-            runs = parse_log(self._protocol, path)
-        for found in runs:
-            if found.game != self._game or found.run != run:
-                raise ArcadebenchError(
-                    f"{path} holds {found.game} run {found.run!r}, not {self._game} run {run!r}; "
-                    "one log per run: pick another log file"
-                )
-        return runs[0] if runs else None
-
-    def _identity(self) -> RunIdentity:
-        return RunIdentity(
-            self._protocol.name,
-            self._protocol.version,
-            self._protocol.hash,
-            self._env_id,
-            self._game,
-            self._run,
-            self._seed,
-            self._algorithm,
-            self._settings,
-            self._deviations,
-        )
-
-    def _header(self) -> dict[str, Any]:
-        return dict(
-            header_record(
-                self._identity(), (self._budget_steps, self._budget_frames), package_versions()
-            )
-        )
+        new = recorder.open_log(path, run=run, resume=resume)
+        recorder.note_seed(seed)
+        self._start_episode_counters()
+        if new:
+            recorder.write_header()
 
     def set_budget(self, steps: int | None = None, frames: int | None = None) -> None:
         """Tighten the run's budget (the runner's ``steps``); it can never exceed the spec's."""
-        for name, value in (("steps", steps), ("frames", frames)):
-            if value is not None and (type(value) is not int or value <= 0):
-                raise ArcadebenchError(
-                    f"`{name}` must be a positive integer or None, got {value!r}"
-                )
-        self._budget_steps = tightest(self._budget_steps, steps)
-        self._budget_frames = tightest(self._budget_frames, frames)
+        self._recorder.tighten_budget(steps, frames)
         self._set_limits()
-        self._exhausted = self._exhausted or self._budget_used()
 
     # -- the episode loop -----------------------------------------------------------------
     def _start_episode_counters(self) -> None:
@@ -315,38 +232,18 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._set_limits()
 
     def _set_limits(self) -> None:
-        self._steps_left = (
-            _NO_LIMIT if self._budget_steps is None else self._budget_steps - self._total_steps
-        )
-        self._frames_left = (
-            _NO_LIMIT if self._budget_frames is None else self._budget_frames - self._total_frames
-        )
-
-    def _budget_used(self) -> bool:
-        return self._steps_left <= 0 or self._frames_left <= 0
-
-    def _budget_message(self) -> str:
-        spec, used = self._protocol, []
-        if self._budget_steps is not None:
-            used.append(f"{self._total_steps:,} of {self._budget_steps:,} steps")
-        if self._budget_frames is not None:
-            used.append(f"{self._total_frames:,} of {self._budget_frames:,} frames")
-        return (
-            f"run {self._run!r} of {self._game} has used its budget ({' and '.join(used)}; "
-            f"{spec.name} evaluation.budget): the protocol allows no more interaction; "
-            "start a new run (another run id or log directory) to play on"
-        )
+        self._steps_left = self._recorder.steps_left()
+        self._frames_left = self._recorder.frames_left()
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
         """Start an episode; an unfinished one is logged as incomplete (``end_reason: "reset"``)."""
-        if self._exhausted:
-            raise BudgetExhausted(self._budget_message())
+        if self._recorder.exhausted:
+            raise BudgetExhausted(self._recorder.budget_message())
         if self._in_episode and self._ep_steps:
             self._finish(complete=False, end_reason="reset")
-        if self._seed is None and seed is not None:
-            self._seed = seed
+        self._recorder.note_seed(seed)
         obs, info = self.env.reset(seed=seed, options=options)
         self._start_episode_counters()
         self._ep_frames = info.get("episode_frame_number", 0)
@@ -356,8 +253,8 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
         """Step, count, and log the episode if it ended (or the budget cut it)."""
         if not self._in_episode:
-            if self._exhausted:
-                raise BudgetExhausted(self._budget_message())
+            if self._recorder.exhausted:
+                raise BudgetExhausted(self._recorder.budget_message())
             raise ArcadebenchError(
                 "step() after the episode ended: call reset() to start the next one"
             )
@@ -382,35 +279,21 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
         return obs, reward, terminated, truncated, info
 
     def _finish(self, complete: bool, end_reason: str) -> None:
-        self._total_steps += self._ep_steps
-        self._total_frames += self._ep_frames
-        record = episode_record(
-            self._identity(),
-            episode=self._episode,
+        self._recorder.finish(
             episode_return=self._ep_return,
             steps=self._ep_steps,
             frames=int(self._ep_frames),
-            total_steps=self._total_steps,
-            total_frames=int(self._total_frames),
             end_reason=end_reason,
             complete=complete,
             rollover_rewards=[float(r) for r in self._rollover],
             wall_time=time.perf_counter() - self._t0,
         )
-        if self._log is not None:
-            self._log.append(record)
-        self._last = record
-        self._episode += 1
-        self._complete += complete
         self._in_episode = False
         self._start_episode_counters()
-        self._exhausted = self._budget_used()
 
     def close(self) -> None:
         """Release the log (and its lock), then close the environment."""
-        if self._log is not None:
-            self._log.close()
-            self._log = None
+        self._recorder.close()
         super().close()
 
 
@@ -490,6 +373,6 @@ def monitor(
     if log is None:
         log = log_path(log_dir, inner.protocol.name, inner.game, run)  # type: ignore[arg-type]
     if algorithm is not None:
-        inner._algorithm = algorithm
+        inner.recorder.algorithm = algorithm
     inner.open_log(log, run=run, seed=seed, resume=resume)
     return env

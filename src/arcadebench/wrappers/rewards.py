@@ -6,8 +6,7 @@ them outside the protocol env and its monitor: :class:`AllowBacktracking` and re
 [-1, 1], which is Gymnasium's own ``gymnasium.wrappers.ClipReward(env, -1.0, 1.0)`` (it does
 exactly ``np.clip``; there is nothing to add).
 
-Classes: RolloverGuard, ContestProgress, SonicProgressReward, AllowBacktracking; the rollover
-rule itself is :func:`correct_rollovers`, shared with the vector guard.
+Classes: RolloverGuard, ContestProgress, SonicProgressReward, AllowBacktracking.
 """
 
 from __future__ import annotations
@@ -16,36 +15,20 @@ from collections.abc import Mapping
 from typing import Any, SupportsFloat
 
 import gymnasium as gym
-import numpy as np
 
 from arcadebench.errors import InvalidArgument
 from arcadebench.wrappers._checks import check_int, check_real
 from arcadebench.wrappers._info import protocol_info, set_end_reason
+from arcadebench.wrappers.rules import correct_rollovers
 
 __all__ = [
     "AllowBacktracking",
     "ContestProgress",
     "RolloverGuard",
     "SonicProgressReward",
-    "correct_rollovers",
 ]
 
 StepResult = tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]
-
-
-def correct_rollovers(rewards: Any, threshold: float, correction: float) -> tuple[Any, Any]:
-    """The rewards with every rollover corrected, and where they were: ``(rewards, mask)``.
-
-    A reward strictly below ``threshold`` is a wrap of the emulator's score counter, and
-    ``correction`` (the counter's modulus) is added back. Works on a float or on an array of
-    rewards (one per env), so the single-env and the vector guard share this rule.
-
-    Example:
-        >>> correct_rollovers(np.array([-999950.0, -9000.0, 25.0]), -900000.0, 1000000.0)
-        (array([   50., -9000.,    25.]), array([ True, False, False]))
-    """
-    mask = np.less(rewards, threshold)
-    return np.where(mask, np.add(rewards, correction), rewards), mask
 
 
 class RolloverGuard(gym.Wrapper, gym.utils.RecordConstructorArgs):
@@ -149,7 +132,8 @@ class ContestProgress:
     call :meth:`reset` with that frame's RAM, then :meth:`update` for every played frame.
 
     Example:
-        >>> rule = ContestProgress({(0, 0): 1100})
+        >>> contest = dict(progress_scale=9000, completion_bonus=1000, bonus_horizon_frames=18000)
+        >>> rule = ContestProgress({(0, 0): 1100}, **contest)  # sonic.yaml's reward settings
         >>> rule.reset({"x": 100, "zone": 0, "act": 0, "lives": 3})
         >>> rule.update({"x": 600, "zone": 0, "act": 0, "lives": 3}, frame=1)
         (4500.0, False, None, 0.5)
@@ -164,9 +148,9 @@ class ContestProgress:
         end_when: Mapping[str, int] | None = None,
         end_when_not: Mapping[str, int] | None = None,
         act_change_offset: bool = False,
-        progress_scale: float = 9000.0,
-        completion_bonus: float = 1000.0,
-        bonus_horizon_frames: int = 18_000,
+        progress_scale: float,
+        completion_bonus: float,
+        bonus_horizon_frames: int,
         initial_lives: int = 3,
     ) -> None:
         """Set up the rule; see :class:`SonicProgressReward` for the arguments."""
@@ -299,7 +283,8 @@ class SonicProgressReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
         ...     def step(self, action):
         ...         self.x += 10
         ...         return 0, 0.0, False, False, {"x": self.x, "zone": 0, "act": 0, "lives": 3}
-        >>> env = SonicProgressReward(Run(), level_end_x={(0, 0): 100})
+        >>> contest = dict(progress_scale=9000, completion_bonus=1000, bonus_horizon_frames=18000)
+        >>> env = SonicProgressReward(Run(), level_end_x={(0, 0): 100}, **contest)
         >>> _ = env.reset()
         >>> steps = [env.step(0) for _ in range(10)]  # the 10th frame reaches the end
         >>> rewards = [reward for _, reward, *_ in steps]
@@ -318,9 +303,9 @@ class SonicProgressReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
         end_when: Mapping[str, int] | None = None,
         end_when_not: Mapping[str, int] | None = None,
         act_change_offset: bool = False,
-        progress_scale: float = 9000.0,
-        completion_bonus: float = 1000.0,
-        bonus_horizon_frames: int = 18_000,
+        progress_scale: float,
+        completion_bonus: float,
+        bonus_horizon_frames: int,
         initial_lives: int = 3,
     ) -> None:
         """Wrap ``env``.

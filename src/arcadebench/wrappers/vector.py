@@ -45,20 +45,17 @@ import numpy as np
 from gymnasium.vector import VectorEnv, VectorWrapper
 
 from arcadebench.errors import ArcadebenchError, BudgetExhausted, InvalidArgument
-from arcadebench.records import (
-    LogFile,
-    RunIdentity,
-    check_run,
-    episode_record,
-    header_record,
-    log_path,
-    package_versions,
-    tightest,
-)
+from arcadebench.records import EpisodeRecord, RunRecorder, check_budget, check_run, log_path
 from arcadebench.specs import Spec, load_spec
 from arcadebench.wrappers._checks import check_int, check_real
 from arcadebench.wrappers._info import KEY
-from arcadebench.wrappers.rewards import correct_rollovers
+from arcadebench.wrappers.rules import (
+    correct_rollovers,
+    drop_life_information,
+    last_reward_frame,
+    limit_reached,
+    stuck_frames,
+)
 
 __all__ = [
     "VectorEpisodeFrameLimit",
@@ -163,7 +160,7 @@ class VectorMaxStuckTime(VectorWrapper, gym.utils.RecordConstructorArgs):
     and resets that env at once. ``info["arcadebench"]["stuck_frames"]`` on every step.
     """
 
-    def __init__(self, env: VectorEnv, max_stuck_frames: int = 18_000) -> None:
+    def __init__(self, env: VectorEnv, max_stuck_frames: int) -> None:
         """Wrap ``env``; ``max_stuck_frames`` rewardless frames end an episode (SABER: 18,000)."""
         max_stuck_frames = check_int("max_stuck_frames", max_stuck_frames, minimum=1)
         gym.utils.RecordConstructorArgs.__init__(self, max_stuck_frames=max_stuck_frames)
@@ -190,18 +187,15 @@ class VectorMaxStuckTime(VectorWrapper, gym.utils.RecordConstructorArgs):
         obs, rewards, terminated, truncated, info = self.env.step(actions)
         frames = info["episode_frame_number"]
         last = self._last_reward_frame
-        if not _all_zero(rewards):
-            rewarded = rewards != 0
-            last[rewarded] = frames[rewarded]
-        stuck = frames - last
+        if not _all_zero(rewards):  # most steps have no reward: the count goes on
+            last = self._last_reward_frame = last_reward_frame(last, frames, rewards)
+        stuck = stuck_frames(frames, last)
         vector_protocol_info(info)["stuck_frames"] = stuck
-        hit = stuck >= self._max_stuck_frames
+        hit = limit_reached(stuck, self._max_stuck_frames, terminated | truncated)
         if _any(hit):
-            hit &= ~(terminated | truncated)
-            if _any(hit):
-                truncated = truncated | hit
-                set_end_reasons(info, hit, "stuck")
-                _reset_now(self.env, obs, info, hit)
+            truncated = truncated | hit
+            set_end_reasons(info, hit, "stuck")
+            _reset_now(self.env, obs, info, hit)
         if _any(terminated) or _any(truncated):
             last[terminated | truncated] = 0
         return obs, rewards, terminated, truncated, info
@@ -235,9 +229,8 @@ class VectorEpisodeFrameLimit(VectorWrapper, gym.utils.RecordConstructorArgs):
         """Step, and label (or make) the truncations at the cap."""
         obs, rewards, terminated, truncated, info = self.env.step(actions)
         vector_protocol_info(info)
-        capped = info["episode_frame_number"] >= self._max_episode_frames
+        capped = limit_reached(info["episode_frame_number"], self._max_episode_frames, terminated)
         if _any(capped):
-            capped &= ~terminated
             unlabelled = capped & ~truncated
             if _any(unlabelled):
                 truncated = truncated | unlabelled
@@ -263,26 +256,24 @@ class VectorNoLifeInformation(VectorWrapper, gym.utils.RecordConstructorArgs):
     ) -> tuple[Any, dict[str, Any]]:
         """Reset; ``lives`` is removed from ``info``."""
         obs, info = self.env.reset(seed=seed, options=options)
-        info.pop("lives", None)
-        info.pop("_lives", None)
+        drop_life_information(info)
         return obs, info
 
     def step(self, actions: Any) -> VectorStep:
         """Step; ``lives`` is removed from ``info``."""
         obs, rewards, terminated, truncated, info = self.env.step(actions)
-        info.pop("lives", None)
-        info.pop("_lives", None)
+        drop_life_information(info)
         return obs, rewards, terminated, truncated, info
 
 
 class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
     """Record every env's episodes, one log per env, in the single-env monitor's format.
 
-    Env ``i`` is run ``<run>-<i>`` and logs to ``<log_dir>/<spec>/<game>/<run>-<i>.jsonl``: the
-    same header and episode records as :class:`~arcadebench.wrappers.monitor.EpisodeMonitor`
-    (DEVELOPING.md, "Episode log"), so the scorer reads them like any other runs. Per step
-    it adds the rewards to per-env returns and keeps the frame counts (a few microseconds);
-    records are written when episodes end.
+    Env ``i`` is run ``<run>-<i>`` and logs to ``<log_dir>/<spec>/<game>/<run>-<i>.jsonl``
+    through its own :class:`~arcadebench.records.RunRecorder` (the single-env monitor's
+    bookkeeping), so the scorer reads them like any other runs. Per step it adds the rewards to
+    per-env returns and keeps the frame counts (a few microseconds); records are written when
+    episodes end.
 
     Budget: the spec's budget (and ``budget_*``, which may only tighten it) applies to every
     env's run. Envs are stepped together, so the step that uses up any env's budget ends the
@@ -327,55 +318,49 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
         spec = load_spec(spec)
         game = spec.resolve_game(game)
         check_run(run)
-        for name, value in (
-            ("budget_steps", budget_steps),
-            ("budget_frames", budget_frames),
-            ("frames_per_step", frames_per_step),
-        ):
-            if value is not None and (type(value) is not int or value <= 0):
-                raise ArcadebenchError(
-                    f"`{name}` must be a positive integer or None, got {value!r}"
-                )
+        check_budget("frames_per_step", frames_per_step)
+        n = env.num_envs
+        recorders = [
+            RunRecorder(
+                spec,
+                game,
+                run=f"{run}-{i}",
+                env_id=env_id,
+                algorithm=algorithm,
+                settings=dict(settings or {}),
+                deviations=dict(deviations or {}),
+                budget_steps=budget_steps,
+                budget_frames=budget_frames,
+            )
+            for i in range(n)
+        ]
         gym.utils.RecordConstructorArgs.__init__(self, spec=spec.name, game=game, run=run)
         VectorWrapper.__init__(self, env)
-        n = env.num_envs
-        self._protocol, self._game, self._run = spec, game, run
-        self._runs = [check_run(f"{run}-{i}") for i in range(n)]
-        self._env_id = env_id
-        self._deviations = dict(deviations or {})
-        self._settings = dict(settings or {})
-        self._algorithm = algorithm
-        self._budget_steps = tightest(spec.evaluation.budget_steps, budget_steps)
-        self._budget_frames = tightest(spec.evaluation.budget_frames, budget_frames)
+        self._protocol, self._game = spec, game
+        self._recorders = recorders
         self._frames_per_step = frames_per_step
-        self._seeds: list[int | None] = [None] * n
         self._t = 0  # steps of the batch: every env's run has taken that many
-        self._episode = np.zeros(n, dtype=np.int64)
         self._start_t = np.zeros(n, dtype=np.int64)  # _t when each env's episode started
-        self._total_frames = np.zeros(n, dtype=np.int64)  # frames of finished episodes
         self._ep_return = np.zeros(n, dtype=np.float64)
         self._ep_frames = np.zeros(n, dtype=np.int64)  # frames of the running episodes
         self._t0 = np.full(n, time.perf_counter())
         self._rollover: list[list[float]] = [[] for _ in range(n)]
+        self._steps_left = np.array([r.steps_left() for r in recorders], dtype=np.int64)
+        self._frames_left = np.array([r.frames_left() for r in recorders], dtype=np.int64)
         self._in_episode = False
-        self._exhausted = False
-        self._last: list[dict[str, Any] | None] = [None] * n
-        self._logs: list[LogFile] = []
-        self._headers_written = False
+        self._headers_due = log_dir is not None
         if log_dir is not None:
-            paths = [log_path(log_dir, spec.name, game, r) for r in self._runs]
             try:
-                for path in paths:
-                    log = LogFile(path)
-                    self._logs.append(log)
-                    if not log.empty:
+                for recorder in recorders:
+                    path = log_path(log_dir, spec.name, game, recorder.run)
+                    if not recorder.open_log(path, resume=False):
                         raise ArcadebenchError(
                             f"{path} already holds a log; vector runs are always new runs: "
                             "give this run another `run` id or log directory"
                         )
             except BaseException:
-                for log in self._logs:
-                    log.close()
+                for recorder in recorders:
+                    recorder.close()
                 raise
 
     # -- read-only state ------------------------------------------------------------------
@@ -392,17 +377,17 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
     @property
     def runs(self) -> list[str]:
         """The run id of every env (``<run>-<i>``)."""
-        return list(self._runs)
+        return [r.run for r in self._recorders]
 
     @property
     def logs(self) -> list[Path]:
         """The log file of every env (empty when nothing is recorded)."""
-        return [log.path for log in self._logs]
+        return [r.log for r in self._recorders if r.log is not None]
 
     @property
     def episodes(self) -> np.ndarray:
         """Episodes logged per env so far."""
-        return self._episode.copy()
+        return np.array([r.episode for r in self._recorders], dtype=np.int64)
 
     @property
     def total_steps(self) -> np.ndarray:
@@ -412,36 +397,29 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
     @property
     def total_frames(self) -> np.ndarray:
         """Emulator frames per env so far, the current episodes included."""
-        return self._total_frames + self._ep_frames
+        finished = np.array([r.total_frames for r in self._recorders], dtype=np.int64)
+        return finished + self._ep_frames
 
     @property
     def exhausted(self) -> bool:
         """Whether a run's budget is used up (further steps and resets raise)."""
-        return self._exhausted
+        return any(r.exhausted for r in self._recorders)
 
     @property
-    def last_episodes(self) -> list[dict[str, Any] | None]:
+    def last_episodes(self) -> list[EpisodeRecord | None]:
         """Each env's last finished episode record (also when no log is written)."""
-        return list(self._last)
+        return [r.last for r in self._recorders]
 
     # -- the episode loop -----------------------------------------------------------------
     def _budget_message(self) -> str:
-        used = []
-        if self._budget_steps is not None:
-            used.append(f"{self._budget_steps:,} steps")
-        if self._budget_frames is not None:
-            used.append(f"{self._budget_frames:,} frames")
-        return (
-            f"a run of {self._game} (runs {self._runs[0]}...{self._runs[-1]}) has used its "
-            f"budget ({' or '.join(used)}; {self._protocol.name} evaluation.budget): the "
-            "protocol allows no more interaction; start new runs (another run id) to play on"
-        )
+        exhausted = next((r for r in self._recorders if r.exhausted), self._recorders[0])
+        return exhausted.budget_message()
 
     def reset(
         self, *, seed: Any = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
         """Reset the envs; episodes in flight are logged as incomplete (``"reset"``)."""
-        if self._exhausted:
+        if self.exhausted:
             raise BudgetExhausted(self._budget_message())
         mask = (options or {}).get("reset_mask")
         chosen = np.ones(self.num_envs, dtype=bool) if mask is None else np.asarray(mask)
@@ -449,10 +427,10 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
             for i in np.flatnonzero(chosen & (self._start_t < self._t)).tolist():
                 self._finish(i, complete=False, end_reason="reset")
         self._note_seeds(seed, chosen)
-        if self._logs and not self._headers_written:
-            for i, log in enumerate(self._logs):
-                log.append(self._header(i))
-            self._headers_written = True
+        if self._headers_due:
+            for i, recorder in enumerate(self._recorders):
+                recorder.write_header(vector={"num_envs": self.num_envs, "index": i})
+            self._headers_due = False
         obs, info = self.env.reset(seed=seed, options=options)
         self._ep_return[chosen] = 0.0
         self._start_t[chosen] = self._t
@@ -471,13 +449,12 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
         else:
             values = [int(s) for s in seed]
         for i, value in zip(indices, values, strict=False):
-            if self._seeds[i] is None:
-                self._seeds[i] = value
+            self._recorders[i].note_seed(value)
 
     def step(self, actions: Any) -> VectorStep:
         """Step every env, count, and log the episodes that ended (or the budget cut)."""
         if not self._in_episode:
-            if self._exhausted:
+            if self.exhausted:
                 raise BudgetExhausted(self._budget_message())
             raise ArcadebenchError("step() before reset(): reset the envs first")
         obs, rewards, terminated, truncated, info = self.env.step(actions)
@@ -517,66 +494,38 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
         if over:
             for i in np.flatnonzero(~ended).tolist():
                 self._finish(i, complete=False, end_reason="budget")
-            self._exhausted = True
+            for recorder in self._recorders:
+                recorder.exhausted = True  # the batch steps together: every run stops here
             self._in_episode = False
 
     def _over_budget(self) -> bool:
-        if self._budget_steps is not None and self._t >= self._budget_steps:
+        """Whether some env's episode in flight has used up what its run had left."""
+        if _any(self._t - self._start_t >= self._steps_left):
             return True
-        budget = self._budget_frames
-        if budget is None:
-            return False
-        if self._frames_per_step is not None and self._t * self._frames_per_step < budget:
-            return False  # not reachable yet
-        return _any(self._total_frames + self._ep_frames >= budget)
-
-    def _identity(self, i: int) -> RunIdentity:
-        return RunIdentity(
-            self._protocol.name,
-            self._protocol.version,
-            self._protocol.hash,
-            self._env_id,
-            self._game,
-            self._runs[i],
-            self._seeds[i],
-            self._algorithm,
-            self._settings,
-            self._deviations,
-        )
-
-    def _header(self, i: int) -> dict[str, Any]:
-        return header_record(
-            self._identity(i),
-            (self._budget_steps, self._budget_frames),
-            package_versions(),
-            vector={"num_envs": self.num_envs, "index": i},
-        )
+        if self._frames_per_step is not None:
+            frames_left = int(self._frames_left.min())
+            if self._t * self._frames_per_step < frames_left:
+                return False  # not reachable yet
+        return _any(self._ep_frames >= self._frames_left)
 
     def _finish(self, i: int, complete: bool, end_reason: str) -> None:
         """Log env ``i``'s episode and start counting its next one.
 
         The env itself was already reset, by the same-step autoreset or by a wrapper.
         """
-        frames = int(self._ep_frames[i])
-        self._total_frames[i] += frames
+        recorder = self._recorders[i]
         now = time.perf_counter()
-        record = episode_record(
-            self._identity(i),
-            episode=int(self._episode[i]),
+        recorder.finish(
             episode_return=float(self._ep_return[i]),
             steps=self._t - int(self._start_t[i]),
-            frames=frames,
-            total_steps=self._t,
-            total_frames=int(self._total_frames[i]),
+            frames=int(self._ep_frames[i]),
             end_reason=end_reason,
             complete=complete,
             rollover_rewards=self._rollover[i],
             wall_time=now - float(self._t0[i]),
         )
-        if self._logs:
-            self._logs[i].append(record)
-        self._last[i] = record
-        self._episode[i] += 1
+        self._steps_left[i] = recorder.steps_left()
+        self._frames_left[i] = recorder.frames_left()
         self._ep_return[i] = 0.0
         self._start_t[i] = self._t
         self._ep_frames[i] = 0
@@ -585,7 +534,6 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
 
     def close(self, **kwargs: Any) -> None:
         """Release the logs, then close the envs."""
-        for log in self._logs:
-            log.close()
-        self._logs = []
+        for recorder in self._recorders:
+            recorder.close()
         super().close(**kwargs)
