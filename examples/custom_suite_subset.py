@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 import arcadebench
-from arcadebench.benchmarks.normalise import log_normalise, subset_estimate
+from arcadebench.benchmarks.scoring.normalise import log_normalise, subset_estimate
 from arcadebench.benchmarks.subset import (
     fit_predictions,
     nested_selection,

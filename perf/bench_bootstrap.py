@@ -18,8 +18,8 @@ import itertools
 import numpy as np
 from _timing import interleave, median, parser, ratio, table, timed, write_json
 
-from arcadebench.benchmarks.bootstrap import bootstrap_distribution, percentile_interval
-from arcadebench.benchmarks.scoring import (
+from arcadebench.benchmarks.scoring.bootstrap import bootstrap_distribution, percentile_interval
+from arcadebench.benchmarks.scoring.metrics import (
     aggregate_iqm,
     aggregate_mean,
     aggregate_median,

@@ -12,7 +12,7 @@ import os
 import signal
 import time
 
-from arcadebench.benchmarks.agents import RandomAgent
+from arcadebench.benchmarks.runner.agents import RandomAgent
 
 __all__ = [
     "CrashingAgent",

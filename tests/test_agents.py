@@ -6,7 +6,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from arcadebench.benchmarks.agents import (
+from arcadebench.benchmarks.runner.agents import (
     Actor,
     NoopAgent,
     RandomAgent,
@@ -120,7 +120,7 @@ def test_a_zero_argument_function_is_a_factory(env):
 
 
 def test_module_attr_paths_resolve():
-    assert load_agent("arcadebench.benchmarks.agents:RandomAgent") is RandomAgent
+    assert load_agent("arcadebench.benchmarks.runner.agents:RandomAgent") is RandomAgent
     assert load_agent("random") == "random"
     with pytest.raises(
         ArcadebenchError,
@@ -130,9 +130,10 @@ def test_module_attr_paths_resolve():
     with pytest.raises(ArcadebenchError, match="cannot import agent module 'no_such_module'"):
         load_agent("no_such_module:Agent")
     with pytest.raises(
-        ArcadebenchError, match="module 'arcadebench.benchmarks.agents' has no attribute 'Nope'"
+        ArcadebenchError,
+        match="module 'arcadebench.benchmarks.runner.agents' has no attribute 'Nope'",
     ):
-        load_agent("arcadebench.benchmarks.agents:Nope")
+        load_agent("arcadebench.benchmarks.runner.agents:Nope")
 
 
 def test_agents_must_be_picklable_for_worker_processes():

@@ -9,15 +9,15 @@ import pytest
 from rliable import library as rly_library
 from rliable import metrics as rly_metrics
 
-from arcadebench.benchmarks import bootstrap
-from arcadebench.benchmarks.bootstrap import (
+from arcadebench.benchmarks.scoring import bootstrap
+from arcadebench.benchmarks.scoring.bootstrap import (
     bootstrap_distribution,
     interval_estimates,
     percentile_interval,
     resample_runs,
     stratified_interval,
 )
-from arcadebench.benchmarks.scoring import (
+from arcadebench.benchmarks.scoring.metrics import (
     aggregate_iqm,
     aggregate_mean,
     aggregate_median,

@@ -15,13 +15,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from arcadebench import load_spec
-from arcadebench.benchmarks.inputs import (
-    ScoreCollector,
+from arcadebench.benchmarks.scoring.inputs import read_scores
+from arcadebench.benchmarks.scoring.raw_scores import ScoreCollector
+from arcadebench.benchmarks.scoring.score_files import (
     parse_score,
     read_csv,
     read_json,
     read_mapping,
-    read_scores,
 )
 from arcadebench.errors import InputError
 

@@ -9,7 +9,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from arcadebench.benchmarks.jerk import JerkAgent
+from arcadebench.benchmarks.runner.jerk import JerkAgent
 from arcadebench.errors import InvalidArgument
 
 B, LEFT, RIGHT = 0, 6, 7

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 import arcadebench
 from arcadebench import load_spec
-from arcadebench.benchmarks.inputs import read_scores
-from arcadebench.benchmarks.records import read_logs, run_scores
+from arcadebench.benchmarks.scoring.inputs import read_scores
+from arcadebench.benchmarks.scoring.log_scores import read_logs, run_scores
 from arcadebench.errors import InputError
 from arcadebench.records import LogWarning, RunLog, parse_log
 from arcadebench.specs.model import Evaluation

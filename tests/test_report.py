@@ -35,8 +35,8 @@ from arcadebench.benchmarks.report import (
 from arcadebench.benchmarks.report.curves import learning_curve_figure, running_mean
 from arcadebench.benchmarks.report.figures import _profile, per_game_figure
 from arcadebench.benchmarks.report.markup import element, escape
-from arcadebench.benchmarks.report.model import expected_range
 from arcadebench.benchmarks.report.references import reference_entries
+from arcadebench.benchmarks.report.report_data import expected_range
 from arcadebench.errors import ArcadebenchError, InputError, InvalidArgument
 
 matplotlib_image = pytest.importorskip("matplotlib.image")

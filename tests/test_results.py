@@ -12,7 +12,7 @@ import pytest
 
 import arcadebench
 from arcadebench import load_spec
-from arcadebench.benchmarks.results import Results, score, subset_key
+from arcadebench.benchmarks.scoring.results import Results, score, subset_key
 from arcadebench.errors import InputError, InvalidArgument, UnknownSpec
 
 DATA = Path(__file__).parent / "data" / "scores"

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import arcadebench
-from arcadebench.benchmarks.results import Results
-from arcadebench.benchmarks.worker import episode_seeds
+from arcadebench.benchmarks.runner.worker import episode_seeds
+from arcadebench.benchmarks.scoring.results import Results
 from arcadebench.errors import ArcadebenchError, JobsFailed, NonCompliantWarning
 
 SHORT = {"max_episode_frames": 2000}  # <= 500 steps an episode (non-compliant: fine for tests)

@@ -9,8 +9,7 @@ import pytest
 from rliable import metrics as rly
 
 from arcadebench import load_spec
-from arcadebench.benchmarks.normalise import normalise
-from arcadebench.benchmarks.scoring import (
+from arcadebench.benchmarks.scoring.metrics import (
     aggregate_iqm,
     aggregate_mean,
     aggregate_median,
@@ -24,6 +23,7 @@ from arcadebench.benchmarks.scoring import (
     predicted_scores,
     subset_score,
 )
+from arcadebench.benchmarks.scoring.normalise import normalise
 from arcadebench.errors import InvalidArgument
 
 NAN = math.nan

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 import arcadebench
 from arcadebench.benchmarks import subset
-from arcadebench.benchmarks.normalise import log_normalise, subset_estimate
+from arcadebench.benchmarks.scoring.normalise import log_normalise, subset_estimate
 from arcadebench.benchmarks.subset import (
     ATARI5_DATASET,
     ScoreTable,

@@ -7,8 +7,8 @@ protocol (``arcadebench/SABER-Pong-v0``, ``arcadebench/Atari5-BattleZone-v0``, .
 from arcadebench._version import __version__
 from arcadebench.benchmarks.envs import env_id, make, register_envs
 from arcadebench.benchmarks.report import report
-from arcadebench.benchmarks.results import score
-from arcadebench.benchmarks.runner import evaluate
+from arcadebench.benchmarks.runner.evaluate import evaluate
+from arcadebench.benchmarks.scoring.results import score
 from arcadebench.benchmarks.sonic import levels, register_joint_envs
 from arcadebench.benchmarks.vector import make_vec
 from arcadebench.errors import ArcadebenchError, SpecError

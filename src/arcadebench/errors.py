@@ -137,7 +137,7 @@ class JobsFailed(ArcadebenchError, RuntimeError):
     """Some jobs failed; the others finished and were scored.
 
     Attributes:
-        results: the :class:`~arcadebench.benchmarks.results.Results` of what was played
+        results: the :class:`~arcadebench.benchmarks.scoring.results.Results` of what was played
             (``None`` if nothing could be scored).
         failures: ``[(job key, reason), ...]``.
     """

@@ -1,6 +1,6 @@
-"""The ``arcadebench`` command: one sub-command per module of this package.
+"""The ``arcadebench`` command: one sub-command per ``<command>_command.py`` module here.
 
-Each public module here defines ``register(subparsers)``, which adds its sub-command and sets
+Each such module defines ``register(subparsers)``, which adds its sub-command and sets
 ``handler``; modules are discovered, not listed. Any :class:`ArcadebenchError` becomes one line
 on stderr and exit status 2; Ctrl-C exits with 130.
 """
@@ -27,7 +27,7 @@ def _build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"arcadebench {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="<command>", required=True)
     for module in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if not module.name.startswith("_"):
+        if module.name.endswith("_command"):
             importlib.import_module(f"{__name__}.{module.name}").register(subparsers)
     return parser
 

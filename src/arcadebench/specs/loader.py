@@ -19,7 +19,6 @@ from typing import Any
 import yaml
 
 from arcadebench.errors import SpecError, UnknownSpec, did_you_mean
-from arcadebench.specs._reader import Node
 from arcadebench.specs.model import (
     AtariSettings,
     Evaluation,
@@ -35,6 +34,7 @@ from arcadebench.specs.model import (
     Subset,
 )
 from arcadebench.specs.names import name_key
+from arcadebench.specs.nodes import Node
 
 __all__ = ["list_specs", "load_spec", "parse_spec"]
 

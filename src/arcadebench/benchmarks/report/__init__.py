@@ -14,9 +14,9 @@ or scores logs, adds published references (``--compare``), draws the figures and
 """
 
 from arcadebench.benchmarks.report.build import FIGURES, HTML_FILE, report, write_report
-from arcadebench.benchmarks.report.inputs import load_report_data
-from arcadebench.benchmarks.report.model import Entry, ReportData, default_metric
 from arcadebench.benchmarks.report.references import Reference, list_references, resolve_reference
+from arcadebench.benchmarks.report.report_data import Entry, ReportData, default_metric
+from arcadebench.benchmarks.report.sources import load_report_data
 from arcadebench.errors import MissingDependency, UnknownReference
 
 __all__ = [

@@ -17,11 +17,11 @@ from arcadebench.benchmarks.report.figures import (
     per_game_figure,
     profile_figure,
 )
-from arcadebench.benchmarks.report.inputs import load_report_data
-from arcadebench.benchmarks.report.model import ReportData
 from arcadebench.benchmarks.report.page import FigureFile, render_page
+from arcadebench.benchmarks.report.report_data import ReportData
+from arcadebench.benchmarks.report.sources import load_report_data
 from arcadebench.benchmarks.report.style import require_matplotlib, save_png
-from arcadebench.benchmarks.results import Results
+from arcadebench.benchmarks.scoring.results import Results
 from arcadebench.errors import InputError
 from arcadebench.specs import Spec
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
-from arcadebench.benchmarks.report.model import ReportData
+from arcadebench.benchmarks.report.report_data import ReportData
 from arcadebench.benchmarks.report.style import colour, hatch, label, new_figure
 from arcadebench.specs.model import RetroSettings
 

@@ -1,6 +1,6 @@
 """Score figures: per-game bars, the SABER class histogram, aggregates, the performance profile.
 
-Each function takes the :class:`~arcadebench.benchmarks.report.model.ReportData` and returns a
+Each function takes the :class:`~arcadebench.benchmarks.report.report_data.ReportData` and returns a
 matplotlib figure, or ``None`` when the data has nothing to draw (e.g. no classes in the spec).
 Every figure puts all entries side by side in one colour each, names protocol and metric in its
 title, labels its axes with units, and marks the 100 % reference where a normalised score has one.
@@ -27,8 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
-from arcadebench.benchmarks.bootstrap import bootstrap_distribution, percentile_interval
-from arcadebench.benchmarks.report.model import (
+from arcadebench.benchmarks.report.report_data import (
     Entry,
     ReportData,
     expected_range,
@@ -36,7 +35,8 @@ from arcadebench.benchmarks.report.model import (
     stat_label,
 )
 from arcadebench.benchmarks.report.style import colour, hatch, label, needs_log, new_figure
-from arcadebench.benchmarks.results import subset_key
+from arcadebench.benchmarks.scoring.bootstrap import bootstrap_distribution, percentile_interval
+from arcadebench.benchmarks.scoring.results import subset_key
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes

@@ -25,13 +25,13 @@ from typing import Any
 from arcadebench._table import format_cell
 from arcadebench._version import __version__
 from arcadebench.benchmarks.report.markup import Markup, element, safe_url
-from arcadebench.benchmarks.report.model import (
+from arcadebench.benchmarks.report.report_data import (
     Entry,
     ReportData,
     expected_range,
     stat_label,
 )
-from arcadebench.benchmarks.results import subset_key
+from arcadebench.benchmarks.scoring.results import subset_key
 from arcadebench.specs.card import protocol_card
 
 __all__ = ["FigureFile", "render_page"]

@@ -35,8 +35,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from arcadebench.benchmarks.report.model import Entry
-from arcadebench.benchmarks.results import score, subset_key
+from arcadebench.benchmarks.report.report_data import Entry
+from arcadebench.benchmarks.scoring.results import score, subset_key
 from arcadebench.benchmarks.subset import ATARI5_DATASET, read_scores
 from arcadebench.errors import UnknownGame, UnknownReference
 from arcadebench.specs import Spec

@@ -27,7 +27,7 @@ from arcadebench.errors import MissingDependency
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
-    from arcadebench.benchmarks.report.model import Entry
+    from arcadebench.benchmarks.report.report_data import Entry
 
 __all__ = [
     "INSTALL_HINT",

@@ -35,8 +35,8 @@ Example:
 
 from __future__ import annotations
 
-from arcadebench.benchmarks.subset.data import DEFAULT_MIN_GAMES as DEFAULT_MIN_GAMES
-from arcadebench.benchmarks.subset.data import SubsetData, prepare
+from arcadebench.benchmarks.subset.dataset import DEFAULT_MIN_GAMES as DEFAULT_MIN_GAMES
+from arcadebench.benchmarks.subset.dataset import SubsetData, prepare
 from arcadebench.benchmarks.subset.export import to_yaml
 from arcadebench.benchmarks.subset.fit import DEFAULT_SEED as DEFAULT_SEED
 from arcadebench.benchmarks.subset.fit import SubsetFit, fit_subset
@@ -46,14 +46,14 @@ from arcadebench.benchmarks.subset.predictions import (
     fit_predictions,
     predict_scores,
 )
+from arcadebench.benchmarks.subset.score_table import ATARI5_DATASET, ScoreTable, read_scores
+from arcadebench.benchmarks.subset.score_table import Target as Target
 from arcadebench.benchmarks.subset.search import DEFAULT_MAX_SUBSETS as DEFAULT_MAX_SUBSETS
 from arcadebench.benchmarks.subset.search import (
     SubsetSearch,
     best_subsets,
     nested_selection,
 )
-from arcadebench.benchmarks.subset.table import ATARI5_DATASET, ScoreTable, read_scores
-from arcadebench.benchmarks.subset.table import Target as Target
 from arcadebench.errors import SubsetError
 
 __all__ = [

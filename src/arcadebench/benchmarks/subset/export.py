@@ -8,10 +8,10 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
-from arcadebench.benchmarks.subset.data import SubsetData
+from arcadebench.benchmarks.subset.dataset import SubsetData
 from arcadebench.benchmarks.subset.fit import SubsetFit
 from arcadebench.benchmarks.subset.predictions import PredictionFit
-from arcadebench.benchmarks.subset.table import ScoreTable
+from arcadebench.benchmarks.subset.score_table import ScoreTable
 from arcadebench.errors import SubsetError
 from arcadebench.specs.names import name_key
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from arcadebench.benchmarks.normalise import log_normalise, subset_estimate
-from arcadebench.benchmarks.subset.data import SubsetData
+from arcadebench.benchmarks.scoring.normalise import log_normalise, subset_estimate
+from arcadebench.benchmarks.subset.dataset import SubsetData
 from arcadebench.errors import SubsetError
 from arcadebench.specs.names import name_key
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from arcadebench.benchmarks.normalise import log_normalise, subset_estimate
-from arcadebench.benchmarks.subset.data import SubsetData
+from arcadebench.benchmarks.scoring.normalise import log_normalise, subset_estimate
+from arcadebench.benchmarks.subset.dataset import SubsetData
 from arcadebench.benchmarks.subset.fit import SubsetFit, _lookup_scores
 from arcadebench.errors import SubsetError
 

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from arcadebench.benchmarks.subset.data import SubsetData
+from arcadebench.benchmarks.subset.dataset import SubsetData
 from arcadebench.benchmarks.subset.fit import (
     DEFAULT_SEED,
     SubsetFit,

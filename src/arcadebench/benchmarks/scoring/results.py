@@ -1,10 +1,10 @@
 """Score raw results against a spec (:func:`score`) and carry them (:class:`Results`).
 
-:func:`score` reads the inputs (:mod:`~arcadebench.benchmarks.inputs`, episode logs through
-:mod:`~arcadebench.benchmarks.records`), applies the spec's rules with the pure functions of
-:mod:`~arcadebench.benchmarks.scoring`, and bootstraps confidence intervals
-(:mod:`~arcadebench.benchmarks.bootstrap`) from one statistic function per block, so a point
-estimate and its interval always come from the same code. :class:`Results` writes the
+:func:`score` reads the inputs (:mod:`~arcadebench.benchmarks.scoring.inputs`: score tables,
+result files and episode logs), applies the spec's rules with the pure functions of
+:mod:`~arcadebench.benchmarks.scoring.metrics`, and bootstraps confidence intervals
+(:mod:`~arcadebench.benchmarks.scoring.bootstrap`) from one statistic function per block, so a
+point estimate and its interval always come from the same code. :class:`Results` writes the
 ``arcadebench-results/1`` JSON of DEVELOPING.md, a tidy CSV and a plain-text table, and reads the
 JSON back for reports.
 
@@ -35,11 +35,9 @@ from typing import Any
 
 import numpy as np
 
-from arcadebench.benchmarks.bootstrap import bootstrap_distribution, percentile_interval
-from arcadebench.benchmarks.inputs import RESULTS_FORMAT, RunScores, read_scores
-from arcadebench.benchmarks.normalise import normalise
-from arcadebench.benchmarks.results_table import results_table
-from arcadebench.benchmarks.scoring import (
+from arcadebench.benchmarks.scoring.bootstrap import bootstrap_distribution, percentile_interval
+from arcadebench.benchmarks.scoring.inputs import read_scores
+from arcadebench.benchmarks.scoring.metrics import (
     AGGREGATES,
     breakthroughs,
     class_histogram,
@@ -50,6 +48,10 @@ from arcadebench.benchmarks.scoring import (
     predicted_scores,
     subset_score,
 )
+from arcadebench.benchmarks.scoring.normalise import normalise
+from arcadebench.benchmarks.scoring.raw_scores import RunScores
+from arcadebench.benchmarks.scoring.score_files import RESULTS_FORMAT
+from arcadebench.benchmarks.scoring.tables import results_table
 from arcadebench.errors import InputError, InvalidArgument, UnknownSpec
 from arcadebench.specs import Spec, load_spec
 from arcadebench.specs.model import Normalisation, Published

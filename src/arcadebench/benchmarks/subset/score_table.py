@@ -19,7 +19,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from arcadebench.benchmarks.normalise import log_normalise, normalise
+from arcadebench.benchmarks.scoring.normalise import log_normalise, normalise
 from arcadebench.errors import InputError, SubsetError, UnknownGame, did_you_mean
 from arcadebench.specs import Spec, load_spec
 

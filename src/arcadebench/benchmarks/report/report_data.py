@@ -21,7 +21,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from arcadebench.benchmarks.normalise import normalise
+from arcadebench.benchmarks.scoring.normalise import normalise
 from arcadebench.errors import InvalidArgument, did_you_mean
 from arcadebench.records import RunLog
 from arcadebench.specs import Spec

@@ -1,4 +1,4 @@
-"""The plain-text tables of :class:`~arcadebench.benchmarks.results.Results` (``.table()``).
+"""The plain-text tables of :class:`~arcadebench.benchmarks.scoring.results.Results` (``.table()``).
 
 What ``arcadebench score`` and ``arcadebench run`` print: the aggregates first (one column per
 algorithm, with its interval when there are several runs), then the aggregates at each training
@@ -12,17 +12,35 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from arcadebench._table import render_table
+from arcadebench.specs.model import Published
 
-if TYPE_CHECKING:
-    from arcadebench.benchmarks.results import Results
-
-__all__ = ["results_table"]
+__all__ = ["ScoredResults", "results_table"]
 
 
-def results_table(results: Results, digits: int = 2) -> str:
+class ScoredResults(Protocol):
+    """What the tables read of a :class:`~arcadebench.benchmarks.scoring.results.Results`."""
+
+    @property
+    def spec(self) -> Mapping[str, Any]:
+        """``{"name", "version", "hash"}`` of the spec."""
+
+    @property
+    def settings(self) -> Mapping[str, Any]:
+        """``{"ci", "reps", "seed"}`` of the bootstrap."""
+
+    @property
+    def algorithms(self) -> Mapping[str, Mapping[str, Any]]:
+        """Per algorithm: games, aggregates and checkpoints."""
+
+    @property
+    def published(self) -> Published | None:
+        """The spec's published reference results."""
+
+
+def results_table(results: ScoredResults, digits: int = 2) -> str:
     """Plain-text tables: aggregates first, then per game; one column per algorithm."""
     names = list(results.algorithms)
     with_ci = [n for n in names if "ci" in results.algorithms[n]["aggregates"]]
@@ -54,7 +72,7 @@ def results_table(results: Results, digits: int = 2) -> str:
     return "\n\n".join(parts)
 
 
-def _game_table(results: Results, names: list[str], digits: int) -> str:
+def _game_table(results: ScoredResults, names: list[str], digits: int) -> str:
     games: list[str] = []
     for n in names:
         games.extend(g for g in results.algorithms[n]["games"] if g not in games)
@@ -83,7 +101,7 @@ def _game_table(results: Results, names: list[str], digits: int) -> str:
     return render_table(["game", "metric", *names], rows, title="per game", digits=digits)
 
 
-def _checkpoint_table(results: Results, names: list[str], digits: int) -> str | None:
+def _checkpoint_table(results: ScoredResults, names: list[str], digits: int) -> str | None:
     columns, blocks = [], []
     for n in names:
         checkpoints = results.algorithms[n].get("checkpoints", {})
@@ -103,7 +121,7 @@ def _checkpoint_table(results: Results, names: list[str], digits: int) -> str | 
     )
 
 
-def _published_table(results: Results, names: list[str], digits: int) -> str | None:
+def _published_table(results: ScoredResults, names: list[str], digits: int) -> str | None:
     published = results.published
     if published is None:
         return None

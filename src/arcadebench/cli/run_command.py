@@ -14,7 +14,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from arcadebench.benchmarks.runner import RESULTS_FILE, evaluate
+from arcadebench.benchmarks.runner.evaluate import RESULTS_FILE, evaluate
 from arcadebench.errors import JobsFailed
 
 __all__ = ["register"]

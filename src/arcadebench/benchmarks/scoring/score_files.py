@@ -1,7 +1,7 @@
-"""Read raw per-game scores — CSV, JSON, a mapping or episode logs — into one structure.
+"""Read score tables — CSV, JSON, a mapping or a results file — into the raw scores.
 
-This is how published results are scored retroactively (the Atari-5 paper's main use) and how
-a training run's monitor logs reach the scorer: every source becomes a :class:`RawScores`
+This is how published results are scored retroactively (the Atari-5 paper's main use): every
+source adds to a :class:`~arcadebench.benchmarks.scoring.raw_scores.ScoreCollector`
 (algorithm -> game -> one score per run), with game names resolved by the spec. Every bad input
 is one :class:`~arcadebench.errors.InputError` naming the file, the line and the value; nothing
 is silently dropped except explicit NA.
@@ -15,10 +15,11 @@ Formats:
   Lines starting with ``#`` are comments (e.g. a licence note).
 - JSON ``{"<algorithm>": {"<game>": score | [score per run]}}`` with the same score values
   (``null`` = missing), or an ``arcadebench-results/1`` file (its runs are re-scored).
-- Episode logs (``.jsonl``, or a directory of them): see :mod:`arcadebench.records`.
 
-Classes: RunScores, AlgorithmScores, RawScores, ScoreCollector.
-Functions: read_csv, read_json, read_mapping, read_scores, parse_score.
+Episode logs are read by :mod:`~arcadebench.benchmarks.scoring.log_scores`; every kind of
+source by :func:`~arcadebench.benchmarks.scoring.inputs.read_scores`.
+
+Functions: read_csv, read_json, read_mapping, parse_score.
 """
 
 from __future__ import annotations
@@ -29,25 +30,15 @@ import json
 import math
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from arcadebench.benchmarks.scoring.raw_scores import ScoreCollector
 from arcadebench.errors import InputError, UnknownGame
 from arcadebench.specs import Spec
 
-__all__ = [
-    "AlgorithmScores",
-    "RawScores",
-    "RunScores",
-    "ScoreCollector",
-    "parse_score",
-    "read_csv",
-    "read_json",
-    "read_mapping",
-    "read_scores",
-]
+__all__ = ["RESULTS_FORMAT", "parse_score", "read_csv", "read_json", "read_mapping"]
 
 #: Score files larger than this are refused (a 61-game table of 1,000 runs is a few MB).
 MAX_SCORE_FILE_BYTES = 64_000_000
@@ -58,109 +49,6 @@ _MISSING = frozenset({"", "na", "n/a"})
 _INFINITE = frozenset({"inf", "+inf", "infinite", "infinity", "+infinity"})
 _NUMBER = re.compile(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$")
 RESULTS_FORMAT = "arcadebench-results/1"
-
-
-@dataclass(frozen=True)
-class RunScores:
-    """One algorithm's scores on one game: one entry per run (seed), in input order.
-
-    Attributes:
-        scores: the per-run raw score (``inf`` for infinite gameplay).
-        runs: the run ids (``""`` for a source that has one unnamed run).
-        frames: training frames each run used, ``None`` where not given.
-        episodes: episodes behind each score (episode logs only; ``None`` otherwise).
-    """
-
-    scores: tuple[float, ...]
-    runs: tuple[str, ...]
-    frames: tuple[float | None, ...]
-    episodes: tuple[int | None, ...]
-
-
-@dataclass(frozen=True)
-class AlgorithmScores:
-    """One algorithm's scores: at the end of training, and at each frame checkpoint (logs)."""
-
-    games: Mapping[str, RunScores]
-    checkpoints: Mapping[int, Mapping[str, RunScores]] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class RawScores:
-    """Raw scores of every algorithm found in the inputs, game names canonical for the spec."""
-
-    algorithms: Mapping[str, AlgorithmScores]
-    sources: tuple[str, ...] = ()
-
-
-class ScoreCollector:
-    """Accumulates scores from several sources and refuses duplicates across all of them.
-
-    A (algorithm, checkpoint, game, run) key may be given once; the error names both places.
-    Explicit NA rows take part in the duplicate check but add no score.
-    """
-
-    def __init__(self) -> None:
-        self._cells: dict[tuple[str, int | None, str], dict[str, tuple]] = {}
-        self._where: dict[tuple[str, int | None, str, str], str] = {}
-        self._order: list[str] = []
-        self.sources: list[str] = []
-
-    def add(
-        self,
-        algorithm: str,
-        game: str,
-        run: str,
-        score: float | None,
-        *,
-        where: tuple[str, int | None],
-        frames: float | None = None,
-        episodes: int | None = None,
-        checkpoint: int | None = None,
-    ) -> None:
-        """Record one run's score (``None`` = explicit NA); ``where`` is ``(file, line)``."""
-        key = (algorithm, checkpoint, game, run)
-        here = f"{where[0]}:{where[1]}" if where[1] is not None else where[0]
-        if key in self._where:
-            what = f"run {run!r} of {game}" if run else game
-            at = f" at checkpoint {checkpoint:,}" if checkpoint is not None else ""
-            raise InputError(
-                where[0],
-                where[1],
-                f"duplicate score for {what}{at} of algorithm {algorithm!r} (first at "
-                f"{self._where[key]}); give each run its own `run` id or remove one",
-            )
-        self._where[key] = here
-        if algorithm not in self._order:
-            self._order.append(algorithm)
-        if score is not None:
-            self._cells.setdefault((algorithm, checkpoint, game), {})[run] = (
-                score,
-                frames,
-                episodes,
-            )
-
-    def build(self, spec: Spec) -> RawScores:
-        """The collected scores, games in the spec's order, runs in input order."""
-        position = {g: i for i, g in enumerate(spec.games)}
-        algorithms: dict[str, AlgorithmScores] = {}
-        for algorithm in self._order:
-            games: dict[str, RunScores] = {}
-            checkpoints: dict[int, dict[str, RunScores]] = {}
-            cells = sorted(
-                ((c, g, runs) for (a, c, g), runs in self._cells.items() if a == algorithm),
-                key=lambda t: (t[0] is not None, t[0] or 0, position.get(t[1], len(position))),
-            )
-            for checkpoint, game, runs in cells:
-                target = games if checkpoint is None else checkpoints.setdefault(checkpoint, {})
-                target[game] = RunScores(
-                    scores=tuple(v[0] for v in runs.values()),
-                    runs=tuple(runs),
-                    frames=tuple(v[1] for v in runs.values()),
-                    episodes=tuple(v[2] for v in runs.values()),
-                )
-            algorithms[algorithm] = AlgorithmScores(games, checkpoints)
-        return RawScores(algorithms, tuple(self.sources))
 
 
 # -- values ---------------------------------------------------------------------------------------
@@ -567,72 +455,3 @@ def _read_results(spec: Spec, data: dict, collector: ScoreCollector, file: str, 
                         frames=frames,
                         checkpoint=checkpoint,
                     )
-
-
-# -- dispatch -------------------------------------------------------------------------------------
-
-
-def _expand(sources: object) -> list[object]:
-    if isinstance(sources, str | os.PathLike | Mapping):
-        return [sources]
-    if isinstance(sources, Iterable):
-        items = list(sources)
-        if not items:
-            raise InputError("<scores>", None, "no score files given")
-        return items
-    raise InputError(
-        "<scores>",
-        None,
-        f"scores must be a path, a list of paths or a mapping, got {type(sources).__name__}",
-    )
-
-
-def read_scores(spec: Spec, sources: object) -> RawScores:
-    """Read every source (``.csv``, ``.json``, ``.jsonl``, a directory of logs, or a mapping).
-
-    Raises:
-        InputError: a missing file, an unknown suffix, or anything the readers refuse.
-    """
-    from arcadebench.benchmarks.records import read_logs
-
-    collector = ScoreCollector()
-    logs: list[Path] = []
-    for source in _expand(sources):
-        if isinstance(source, Mapping):
-            read_mapping(spec, source, collector)
-            continue
-        if not isinstance(source, str | os.PathLike):
-            raise InputError(
-                "<scores>",
-                None,
-                f"a score source must be a path or a mapping, got {type(source).__name__}",
-            )
-        path = Path(source)
-        if path.is_dir():
-            found = sorted(path.rglob("*.jsonl"))
-            if not found:
-                raise InputError(str(path), None, "is a directory without episode logs (*.jsonl)")
-            logs.extend(found)
-        elif not path.exists():
-            raise InputError(str(path), None, "no such file")
-        elif path.suffix.lower() == ".csv":
-            read_csv(spec, path, collector)
-        elif path.suffix.lower() == ".json":
-            read_json(spec, path, collector)
-        elif path.suffix.lower() == ".jsonl":
-            logs.append(path)
-        else:
-            raise InputError(
-                str(path),
-                None,
-                "has an unknown suffix; give a .csv or .json score file or a .jsonl episode log",
-            )
-    if logs:
-        read_logs(spec, logs, collector)
-    raw = collector.build(spec)
-    if not raw.algorithms:
-        where = collector.sources[0] if len(collector.sources) == 1 else "<scores>"
-        raise InputError(
-            where, None, "has no scores (no complete episode, no score row); nothing to score"
-        )
-    return raw

@@ -1,8 +1,8 @@
 """The runner: play an agent through a protocol, in parallel, resumably, and score the logs.
 
 :func:`evaluate` (and ``arcadebench run``) turns a spec into jobs, one per (game or level, seed);
-each job runs in a worker process of its own (:mod:`~arcadebench.benchmarks.backends`), writing
-its episodes to ``<log_dir>/<spec>/<game>/<seed>.jsonl`` through the environment's monitor.
+each job runs in a worker process of its own (:mod:`~arcadebench.benchmarks.runner.backends`),
+writing its episodes to ``<log_dir>/<spec>/<game>/<seed>.jsonl`` through the environment's monitor.
 When the jobs are over, the logs are scored by the scorer (:func:`arcadebench.score`) and the
 results written to ``<log_dir>/results.json``.
 
@@ -14,7 +14,7 @@ Failure handling (issue 10):
 - Ctrl-C stops every worker within a few seconds; finished episodes are in the logs.
 - ``resume=True`` skips jobs whose log already meets the quota and continues the others at the
   first missing episode. Episode ``i`` of a job is seeded from ``(seed, i)``
-  (:func:`~arcadebench.benchmarks.worker.episode_seeds`), so for agents that do not learn a
+  (:func:`~arcadebench.benchmarks.runner.worker.episode_seeds`), so for agents that do not learn a
   resumed run logs exactly the episodes of an uninterrupted one, whatever the number of workers
   or the backend. (A learning agent restarts from a fresh agent when its job is resumed.)
 
@@ -32,11 +32,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from arcadebench.benchmarks.agents import agent_env_kwargs, agent_name, check_agent
-from arcadebench.benchmarks.backends import JobOutcome, run_local, run_ray
-from arcadebench.benchmarks.progress import RunProgress
-from arcadebench.benchmarks.results import Results, score
-from arcadebench.benchmarks.worker import Job
+from arcadebench.benchmarks.runner.agents import agent_env_kwargs, agent_name, check_agent
+from arcadebench.benchmarks.runner.backends import JobOutcome, run_local, run_ray
+from arcadebench.benchmarks.runner.progress import RunProgress
+from arcadebench.benchmarks.runner.worker import Job
+from arcadebench.benchmarks.scoring.results import Results, score
 from arcadebench.errors import ArcadebenchError, InputError, JobsFailed
 from arcadebench.specs import Spec, list_specs, load_spec
 from arcadebench.wrappers.monitor import log_path
@@ -263,7 +263,7 @@ def evaluate(
     Args:
         agent: ``"random"``, ``"noop"``, ``"module:attr"``, a factory, a learning agent
             (``act``/``observe``), an object with ``predict`` or a callable ``obs -> action``
-            (see :mod:`~arcadebench.benchmarks.agents`).
+            (see :mod:`~arcadebench.benchmarks.runner.agents`).
         spec: a built-in spec name, a spec YAML file or a loaded spec from either.
         games: games or levels (any spelling); default: the spec's ``default_games``.
         episodes: complete episodes per job.
@@ -283,10 +283,10 @@ def evaluate(
         reps: bootstrap repetitions of the scorer.
         command: the command line for the provenance (default: ``sys.argv``).
         on_event: also called with every progress event (``("episode", job key, record)``...;
-            see :mod:`~arcadebench.benchmarks.backends`), e.g. to watch a long run.
+            see :mod:`~arcadebench.benchmarks.runner.backends`), e.g. to watch a long run.
 
     Returns:
-        The scored :class:`~arcadebench.benchmarks.results.Results`, also written to
+        The scored :class:`~arcadebench.benchmarks.scoring.results.Results`, also written to
         ``<log_dir>/results.json``.
 
     Raises:
@@ -322,7 +322,7 @@ def evaluate(
     env_kwargs = {**agent_env_kwargs(sent, spec), **env_kwargs}
     _warn_deviations(spec, env_kwargs)
     if backend == "ray":
-        from arcadebench.benchmarks.backends import _check_reachable, _import_ray
+        from arcadebench.benchmarks.runner.backends import _check_reachable, _import_ray
 
         _import_ray()  # fail before anything runs when Ray is missing
         if address is not None:
@@ -395,7 +395,7 @@ def evaluate(
 
 def _learns(agent: Any) -> bool:
     """Whether ``agent`` (or what its path names) learns from ``observe``."""
-    from arcadebench.benchmarks.agents import BUILTIN_AGENTS, load_agent
+    from arcadebench.benchmarks.runner.agents import BUILTIN_AGENTS, load_agent
 
     obj = load_agent(agent) if isinstance(agent, str) else agent
     obj = BUILTIN_AGENTS[obj] if isinstance(obj, str) else obj  # e.g. jerk learns

@@ -15,7 +15,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from arcadebench.benchmarks.worker import Job
+from arcadebench.benchmarks.runner.worker import Job
 
 __all__ = ["RunProgress"]
 

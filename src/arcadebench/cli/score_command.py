@@ -7,7 +7,7 @@ import shlex
 import sys
 import warnings
 
-from arcadebench.benchmarks.results import score
+from arcadebench.benchmarks.scoring.results import score
 from arcadebench.errors import InputError
 
 __all__ = ["register"]

@@ -19,10 +19,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from arcadebench.benchmarks.inputs import RESULTS_FORMAT
-from arcadebench.benchmarks.report.model import Entry, ReportData, check_metric
 from arcadebench.benchmarks.report.references import reference_entries
-from arcadebench.benchmarks.results import Results, score
+from arcadebench.benchmarks.report.report_data import Entry, ReportData, check_metric
+from arcadebench.benchmarks.scoring.results import Results, score
+from arcadebench.benchmarks.scoring.score_files import RESULTS_FORMAT
 from arcadebench.errors import ArcadebenchError, InputError, InvalidArgument, UnknownSpec
 from arcadebench.records import RunLog, parse_log
 from arcadebench.specs import Spec, load_spec
@@ -46,7 +46,7 @@ def load_report_data(
 
     Args:
         inputs: results JSONs, episode logs (``.jsonl``), log directories, score CSV/JSON
-            files, or :class:`~arcadebench.benchmarks.results.Results` objects (e.g. what
+            files, or :class:`~arcadebench.benchmarks.scoring.results.Results` objects (e.g. what
             :func:`arcadebench.evaluate` returns).
         spec: the spec (name, YAML file or loaded); default: the one the inputs name.
         compare: reference names (see :mod:`~arcadebench.benchmarks.report.references`).

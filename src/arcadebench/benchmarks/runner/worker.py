@@ -45,7 +45,7 @@ class Job:
         game: the canonical game or level.
         seed: the job seed (also the run id).
         log_dir: the root of the episode logs.
-        agent: what :func:`~arcadebench.benchmarks.agents.check_agent` returned.
+        agent: what :func:`~arcadebench.benchmarks.runner.agents.check_agent` returned.
         algorithm: the agent's name, for the log header and the results.
         episodes: complete episodes to play (or ``None``).
         steps: agent steps to play (or ``None``).
@@ -93,8 +93,8 @@ def run_job(job: Job, send: Callable[[tuple], None]) -> dict[str, Any]:
         AgentError: the agent raised (names game, run and episode; earlier episodes are logged).
         ArcadebenchError: bad input (the log is in use, belongs to another run...).
     """
-    from arcadebench.benchmarks.agents import make_actor
     from arcadebench.benchmarks.envs import make
+    from arcadebench.benchmarks.runner.agents import make_actor
     from arcadebench.specs import load_spec
     from arcadebench.wrappers.monitor import find_monitor, monitor
 

@@ -38,7 +38,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from arcadebench.benchmarks.jerk import JerkAgent
+from arcadebench.benchmarks.runner.jerk import JerkAgent
 from arcadebench.errors import ArcadebenchError
 from arcadebench.specs import Spec
 
@@ -140,7 +140,7 @@ def agent_name(agent: Any) -> str:
 
     Example:
         >>> agent_name("random"), agent_name(RandomAgent)
-        ('random', 'arcadebench.benchmarks.agents.RandomAgent')
+        ('random', 'arcadebench.benchmarks.runner.agents.RandomAgent')
     """
     if isinstance(agent, str):
         return agent

@@ -13,7 +13,8 @@ and ``get_interval_estimates(method="percentile")``, checked against rliable in 
 
 - A resample draws, for every game independently, as many runs as the game has, with
   replacement, from that game's runs. Unlike rliable, games may have different numbers of runs
-  (``NaN`` padding below a game's runs, the :mod:`~arcadebench.benchmarks.scoring` contract).
+  (``NaN`` padding below a game's runs, the contract of
+  :mod:`~arcadebench.benchmarks.scoring.metrics`).
 - The interval is the ``(1 - level) / 2`` and ``(1 + level) / 2`` percentiles of the bootstrap
   distribution with linear interpolation (``np.percentile``'s default, as arch uses).
 
@@ -123,7 +124,7 @@ def bootstrap_distribution(
 
     ``statistic`` maps ``(..., runs, games)`` to ``(..., k)`` (or ``(...,)`` for one number),
     vectorised over the leading axes, like every function of
-    :mod:`~arcadebench.benchmarks.scoring`. Repetitions are evaluated in batches of at most
+    :mod:`~arcadebench.benchmarks.scoring.metrics`. Repetitions are evaluated in batches of at most
     :data:`MAX_BATCH_ELEMENTS` resampled scores; the draws do not depend on the batching.
     """
     if isinstance(reps, bool) or not isinstance(reps, int | np.integer) or reps < 1:
@@ -181,7 +182,7 @@ def stratified_interval(
     """Point estimate ``(k,)`` and percentile interval ``(2, k)`` of ``statistic`` on ``scores``.
 
     Example:
-        >>> from arcadebench.benchmarks.scoring import aggregate_mean
+        >>> from arcadebench.benchmarks.scoring.metrics import aggregate_mean
         >>> point, ci = stratified_interval([[10.0], [14.0]], aggregate_mean, reps=1000, seed=1)
         >>> point.tolist(), ci.ravel().tolist()
         ([12.0], [10.0, 14.0])

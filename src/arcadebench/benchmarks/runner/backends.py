@@ -7,7 +7,7 @@ caller, stop a job whose episode runs past the wall-clock limit, and return one
 seconds (SIGTERM, then SIGKILL) and propagates; finished episodes are already in the logs.
 
 Events are tuples ``(kind, job key, ...)``: ``start``, ``episode_start``, ``episode``,
-``steps``, ``done``, ``error`` from the workers (see :mod:`~arcadebench.benchmarks.worker`),
+``steps``, ``done``, ``error`` from the workers (see :mod:`~arcadebench.benchmarks.runner.worker`),
 and ``failed`` from the backend.
 
 Classes: JobOutcome.
@@ -28,14 +28,14 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 from typing import Any
 
-from arcadebench.benchmarks.worker import Job, run_job, worker_main
+from arcadebench.benchmarks.runner.worker import Job, run_job, worker_main
 from arcadebench.errors import ArcadebenchError
 
 __all__ = ["RAY_INSTALL", "JobOutcome", "run_local", "run_ray"]
 
 RAY_INSTALL = "pip install 'arcadebench[ray]'"
 _STOP_GRACE = 2.0  # seconds between SIGTERM and SIGKILL when stopping workers
-_PRELOAD = ["numpy", "gymnasium", "ale_py", "arcadebench", "arcadebench.benchmarks.worker"]
+_PRELOAD = ["numpy", "gymnasium", "ale_py", "arcadebench", "arcadebench.benchmarks.runner.worker"]
 
 Events = Callable[[tuple], None]
 

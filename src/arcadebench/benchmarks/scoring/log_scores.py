@@ -24,7 +24,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from arcadebench.benchmarks.inputs import ScoreCollector
+from arcadebench.benchmarks.scoring.raw_scores import ScoreCollector
 from arcadebench.errors import InputError
 from arcadebench.records import LogWarning, RunLog, parse_log
 from arcadebench.specs import Spec

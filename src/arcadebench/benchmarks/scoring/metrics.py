@@ -9,7 +9,7 @@ runs than the widest game is padded with ``NaN`` below its runs. Scores themselv
 Conventions (the papers' own, checked against their published numbers; see ``data/README.md``):
 
 - Normalised score = 100 (x - random) / |reference - random| (Atari-5 Eq. 2, HWR Eqs. 3-5,
-  SABER Appendix D Eq. 1), computed by :func:`arcadebench.benchmarks.normalise.normalise`. A
+  SABER Appendix D Eq. 1), computed by :func:`arcadebench.benchmarks.scoring.normalise.normalise`. A
   score equal to its reference is exactly 100 %.
 - SABER = HWRNS capped **above** at 200 %, no lower clip (SABER Section 3.2: both papers'
   published means keep the negative per-game values); infinite gameplay contributes the cap.
@@ -34,7 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from arcadebench.benchmarks.normalise import log_normalise, subset_estimate
+from arcadebench.benchmarks.scoring.normalise import log_normalise, subset_estimate
 from arcadebench.errors import InvalidArgument
 
 __all__ = [

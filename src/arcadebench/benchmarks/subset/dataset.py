@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from arcadebench.benchmarks.normalise import log_normalise
-from arcadebench.benchmarks.subset.table import _TARGETS, ScoreTable, Target
+from arcadebench.benchmarks.scoring.normalise import log_normalise
+from arcadebench.benchmarks.subset.score_table import _TARGETS, ScoreTable, Target
 from arcadebench.errors import SubsetError, UnknownGame, did_you_mean
 from arcadebench.specs.names import name_key
 

@@ -1,0 +1,86 @@
+"""Read every score source of a scoring call: score tables, result files, logs, mappings.
+
+Dispatches each source by kind — a mapping, a ``.csv`` or ``.json`` score file
+(:mod:`~arcadebench.benchmarks.scoring.score_files`), a ``.jsonl`` episode log or a directory of
+them (:mod:`~arcadebench.benchmarks.scoring.log_scores`) — into one :class:`RawScores`.
+
+Functions: read_scores.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from arcadebench.benchmarks.scoring.log_scores import read_logs
+from arcadebench.benchmarks.scoring.raw_scores import RawScores, ScoreCollector
+from arcadebench.benchmarks.scoring.score_files import read_csv, read_json, read_mapping
+from arcadebench.errors import InputError
+from arcadebench.specs import Spec
+
+__all__ = ["read_scores"]
+
+
+def _expand(sources: object) -> list[object]:
+    if isinstance(sources, str | os.PathLike | Mapping):
+        return [sources]
+    if isinstance(sources, Iterable):
+        items = list(sources)
+        if not items:
+            raise InputError("<scores>", None, "no score files given")
+        return items
+    raise InputError(
+        "<scores>",
+        None,
+        f"scores must be a path, a list of paths or a mapping, got {type(sources).__name__}",
+    )
+
+
+def read_scores(spec: Spec, sources: object) -> RawScores:
+    """Read every source (``.csv``, ``.json``, ``.jsonl``, a directory of logs, or a mapping).
+
+    Raises:
+        InputError: a missing file, an unknown suffix, or anything the readers refuse.
+    """
+    collector = ScoreCollector()
+    logs: list[Path] = []
+    for source in _expand(sources):
+        if isinstance(source, Mapping):
+            read_mapping(spec, source, collector)
+            continue
+        if not isinstance(source, str | os.PathLike):
+            raise InputError(
+                "<scores>",
+                None,
+                f"a score source must be a path or a mapping, got {type(source).__name__}",
+            )
+        path = Path(source)
+        if path.is_dir():
+            found = sorted(path.rglob("*.jsonl"))
+            if not found:
+                raise InputError(str(path), None, "is a directory without episode logs (*.jsonl)")
+            logs.extend(found)
+        elif not path.exists():
+            raise InputError(str(path), None, "no such file")
+        elif path.suffix.lower() == ".csv":
+            read_csv(spec, path, collector)
+        elif path.suffix.lower() == ".json":
+            read_json(spec, path, collector)
+        elif path.suffix.lower() == ".jsonl":
+            logs.append(path)
+        else:
+            raise InputError(
+                str(path),
+                None,
+                "has an unknown suffix; give a .csv or .json score file or a .jsonl episode log",
+            )
+    if logs:
+        read_logs(spec, logs, collector)
+    raw = collector.build(spec)
+    if not raw.algorithms:
+        where = collector.sources[0] if len(collector.sources) == 1 else "<scores>"
+        raise InputError(
+            where, None, "has no scores (no complete episode, no score row); nothing to score"
+        )
+    return raw

@@ -1,0 +1,122 @@
+"""The raw scores every input becomes: algorithm -> game -> one score per run.
+
+Score tables (:mod:`~arcadebench.benchmarks.scoring.score_files`) and episode logs
+(:mod:`~arcadebench.benchmarks.scoring.log_scores`) both add their scores to a
+:class:`ScoreCollector`, which refuses a run given twice across all inputs and builds the
+:class:`RawScores` the scorer reads.
+
+Classes: RunScores, AlgorithmScores, RawScores, ScoreCollector.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from arcadebench.errors import InputError
+from arcadebench.specs import Spec
+
+__all__ = ["AlgorithmScores", "RawScores", "RunScores", "ScoreCollector"]
+
+
+@dataclass(frozen=True)
+class RunScores:
+    """One algorithm's scores on one game: one entry per run (seed), in input order.
+
+    Attributes:
+        scores: the per-run raw score (``inf`` for infinite gameplay).
+        runs: the run ids (``""`` for a source that has one unnamed run).
+        frames: training frames each run used, ``None`` where not given.
+        episodes: episodes behind each score (episode logs only; ``None`` otherwise).
+    """
+
+    scores: tuple[float, ...]
+    runs: tuple[str, ...]
+    frames: tuple[float | None, ...]
+    episodes: tuple[int | None, ...]
+
+
+@dataclass(frozen=True)
+class AlgorithmScores:
+    """One algorithm's scores: at the end of training, and at each frame checkpoint (logs)."""
+
+    games: Mapping[str, RunScores]
+    checkpoints: Mapping[int, Mapping[str, RunScores]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RawScores:
+    """Raw scores of every algorithm found in the inputs, game names canonical for the spec."""
+
+    algorithms: Mapping[str, AlgorithmScores]
+    sources: tuple[str, ...] = ()
+
+
+class ScoreCollector:
+    """Accumulates scores from several sources and refuses duplicates across all of them.
+
+    A (algorithm, checkpoint, game, run) key may be given once; the error names both places.
+    Explicit NA rows take part in the duplicate check but add no score.
+    """
+
+    def __init__(self) -> None:
+        self._cells: dict[tuple[str, int | None, str], dict[str, tuple]] = {}
+        self._where: dict[tuple[str, int | None, str, str], str] = {}
+        self._order: list[str] = []
+        self.sources: list[str] = []
+
+    def add(
+        self,
+        algorithm: str,
+        game: str,
+        run: str,
+        score: float | None,
+        *,
+        where: tuple[str, int | None],
+        frames: float | None = None,
+        episodes: int | None = None,
+        checkpoint: int | None = None,
+    ) -> None:
+        """Record one run's score (``None`` = explicit NA); ``where`` is ``(file, line)``."""
+        key = (algorithm, checkpoint, game, run)
+        here = f"{where[0]}:{where[1]}" if where[1] is not None else where[0]
+        if key in self._where:
+            what = f"run {run!r} of {game}" if run else game
+            at = f" at checkpoint {checkpoint:,}" if checkpoint is not None else ""
+            raise InputError(
+                where[0],
+                where[1],
+                f"duplicate score for {what}{at} of algorithm {algorithm!r} (first at "
+                f"{self._where[key]}); give each run its own `run` id or remove one",
+            )
+        self._where[key] = here
+        if algorithm not in self._order:
+            self._order.append(algorithm)
+        if score is not None:
+            self._cells.setdefault((algorithm, checkpoint, game), {})[run] = (
+                score,
+                frames,
+                episodes,
+            )
+
+    def build(self, spec: Spec) -> RawScores:
+        """The collected scores, games in the spec's order, runs in input order."""
+        position = {g: i for i, g in enumerate(spec.games)}
+        algorithms: dict[str, AlgorithmScores] = {}
+        for algorithm in self._order:
+            games: dict[str, RunScores] = {}
+            checkpoints: dict[int, dict[str, RunScores]] = {}
+            cells = sorted(
+                ((c, g, runs) for (a, c, g), runs in self._cells.items() if a == algorithm),
+                key=lambda t: (t[0] is not None, t[0] or 0, position.get(t[1], len(position))),
+            )
+            for checkpoint, game, runs in cells:
+                target = games if checkpoint is None else checkpoints.setdefault(checkpoint, {})
+                target[game] = RunScores(
+                    scores=tuple(v[0] for v in runs.values()),
+                    runs=tuple(runs),
+                    frames=tuple(v[1] for v in runs.values()),
+                    episodes=tuple(v[2] for v in runs.values()),
+                )
+            algorithms[algorithm] = AlgorithmScores(games, checkpoints)
+        return RawScores(algorithms, tuple(self.sources))
