@@ -61,7 +61,7 @@ from ale_py import ALEInterface, LoggerMode, roms
 from gymnasium.wrappers import OrderEnforcing, PassiveEnvChecker
 
 import arcadebench
-from arcadebench.benchmarks.envs import protocol_kwargs
+from arcadebench.benchmarks.envs.resolve import protocol_kwargs
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 

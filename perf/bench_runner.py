@@ -41,7 +41,7 @@ from _timing import (
 from ale_py.env import AtariEnv
 
 import arcadebench
-from arcadebench.benchmarks.atari import ReloadFreeAtariEnv
+from arcadebench.benchmarks.envs.reload_free import ReloadFreeAtariEnv
 from arcadebench.errors import ArcadebenchError, NonCompliantWarning
 
 NATIVE = {

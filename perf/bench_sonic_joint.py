@@ -1,10 +1,10 @@
 """Level switches of the joint Sonic env: load a save state, or start another game's emulator.
 
-stable-retro allows one emulator per process, so ``JointSonicEnv`` (benchmarks/sonic.py) switches to
-a level of *another game* by closing the emulator and building that level's environment, and to a
-level of the *same game* by loading the level's save state into the running emulator at reset. This
-times, on the Sonic protocol's Airstriker test integration (same code path; the Sonic ROMs do not
-ship), the median of:
+stable-retro allows one emulator per process, so ``JointSonicEnv`` (benchmarks/envs/joint.py)
+switches to a level of *another game* by closing the emulator and building that level's environment,
+and to a level of the *same game* by loading the level's save state into the running emulator at
+reset. This times, on the Sonic protocol's Airstriker test integration (same code path; the Sonic
+ROMs do not ship), the median of:
 
 - ``reset``: a plain reset of the current level (the baseline any episode pays);
 - ``same game``: reset to another level of the same game (state swap + reset);
@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))
 from sonic_helpers import write_sonic_airstriker  # noqa: E402
 
 import arcadebench  # noqa: E402
-from arcadebench.benchmarks.sonic import JointSonicEnv  # noqa: E402
+from arcadebench.benchmarks.envs.joint import JointSonicEnv  # noqa: E402
 
 
 def repeated(function, repeat: int) -> float:  # noqa: ANN001

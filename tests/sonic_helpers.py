@@ -17,7 +17,7 @@ from pathlib import Path
 
 from wrapper_helpers import contest_airstriker
 
-from arcadebench.benchmarks.roms import rom_status
+from arcadebench.benchmarks.envs.roms import rom_status
 from arcadebench.specs import load_spec
 
 SPEC_TEMPLATE = Path(__file__).parent / "data" / "specs" / "sonic_airstriker.yaml"

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -10,8 +12,7 @@ from ale_py.env import AtariEnv
 from gymnasium.utils.env_checker import check_env
 
 import arcadebench  # noqa: F401  (registers the ids)
-from arcadebench.benchmarks.atari import make_atari_env
-from arcadebench.benchmarks.envs import protocol_kwargs
+from arcadebench.benchmarks.envs.atari import make_atari_env
 from arcadebench.specs import load_spec
 
 ONE_PER_PROTOCOL = [
@@ -59,13 +60,15 @@ def test_wrappers_follow_the_spec_in_the_documented_order(id, expected):
 
 
 def test_every_setting_selects_its_wrapper():
-    settings = protocol_kwargs(load_spec("saber")) | {
-        "rollover_threshold": None,
-        "max_stuck_frames": 600,
-        "max_episode_frames": None,
-        "life_information": True,
-    }
-    env = make_atari_env(load_spec("saber"), "pong", settings)
+    settings = dataclasses.replace(
+        load_spec("saber").environment,
+        rollover_threshold=None,
+        rollover_correction=None,
+        max_stuck_frames=600,
+        max_episode_frames=None,
+        life_information=True,
+    )
+    env = make_atari_env("pong", settings)
     try:
         # the ALE env itself (ale-py's AtariEnv, seeding without a ROM reload) right below
         assert type(env).__name__ == "MaxStuckTime" and isinstance(env.env, AtariEnv)

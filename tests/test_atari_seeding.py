@@ -9,7 +9,7 @@ from ale_py import ALEInterface, roms
 from ale_py.env import AtariEnv
 
 import arcadebench
-from arcadebench.benchmarks.atari import (
+from arcadebench.benchmarks.envs.reload_free import (
     ReloadFreeAtariEnv,
     ReloadFreeStandardAtariEnv,
     _mt19937_text,

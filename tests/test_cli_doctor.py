@@ -8,7 +8,7 @@ import re
 import pytest
 from sonic_helpers import AIRSTRIKER_SHA1, NOROM_MISSING, SONIC, sonic_rom, write_sonic_airstriker
 
-from arcadebench.benchmarks.roms import rom_status
+from arcadebench.benchmarks.envs.roms import rom_status
 from arcadebench.cli import main
 
 

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import arcadebench
-from arcadebench.benchmarks.envs import env_id, parse_env_id, register_envs
+from arcadebench.benchmarks.envs.factory import register_envs
+from arcadebench.benchmarks.envs.ids import env_id, parse_env_id
 from arcadebench.errors import NonCompliantWarning
 from arcadebench.specs import list_specs, load_spec
 

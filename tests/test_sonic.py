@@ -32,9 +32,9 @@ from sonic_helpers import (
 from wrapper_helpers import button_code
 
 import arcadebench
-from arcadebench.benchmarks.envs import env_id
-from arcadebench.benchmarks.roms import require_roms, rom_status
-from arcadebench.benchmarks.sonic import JOINT_ENV_ID, JointSonicEnv
+from arcadebench.benchmarks.envs.ids import env_id
+from arcadebench.benchmarks.envs.joint import JOINT_ENV_ID, JointSonicEnv
+from arcadebench.benchmarks.envs.roms import require_roms, rom_status
 from arcadebench.errors import EmulatorInUse, InvalidArgument, NonCompliantWarning, RomNotFound
 from arcadebench.specs import load_spec
 from arcadebench.wrappers.monitor import find_monitor
@@ -212,7 +212,7 @@ def test_rgb_array_renders_and_human_is_refused(spec_path):
     with pytest.raises(
         InvalidArgument,
         match=re.escape(
-            "`render_mode` must be None or 'rgb_array' (stable-retro's 'human' opens a window and "
+            "`render_mode` must be one of None, 'rgb_array' (stable-retro's 'human' opens a window and "
             "needs a display; render frames yourself from 'rgb_array'), got 'human'"
         ),
     ):
@@ -220,7 +220,9 @@ def test_rgb_array_renders_and_human_is_refused(spec_path):
 
 
 def test_bad_options_are_refused_before_the_emulator_starts(spec_path):
-    with pytest.raises(InvalidArgument, match=re.escape("`obs_type` is not an option of Sonic")):
+    with pytest.raises(
+        InvalidArgument, match=re.escape("`obs_type` is not an option of sonic-airstriker")
+    ):
         arcadebench.make(spec_path, "AirstrikerA-Zone2", obs_type="ram")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NonCompliantWarning)
@@ -376,7 +378,7 @@ def test_a_second_emulator_in_the_process_says_how_to_vectorise(spec_path):
         del error
         sync = EnvSpec(
             "arcadebench-test/SonicAirstriker-v0",
-            entry_point="arcadebench.benchmarks.envs:make_protocol_env",
+            entry_point="arcadebench.benchmarks.envs.factory:make_protocol_env",
             kwargs={"spec": spec_path, "game": "AirstrikerA-Zone2"},
         )
         first.close()
@@ -391,7 +393,7 @@ def test_a_second_emulator_in_the_process_says_how_to_vectorise(spec_path):
 def test_an_async_vector_env_runs_one_emulator_per_process(spec_path):
     spec = EnvSpec(
         "arcadebench-test/SonicAirstriker-v0",
-        entry_point="arcadebench.benchmarks.envs:make_protocol_env",
+        entry_point="arcadebench.benchmarks.envs.factory:make_protocol_env",
         kwargs={"spec": spec_path, "game": "AirstrikerA-Zone2"},
     )
     envs = gym.make_vec(spec, num_envs=2, vectorization_mode="async")

@@ -22,7 +22,7 @@ from gymnasium.vector import VectorEnv
 from gymnasium.vector.utils import batch_space
 
 import arcadebench
-from arcadebench.benchmarks.vector import AtariProtocolVectorEnv, ale_seed, make_vec
+from arcadebench.benchmarks.envs.batched import AtariProtocolVectorEnv, ale_seed, make_vec
 from arcadebench.errors import (
     ArcadebenchError,
     BudgetExhausted,
@@ -399,7 +399,7 @@ def test_bad_arguments_are_one_line_errors(tmp_path):
         make_vec("saber", "pong", 0)
     with pytest.raises(InvalidArgument, match="`obs_type` must be one of"):
         make_vec("saber", "pong", 2, obs_type="pixels")
-    with pytest.raises(InvalidArgument, match="`sticky` is not a setting of saber"):
+    with pytest.raises(InvalidArgument, match="`sticky` is not an option of saber"):
         make_vec("saber", "pong", 2, sticky=0.1)
     with pytest.warns(NonCompliantWarning, match="repeat_action_probability=0.0"):
         make_vec("saber", "pong", 1, repeat_action_probability=0.0).close()

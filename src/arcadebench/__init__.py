@@ -5,12 +5,17 @@ protocol (``arcadebench/SABER-Pong-v0``, ``arcadebench/Atari5-BattleZone-v0``, .
 """
 
 from arcadebench._version import __version__
-from arcadebench.benchmarks.envs import env_id, make, register_envs
+from arcadebench.benchmarks.envs import (
+    env_id,
+    levels,
+    make,
+    make_vec,
+    register_envs,
+    register_joint_envs,
+)
 from arcadebench.benchmarks.report import report
 from arcadebench.benchmarks.runner.evaluate import evaluate
 from arcadebench.benchmarks.scoring.results import score
-from arcadebench.benchmarks.sonic import levels, register_joint_envs
-from arcadebench.benchmarks.vector import make_vec
 from arcadebench.errors import ArcadebenchError, SpecError
 from arcadebench.specs import Spec, list_specs, load_spec
 from arcadebench.wrappers.monitor import monitor

@@ -21,8 +21,8 @@ from importlib import metadata
 
 from arcadebench._table import render_table
 from arcadebench._version import __version__
-from arcadebench.benchmarks.roms import IMPORT_COMMAND, rom_status
-from arcadebench.benchmarks.sonic import levels
+from arcadebench.benchmarks.envs.roms import IMPORT_COMMAND, rom_status
+from arcadebench.benchmarks.envs.sonic import levels
 from arcadebench.specs import Spec, list_specs, load_spec
 
 __all__ = ["register"]

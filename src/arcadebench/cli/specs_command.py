@@ -6,7 +6,7 @@ import argparse
 import textwrap
 
 from arcadebench._table import render_table
-from arcadebench.benchmarks.envs import env_id
+from arcadebench.benchmarks.envs.ids import env_id
 from arcadebench.specs import Spec, list_specs, load_spec
 from arcadebench.specs.card import protocol_card
 

@@ -35,6 +35,7 @@ from arcadebench.specs.model import (
 )
 from arcadebench.specs.names import name_key
 from arcadebench.specs.nodes import Node
+from arcadebench.specs.settings import atari_settings, retro_settings
 
 __all__ = ["list_specs", "load_spec", "parse_spec"]
 
@@ -122,77 +123,6 @@ def _content_hash(data: Any) -> str:
 
 
 # -- sections -------------------------------------------------------------------------------------
-
-
-def _atari_settings(node: Node) -> AtariSettings:
-    f = node.mapping(
-        required=(
-            "frameskip",
-            "repeat_action_probability",
-            "full_action_space",
-            "life_information",
-        ),
-        optional=(
-            "max_episode_frames",
-            "max_stuck_frames",
-            "rollover_threshold",
-            "rollover_correction",
-        ),
-    )
-    none = Node(None, node.file)
-    threshold = f.get("rollover_threshold", none).number(optional=True)
-    correction = f.get("rollover_correction", none).number(optional=True)
-    if (threshold is None) != (correction is None):
-        missing = "rollover_correction" if correction is None else "rollover_threshold"
-        raise SpecError(
-            node.file,
-            f"{node.path}.{missing}",
-            "is required with the other rollover setting (both, or neither)",
-        )
-    if correction is not None and correction <= 0:
-        raise f["rollover_correction"].fail("a positive number (the score counter's modulus)")
-    return AtariSettings(
-        frameskip=f["frameskip"].integer(minimum=1),
-        repeat_action_probability=f["repeat_action_probability"].probability(),
-        full_action_space=f["full_action_space"].boolean(),
-        life_information=f["life_information"].boolean(),
-        max_episode_frames=f.get("max_episode_frames", none).integer(minimum=1, optional=True),
-        max_stuck_frames=f.get("max_stuck_frames", none).integer(minimum=1, optional=True),
-        rollover_threshold=threshold,
-        rollover_correction=correction,
-    )
-
-
-def _retro_settings(node: Node, action_sets: dict) -> RetroSettings:
-    f = node.mapping(
-        required=(
-            "frameskip",
-            "sticky_probability",
-            "max_episode_timesteps",
-            "end_on_life_loss",
-            "end_on_level_complete",
-            "observation_shape",
-            "action_set",
-            "reward",
-        ),
-    )
-    shape = tuple(n.integer(minimum=1) for n in f["observation_shape"].items(length=3))
-    action_set = f["action_set"].string(choices=("buttons", *action_sets))
-    reward = f["reward"].mapping(
-        required=("progress_scale", "completion_bonus", "bonus_horizon_frames")
-    )
-    return RetroSettings(
-        frameskip=f["frameskip"].integer(minimum=1),
-        sticky_probability=f["sticky_probability"].probability(),
-        max_episode_timesteps=f["max_episode_timesteps"].integer(minimum=1),
-        end_on_life_loss=f["end_on_life_loss"].boolean(),
-        end_on_level_complete=f["end_on_level_complete"].boolean(),
-        observation_shape=shape,  # type: ignore[arg-type]
-        action_set=action_set,
-        progress_scale=reward["progress_scale"].number(positive=True),
-        completion_bonus=reward["completion_bonus"].number(),
-        bonus_horizon_frames=reward["bonus_horizon_frames"].integer(minimum=1),
-    )
 
 
 def _game_name(node: Node) -> str:
@@ -630,11 +560,11 @@ def parse_spec(text: str, source: str = "<string>") -> Spec:
     levels: dict = {}
     environment: AtariSettings | RetroSettings | None = None
     if platform == "atari":
-        environment = _atari_settings(top["environment"])
+        environment = atari_settings(top["environment"])
     elif platform == "retro":
         buttons = [n.string() for n in top["buttons"].items(min_length=1)]
         action_sets = _action_sets(top["action_sets"], buttons)
-        environment = _retro_settings(top["environment"], action_sets)
+        environment = retro_settings(top["environment"], tuple(action_sets))
         retro_games = _retro_games(top["retro_games"])
         levels = _levels(top["levels"], retro_games)
     games = tuple(levels) if platform == "retro" else tuple(constants)

@@ -8,13 +8,13 @@ and stops a run that tries to go past the protocol's budget, as retro-contest's 
 server did (``TimestepTimeoutError``).
 
 :class:`EpisodeMonitor` is the outermost protocol wrapper of every registered environment
-(``benchmarks/envs.py``), so it sees the protocol return: after the rollover guard, before any
-clipping or shaping an agent adds on top. It writes nothing unless given a log (``log_dir`` to
-``gym.make``, ``ARCADEBENCH_LOG_DIR``, or :func:`monitor`). The log format is DEVELOPING.md's
-"Episode log": an optional header line, then one ``{"kind": "episode", ...}`` line per episode,
-each written with one ``write`` and ``fsync`` so a killed process loses at most the episode in
-flight. An exclusive ``flock`` keeps a second process (or a second environment in this process)
-from writing the same log.
+(:mod:`arcadebench.benchmarks.envs.factory`), so it sees the protocol return: after the rollover
+guard, before any clipping or shaping an agent adds on top. It writes nothing unless given a log
+(``log_dir`` to ``gym.make``, ``ARCADEBENCH_LOG_DIR``, or :func:`monitor`). The log format is
+DEVELOPING.md's "Episode log": an optional header line, then one ``{"kind": "episode", ...}`` line
+per episode, each written with one ``write`` and ``fsync`` so a killed process loses at most the
+episode in flight. An exclusive ``flock`` keeps a second process (or a second environment in this
+process) from writing the same log.
 
 Per step the monitor only adds to counters and reads two ``info`` keys; everything else happens
 once per episode, in the run's :class:`~arcadebench.records.RunRecorder` (shared with the vector

@@ -8,7 +8,7 @@ semantics of their single-env twins in :mod:`arcadebench.wrappers`, composed in 
 :class:`VectorEpisodeFrameLimit` → :class:`VectorNoLifeInformation` →
 :class:`VectorEpisodeMonitor`. :func:`arcadebench.make_vec` builds the stack.
 
-What they need from the env below (``benchmarks/vector.py``'s ``AtariProtocolVectorEnv``):
+What they need from the env below (``benchmarks/envs/batched.py``'s ``AtariProtocolVectorEnv``):
 
 - same-step autoreset (Gymnasium's ``AutoresetMode.SAME_STEP``): on a step that ends an
   env's episode, its reward and flags are the finished episode's, its observation is already

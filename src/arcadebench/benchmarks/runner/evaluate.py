@@ -32,6 +32,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from arcadebench.benchmarks.envs.resolve import resolve, warn_deviations
+from arcadebench.benchmarks.envs.roms import require_roms
 from arcadebench.benchmarks.runner.agents import agent_env_kwargs, agent_name, check_agent
 from arcadebench.benchmarks.runner.backends import JobOutcome, run_local, run_ray
 from arcadebench.benchmarks.runner.progress import RunProgress
@@ -310,8 +312,6 @@ def evaluate(
         env_kwargs,
     )
     if spec.platform == "retro":  # a missing ROM: one line with the import command, before any job
-        from arcadebench.benchmarks.roms import require_roms
-
         require_roms(spec, games)
     if progress not in ("auto", "bars", "lines", "off"):
         raise ArcadebenchError(
@@ -320,7 +320,7 @@ def evaluate(
     sent = check_agent(agent)
     algorithm = agent_name(agent)
     env_kwargs = {**agent_env_kwargs(sent, spec), **env_kwargs}
-    _warn_deviations(spec, env_kwargs)
+    warn_deviations(resolve(spec, env_kwargs), f"this {spec.name} run", stacklevel=2)
     if backend == "ray":
         from arcadebench.benchmarks.runner.backends import _check_reachable, _import_ray
 
@@ -410,23 +410,6 @@ def _both(
         second(event)
 
     return call
-
-
-def _warn_deviations(spec: Spec, env_kwargs: dict[str, Any]) -> None:
-    from arcadebench.benchmarks.envs import NonCompliantWarning, _deviations, protocol_kwargs
-
-    settings = protocol_kwargs(spec)
-    deviations = _deviations(spec, {k: v for k, v in env_kwargs.items() if k in settings})
-    if deviations:
-        changed = ", ".join(
-            f"{k}={v['used']!r} (spec: {v['spec']!r})" for k, v in deviations.items()
-        )
-        warnings.warn(
-            f"this run is non-compliant with {spec.name}: {changed}; its scores are not comparable "
-            "with the protocol's (the deviations are recorded in every episode)",
-            NonCompliantWarning,
-            stacklevel=3,
-        )
 
 
 def _score(

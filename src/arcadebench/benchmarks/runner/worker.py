@@ -93,7 +93,7 @@ def run_job(job: Job, send: Callable[[tuple], None]) -> dict[str, Any]:
         AgentError: the agent raised (names game, run and episode; earlier episodes are logged).
         ArcadebenchError: bad input (the log is in use, belongs to another run...).
     """
-    from arcadebench.benchmarks.envs import make
+    from arcadebench.benchmarks.envs.factory import make
     from arcadebench.benchmarks.runner.agents import make_actor
     from arcadebench.specs import load_spec
     from arcadebench.wrappers.monitor import find_monitor, monitor

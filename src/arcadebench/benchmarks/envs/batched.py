@@ -51,7 +51,6 @@ Functions: make_vec, ale_seed.
 from __future__ import annotations
 
 import os
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -61,10 +60,14 @@ from ale_py.vector_env import AtariVectorEnv
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from arcadebench.benchmarks.envs.atari import ale_options, protocol_layers
+from arcadebench.benchmarks.envs.ids import env_id
+from arcadebench.benchmarks.envs.resolve import resolve, warn_deviations
 from arcadebench.errors import InvalidArgument
+from arcadebench.records import LOG_DIR_ENV
 from arcadebench.specs import Spec, load_spec
+from arcadebench.specs.model import AtariSettings
 from arcadebench.wrappers._checks import check_int
-from arcadebench.wrappers.monitor import LOG_DIR_ENV
 from arcadebench.wrappers.vector import (
     VectorEpisodeFrameLimit,
     VectorEpisodeMonitor,
@@ -75,6 +78,13 @@ from arcadebench.wrappers.vector import (
 )
 
 __all__ = ["AtariProtocolVectorEnv", "ale_seed", "make_vec"]
+
+_VECTOR_WRAPPERS: dict[str, Any] = {  # the vector twins of the single env's protocol layers
+    "rollover": VectorRolloverGuard,
+    "stuck": VectorMaxStuckTime,
+    "frame_limit": VectorEpisodeFrameLimit,
+    "no_life_information": VectorNoLifeInformation,
+}
 
 OBS_TYPES = ("standard", "rgb", "grayscale")
 _NO_CAP = 2**31 - 1  # AtariVectorEnv truncates every step at 0 ("no cap" for ALE itself)
@@ -143,7 +153,9 @@ class AtariProtocolVectorEnv(VectorEnv):
         num_envs = check_int("num_envs", num_envs, minimum=1)
         frameskip = check_int("frameskip", frameskip, minimum=1)
         if obs_type not in OBS_TYPES:
-            raise InvalidArgument(f"`obs_type` must be one of {OBS_TYPES}, got {obs_type!r}")
+            raise InvalidArgument(
+                f"`obs_type` must be one of {', '.join(map(repr, OBS_TYPES))}, got {obs_type!r}"
+            )
         cap = max_num_frames_per_episode
         if cap is not None:
             check_int("max_num_frames_per_episode", cap, minimum=1)
@@ -307,11 +319,10 @@ def make_vec(
 
     Returns:
         A Gymnasium ``VectorEnv`` with same-step autoreset (see
-        :mod:`arcadebench.benchmarks.vector`).
+        :mod:`arcadebench.benchmarks.envs.batched`).
 
     Raises:
-        InvalidArgument: a retro spec, an unknown keyword, or a setting ale-py's vector env
-            cannot express (a stochastic frame skip).
+        InvalidArgument: a retro spec, an unknown keyword, or a setting outside its rule.
 
     Example:
         >>> import arcadebench
@@ -321,13 +332,6 @@ def make_vec(
         ((2, 4, 84, 84), Discrete(18))
         >>> envs.close()
     """
-    from arcadebench.benchmarks.envs import (
-        NonCompliantWarning,
-        _deviations,
-        env_id,
-        protocol_kwargs,
-    )
-
     spec = load_spec(spec)
     game = spec.resolve_game(game)
     if spec.platform != "atari":
@@ -336,54 +340,28 @@ def make_vec(
             f"{spec.name!r} ({spec.platform}); batch retro levels with gym.make_vec(id, "
             "num_envs, vectorization_mode='async')"
         )
-    settings = protocol_kwargs(spec)
-    unknown = sorted(set(kwargs) - set(settings))
-    if unknown:
+    resolved = resolve(spec, kwargs)
+    if resolved.options:
+        option = next(iter(resolved.options))
         raise InvalidArgument(
-            f"`{unknown[0]}` is not a setting of {spec.name} (settings: {', '.join(settings)}), "
-            f"got {kwargs!r}"
+            f"`{option}` is not an option of make_vec (its options are its parameters), got "
+            f"{resolved.options[option]!r}"
         )
-    settings.update(kwargs)
-    deviations = _deviations(spec, settings)
-    if deviations:
-        changed = ", ".join(
-            f"{k}={v['used']!r} (spec: {v['spec']!r})" for k, v in deviations.items()
-        )
-        warnings.warn(
-            f"{spec.name} environments for {game!r} are non-compliant: {changed}. "
-            "Their scores are not comparable with the protocol's.",
-            NonCompliantWarning,
-            stacklevel=2,
-        )
-    if not isinstance(settings["frameskip"], int) or isinstance(settings["frameskip"], bool):
-        raise InvalidArgument(
-            "`frameskip` must be an integer for make_vec (ale-py's vector env has no "
-            f"stochastic frame skip), got {settings['frameskip']!r}"
-        )
+    warn_deviations(resolved, f"{spec.name} environments for {game!r}", stacklevel=2)
+    atari = resolved.settings
+    if not isinstance(atari, AtariSettings):  # pragma: no cover - the platform was checked above
+        raise InvalidArgument(f"`spec` must be an Atari protocol, got {spec.name!r}")
     env: VectorEnv = AtariProtocolVectorEnv(
         game,
         num_envs,
         obs_type=obs_type,
-        frameskip=settings["frameskip"],
-        repeat_action_probability=settings["repeat_action_probability"],
-        full_action_space=settings["full_action_space"],
-        max_num_frames_per_episode=settings["max_episode_frames"],
         num_threads=num_threads,
         thread_affinity_offset=thread_affinity_offset,
+        **ale_options(atari),
     )
     try:
-        if settings["rollover_threshold"] is not None:
-            env = VectorRolloverGuard(
-                env,
-                threshold=settings["rollover_threshold"],
-                correction=settings["rollover_correction"],
-            )
-        if settings["max_stuck_frames"] is not None:
-            env = VectorMaxStuckTime(env, max_stuck_frames=settings["max_stuck_frames"])
-        if settings["max_episode_frames"] is not None:
-            env = VectorEpisodeFrameLimit(env, max_episode_frames=settings["max_episode_frames"])
-        if not settings["life_information"]:
-            env = VectorNoLifeInformation(env)
+        for rule, arguments in protocol_layers(atari):
+            env = _VECTOR_WRAPPERS[rule](env, **arguments)
         log_dir = log_dir if log_dir is not None else os.environ.get(LOG_DIR_ENV) or None
         return VectorEpisodeMonitor(
             env,
@@ -391,11 +369,11 @@ def make_vec(
             game,
             log_dir=log_dir,
             run=run,
-            deviations=deviations,
-            settings=settings,
+            deviations=dict(resolved.deviations),
+            settings=resolved.kwargs,
             env_id=env_id(spec, game),
             algorithm=algorithm,
-            frames_per_step=settings["frameskip"],
+            frames_per_step=atari.frameskip,
         )
     except BaseException:
         env.close()

@@ -1,20 +1,6 @@
-"""Atari protocol environments: ale-py's ``AtariEnv`` with the spec's native settings + wrappers.
+"""Seeded Atari resets without a ROM reload: the emulator state a reload gives, restored.
 
-ale-py implements four SABER/HWR/Atari-5 settings natively and exactly — per-frame sticky actions
-(``repeat_action_probability``), the 18-action set (``full_action_space``), the frame skip and
-the episode frame cap (``max_num_frames_per_episode``, a truncation) — so those are passed
-straight through. Behaviours ale-py lacks are wrappers from :mod:`arcadebench.wrappers`, composed
-inner to outer as DEVELOPING.md documents, each only when the spec asks for it:
-
-``AtariEnv`` → ``RolloverGuard`` (``rollover_threshold``) → ``MaxStuckTime``
-(``max_stuck_frames``) → ``EpisodeFrameLimit`` (``max_episode_frames``; labels the native
-truncation) → ``NoLifeInformation`` (``life_information: false``).
-
-``obs_type="standard"`` gives the agent-side standard observation (grayscale, max-pool of the
-last two frames, 84x84, stack of 4) through :class:`~arcadebench.wrappers.StandardAtariEnv`,
-with the protocol unchanged.
-
-Seeding without a ROM reload (:class:`ReloadFreeSeeding`, issue 9): ale-py's
+Why (issue 9): ale-py's
 ``reset(seed=...)`` reloads the ROM to re-seed ALE, 90-180 ms per episode (mostly ALE rebuilding
 its phosphor palette), which the runner pays for every episode it seeds. The emulator state
 right after that reload does not depend on the seed, except for the sticky-action generator
@@ -24,15 +10,6 @@ reload produces (checked when the copy is taken; any mismatch, a changed ALE set
 whose reload draws random numbers falls back to the reload), in well under a millisecond.
 
 Classes: ReloadFreeSeeding, ReloadFreeAtariEnv, ReloadFreeStandardAtariEnv.
-
-Example:
-    >>> import gymnasium as gym, arcadebench
-    >>> env = gym.make("arcadebench/SABER-Pong-v0", obs_type="standard")
-    >>> env.reset(seed=0)[0].shape
-    (4, 84, 84)
-    >>> [w.name for w in env.spec.additional_wrappers][:4]  # then the monitor, outermost
-    ['RolloverGuard', 'MaxStuckTime', 'EpisodeFrameLimit', 'NoLifeInformation']
-    >>> env.close()
 """
 
 from __future__ import annotations
@@ -41,26 +18,12 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
-import gymnasium as gym
 from ale_py import ALEInterface, ALEState
 from ale_py.env import AtariEnv
 
-from arcadebench.specs import Spec
-from arcadebench.wrappers import (
-    EpisodeFrameLimit,
-    MaxStuckTime,
-    NoLifeInformation,
-    RolloverGuard,
-    StandardAtariEnv,
-)
+from arcadebench.wrappers import StandardAtariEnv
 
-__all__ = [
-    "ReloadFreeAtariEnv",
-    "ReloadFreeSeeding",
-    "ReloadFreeStandardAtariEnv",
-    "make_atari_env",
-    "wrap_atari_protocol",
-]
+__all__ = ["ReloadFreeAtariEnv", "ReloadFreeSeeding", "ReloadFreeStandardAtariEnv"]
 
 # ALE settings that StellaEnvironment reads when the ROM is loaded: a reload would apply a change
 # to any of them, a restored state would not, so a change falls back to the reload.
@@ -191,45 +154,3 @@ class ReloadFreeAtariEnv(ReloadFreeSeeding, AtariEnv):
 
 class ReloadFreeStandardAtariEnv(ReloadFreeSeeding, StandardAtariEnv):
     """:class:`~arcadebench.wrappers.StandardAtariEnv` whose seeded resets skip the ROM reload."""
-
-
-def make_atari_env(spec: Spec, game: str, settings: dict[str, Any], **kwargs: Any) -> gym.Env:
-    """Build the Atari environment of ``game`` with the (possibly overridden) protocol ``settings``.
-
-    Args:
-        spec: the protocol spec.
-        game: an ale-py game id of the spec.
-        settings: the spec's environment settings (``AtariSettings`` fields).
-        **kwargs: passed to ``AtariEnv`` (``render_mode``, ``obs_type``, ``mode``, ``difficulty``);
-            ``obs_type="standard"`` selects :class:`~arcadebench.wrappers.StandardAtariEnv`.
-    """
-    native = {
-        "game": game,
-        "frameskip": settings["frameskip"],
-        "repeat_action_probability": settings["repeat_action_probability"],
-        "full_action_space": settings["full_action_space"],
-        "max_num_frames_per_episode": settings["max_episode_frames"],
-    }
-    if kwargs.get("obs_type") == "standard":
-        del kwargs["obs_type"]
-        env: gym.Env = ReloadFreeStandardAtariEnv(**native, **kwargs)
-    else:
-        env = ReloadFreeAtariEnv(**native, **kwargs)
-    return wrap_atari_protocol(env, settings)
-
-
-def wrap_atari_protocol(env: gym.Env, settings: dict[str, Any]) -> gym.Env:
-    """Wrap an ``AtariEnv`` in the wrappers ``settings`` asks for, in the documented order."""
-    if settings["rollover_threshold"] is not None:
-        env = RolloverGuard(
-            env,
-            threshold=settings["rollover_threshold"],
-            correction=settings["rollover_correction"],
-        )
-    if settings["max_stuck_frames"] is not None:
-        env = MaxStuckTime(env, max_stuck_frames=settings["max_stuck_frames"])
-    if settings["max_episode_frames"] is not None:
-        env = EpisodeFrameLimit(env, max_episode_frames=settings["max_episode_frames"])
-    if not settings["life_information"]:
-        env = NoLifeInformation(env)
-    return env

@@ -1,0 +1,116 @@
+"""Spec → environment: the entry point behind every registered id, and the registration.
+
+``import arcadebench`` registers ``arcadebench/<Protocol>-<Game>-v<N>`` for every game of every
+built-in spec, e.g. ``arcadebench/SABER-Pong-v0`` or
+``arcadebench/Sonic-SonicTheHedgehog-GreenHillZone.Act1-v0``. The registered kwargs are the
+spec's environment settings, so ``env.spec.kwargs`` shows the protocol; passing a different value
+to ``gym.make`` is allowed but marks the environment *non-compliant* (a warning, and the
+deviation is recorded with every logged episode; :mod:`~arcadebench.benchmarks.envs.resolve`).
+
+Functions: make_protocol_env, make, register_envs.
+
+Example:
+    >>> import gymnasium as gym, arcadebench
+    >>> env = gym.make("arcadebench/SABER-Pong-v0")
+    >>> env.spec.kwargs["repeat_action_probability"], int(env.action_space.n)
+    (0.25, 18)
+    >>> env.close()
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import gymnasium as gym
+
+from arcadebench.benchmarks.envs.atari import make_atari_env
+from arcadebench.benchmarks.envs.ids import env_id
+from arcadebench.benchmarks.envs.resolve import protocol_kwargs, resolve, warn_deviations
+from arcadebench.benchmarks.envs.sonic import make_retro_env
+from arcadebench.records import LOG_DIR_ENV, log_path
+from arcadebench.specs import Spec, list_specs, load_spec
+from arcadebench.specs.model import AtariSettings, RetroSettings
+from arcadebench.wrappers.monitor import EpisodeMonitor
+
+__all__ = ["make", "make_protocol_env", "register_envs"]
+
+
+def make_protocol_env(
+    spec: str | Spec,
+    game: str,
+    log_dir: str | os.PathLike | None = None,
+    run: str = "0",
+    resume: bool = False,
+    algorithm: str | None = None,
+    **kwargs: Any,
+) -> gym.Env:
+    """Build the environment of ``game`` exactly as ``spec`` defines it (the entry point).
+
+    Keyword arguments named like a spec setting override it (recorded as a deviation); the
+    builder options are ``obs_type`` (Atari) and ``render_mode``; anything else is refused
+    (:func:`~arcadebench.benchmarks.envs.resolve.resolve`). The outermost wrapper is the
+    :class:`~arcadebench.wrappers.monitor.EpisodeMonitor`; it writes episodes to
+    ``<log_dir>/<spec>/<game>/<run>.jsonl`` when ``log_dir`` (or ``$ARCADEBENCH_LOG_DIR``) is
+    set, continuing that run's log only with ``resume=True``, and nothing otherwise;
+    ``algorithm`` names the agent in the log's header.
+    """
+    spec = load_spec(spec)
+    game = spec.resolve_game(game)
+    resolved = resolve(spec, kwargs)
+    log_dir = log_dir if log_dir is not None else os.environ.get(LOG_DIR_ENV) or None
+    log = log_path(log_dir, spec.name, game, run) if log_dir is not None else None
+    warn_deviations(resolved, f"{spec.name} environment for {game!r}", stacklevel=2)
+    settings = resolved.settings
+    if isinstance(settings, AtariSettings):
+        env = make_atari_env(game, settings, **resolved.options)
+    elif isinstance(settings, RetroSettings):
+        env = make_retro_env(spec, game, settings, **resolved.options)
+    try:
+        return EpisodeMonitor(
+            env,
+            spec,
+            game,
+            log=log,
+            run=run,
+            resume=resume,
+            algorithm=algorithm,
+            deviations=dict(resolved.deviations),
+            settings=resolved.kwargs,
+            env_id=env_id(spec, game),
+        )
+    except BaseException:
+        env.close()  # e.g. the log is in use: free the emulator (one per process in stable-retro)
+        raise
+
+
+def make(spec: str | Spec, game: str, **kwargs: Any) -> gym.Env:
+    """Make the protocol environment of ``game``; also works for a spec YAML file of your own.
+
+    For built-in specs this is ``gym.make(env_id(spec, game), **kwargs)``.
+    """
+    spec = load_spec(spec)
+    game = spec.resolve_game(game)
+    if spec.name in list_specs() and load_spec(spec.name).hash == spec.hash:
+        return gym.make(env_id(spec, game), **kwargs)
+    return make_protocol_env(spec, game, **kwargs)
+
+
+def register_envs() -> list[str]:
+    """Register an id for every game or level of every built-in spec; returns the ids."""
+    ids = []
+    for name in list_specs():
+        spec = load_spec(name)
+        if spec.platform == "none":
+            continue
+        settings = protocol_kwargs(spec)
+        for game in spec.games:
+            id = env_id(spec, game)
+            if id not in gym.registry:
+                gym.register(
+                    id=id,
+                    entry_point=f"{__name__}:make_protocol_env",
+                    kwargs={"spec": name, "game": game, **settings},
+                )
+            ids.append(id)
+    return ids

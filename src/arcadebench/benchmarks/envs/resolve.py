@@ -1,0 +1,148 @@
+"""The one resolve step: a spec plus a user's keyword arguments -> typed settings and deviations.
+
+Every entry point that builds protocol environments — ``gym.make`` (the registered entry point),
+``arcadebench.make``, ``arcadebench.make_vec`` and the runner — resolves its arguments here, so
+they accept the same settings, refuse the same mistakes with the same message, and record and
+warn about deviations the same way:
+
+- a keyword named like a spec setting overrides it, checked by the rule the spec's own value
+  obeys (:func:`arcadebench.specs.settings.override_settings`); a value that differs from the
+  spec's is a deviation, warned as :class:`~arcadebench.errors.NonCompliantWarning` and written
+  with every logged episode. Choosing a Sonic action set is not a deviation (Nichol et al. 2018,
+  Section 3.7: actions are button vectors; JERK played raw buttons);
+- a keyword that is a builder option (``obs_type``, ``render_mode``) is checked against its
+  choices;
+- anything else is refused with the settings and options it could have been.
+
+Classes: ResolvedSettings.
+Functions: protocol_kwargs, resolve, warn_deviations.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from arcadebench.errors import InvalidArgument, NonCompliantWarning, UnknownGame, did_you_mean
+from arcadebench.specs import Spec, load_spec
+from arcadebench.specs.model import AtariSettings, RetroSettings
+from arcadebench.specs.settings import override_settings
+
+__all__ = ["AGENT_CHOICES", "ResolvedSettings", "protocol_kwargs", "resolve", "warn_deviations"]
+
+AGENT_CHOICES = frozenset({"action_set"})
+"""Settings that are the agent's choice, not the protocol's: changing them is no deviation."""
+
+# Builder options per platform: the values each may take, and what to say when it is refused.
+_OPTIONS: dict[str, dict[str, tuple[tuple[Any, ...], str]]] = {
+    "atari": {
+        # "standard": the agent-side observation computed in the frame loop (StandardAtariEnv)
+        "obs_type": (("rgb", "grayscale", "ram", "standard"), ""),
+        "render_mode": ((None, "rgb_array", "human"), ""),
+    },
+    "retro": {
+        "render_mode": (
+            (None, "rgb_array"),
+            " (stable-retro's 'human' opens a window and needs a display; render frames yourself "
+            "from 'rgb_array')",
+        ),
+    },
+}
+
+
+@dataclass(frozen=True)
+class ResolvedSettings:
+    """What an environment of ``spec`` is built with.
+
+    Attributes:
+        spec: the protocol.
+        settings: its environment settings with the user's overrides applied (typed, checked).
+        deviations: ``{setting: {"spec": value, "used": value}}`` for every setting that differs
+            from the spec (the agent's own choices excluded).
+        options: the builder options given (``obs_type``, ``render_mode``).
+    """
+
+    spec: Spec
+    settings: AtariSettings | RetroSettings
+    deviations: Mapping[str, Mapping[str, Any]]
+    options: Mapping[str, Any]
+
+    @property
+    def kwargs(self) -> dict[str, Any]:
+        """The settings as keyword arguments (what ``env.spec.kwargs`` and log headers show)."""
+        return dataclasses.asdict(self.settings)
+
+
+def protocol_kwargs(spec: Spec) -> dict[str, Any]:
+    """The spec's environment settings as keyword arguments (``{}`` for a scores-only spec)."""
+    return {} if spec.environment is None else dataclasses.asdict(spec.environment)
+
+
+def resolve(spec: Spec | str, overrides: Mapping[str, Any] | None = None) -> ResolvedSettings:
+    """Resolve ``spec`` and a user's keyword arguments into settings, deviations and options.
+
+    Raises:
+        UnknownGame: a spec that defines scores only (no environments).
+        InvalidArgument: an unknown keyword (with the settings and options it could be), a
+            setting outside its rule, or an option outside its choices.
+
+    Example:
+        >>> resolved = resolve("saber", {"repeat_action_probability": 0.0, "obs_type": "standard"})
+        >>> dict(resolved.deviations), dict(resolved.options)
+        ({'repeat_action_probability': {'spec': 0.25, 'used': 0.0}}, {'obs_type': 'standard'})
+    """
+    spec = load_spec(spec)
+    base = spec.environment
+    if base is None:
+        raise UnknownGame(
+            f"the {spec.name!r} spec (platform 'none') defines scores only, no environments."
+        )
+    overrides = dict(overrides or {})
+    fields = [field.name for field in dataclasses.fields(base)]
+    allowed = _OPTIONS[spec.platform]
+    for key, value in overrides.items():
+        if key not in fields and key not in allowed:
+            raise InvalidArgument(
+                f"`{key}` is not an option of {spec.name} environments (settings: "
+                f"{', '.join(fields)}; options: {', '.join(allowed)}), got {value!r}."
+                f"{did_you_mean(key, [*fields, *allowed])}"
+            )
+    options = {key: value for key, value in overrides.items() if key in allowed}
+    for key, value in options.items():
+        choices, why = allowed[key]
+        if value not in choices:
+            raise InvalidArgument(
+                f"`{key}` must be one of {', '.join(map(repr, choices))}{why}, got {value!r}"
+            )
+    settings = override_settings(
+        base, {k: v for k, v in overrides.items() if k in fields}, tuple(spec.action_sets)
+    )
+    expected, used = dataclasses.asdict(base), dataclasses.asdict(settings)
+    deviations = {
+        key: {"spec": expected[key], "used": used[key]}
+        for key in fields
+        if key not in AGENT_CHOICES and used[key] != expected[key]
+    }
+    return ResolvedSettings(spec, settings, deviations, options)
+
+
+def warn_deviations(resolved: ResolvedSettings, subject: str, stacklevel: int = 2) -> None:
+    """Warn :class:`~arcadebench.errors.NonCompliantWarning` if ``resolved`` deviates.
+
+    ``subject`` names what deviates, e.g. ``"saber environment for 'pong'"``.
+    """
+    if not resolved.deviations:
+        return
+    changed = ", ".join(
+        f"{key}={value['used']!r} (spec: {value['spec']!r})"
+        for key, value in resolved.deviations.items()
+    )
+    warnings.warn(
+        f"{subject} is non-compliant: {changed}. Its scores are not comparable with the "
+        "protocol's (the deviations are recorded with every logged episode).",
+        NonCompliantWarning,
+        stacklevel=stacklevel + 1,
+    )
