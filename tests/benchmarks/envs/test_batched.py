@@ -20,6 +20,7 @@ import pytest
 from ale_py.env import AtariEnv
 from gymnasium.vector import VectorEnv
 from gymnasium.vector.utils import batch_space
+from testdata import DATA
 
 import arcadebench
 from arcadebench.benchmarks.envs.batched import AtariProtocolVectorEnv, ale_seed, make_vec
@@ -36,7 +37,7 @@ from arcadebench.wrappers.vector import (
     VectorRolloverGuard,
 )
 
-MINI = str(Path(__file__).parent / "data" / "specs" / "minimal_atari.yaml")  # budget 5,000 frames
+MINI = str(DATA / "specs" / "minimal_atari.yaml")  # budget 5,000 frames
 
 
 def atari_env_seed(seed: int) -> int:

@@ -11,11 +11,11 @@ import time
 from pathlib import Path
 
 import pytest
+from testdata import TESTS
 
 import arcadebench
 from arcadebench.cli import main
 
-TESTS = Path(__file__).parent
 ARCADEBENCH = [sys.executable, "-m", "arcadebench"]
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
 

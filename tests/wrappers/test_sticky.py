@@ -29,7 +29,7 @@ def distinct_actions(rng, count):
 def test_first_frames_are_delayed_with_probability_one_quarter_and_later_frames_never(retro_env):
     recorder = ActionRecorder(retro_env)
     env = StickyFrameSkip(recorder, n=4, stickprob=0.25)
-    actions = distinct_actions(np.random.default_rng(1), 10_000)
+    actions = distinct_actions(np.random.default_rng(1), 4_000)
     env.reset(seed=123)
     previous, first_step, episode_steps = None, True, 0
     delayed = eligible = first_steps = mid_skip_ends = 0
@@ -61,8 +61,9 @@ def test_first_frames_are_delayed_with_probability_one_quarter_and_later_frames_
         if terminated or truncated or episode_steps == 500:
             env.reset()  # unseeded: the generator continues
             first_step, episode_steps, frames_since_reset = True, 0, 0
-    assert abs(delayed / eligible - 0.25) <= 0.02
-    assert first_steps >= 20 and mid_skip_ends >= 1
+    # about 3,980 eligible steps: the standard error of the share is 0.0069, so this is 3.6 of them
+    assert abs(delayed / eligible - 0.25) <= 0.025
+    assert first_steps >= 8 and mid_skip_ends >= 1, (first_steps, mid_skip_ends)
 
 
 def play(env, recorder, seed, actions):

@@ -11,7 +11,6 @@ import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,12 +22,12 @@ from sonic_helpers import (
     sonic_rom,
     write_sonic_airstriker,
 )
+from testdata import TESTS
 
 import arcadebench
 from arcadebench.cli import main
 from arcadebench.errors import RomNotFound
 
-TESTS = Path(__file__).parent
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from testdata import REPO
 
 import arcadebench
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "custom_suite_subset.py"
+EXAMPLE = REPO / "examples" / "custom_suite_subset.py"
 
 
 def test_custom_suite_example_builds_a_spec_and_scores_a_new_agent(tmp_path):

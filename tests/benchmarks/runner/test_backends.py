@@ -7,6 +7,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+from testdata import TESTS
 
 import arcadebench
 from arcadebench.errors import JobsFailed, NonCompliantWarning
@@ -18,7 +19,7 @@ SHORT = {"max_episode_frames": 2000}
 
 @pytest.fixture(scope="module")
 def local_ray():
-    tests = str(Path(__file__).parent)  # Ray workers import `runner_agents` from here
+    tests = str(TESTS)  # Ray workers import `runner_agents` from here
     ray.init(
         address="local",
         num_cpus=2,

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
-EXAMPLES = Path(__file__).parent.parent / "examples"
+from testdata import REPO
+
+EXAMPLES = REPO / "examples"
 
 
 def run_example(name, *args, cwd):

@@ -10,16 +10,15 @@ import csv
 import math
 import re
 import time
-from pathlib import Path
 
 import pytest
+from testdata import DATA
 
 import arcadebench
 from arcadebench.errors import SpecError, UnknownGame, UnknownSpec
 from arcadebench.specs import list_specs, load_spec, parse_spec
 from arcadebench.specs.names import name_key
 
-DATA = Path(__file__).parent / "data"
 PAPER = DATA / "paper"
 BROKEN = sorted((DATA / "broken_specs").glob("*.yaml"))
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import warnings
-from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
 import pytest
+from testdata import DATA
 
 import arcadebench
 from arcadebench.benchmarks.envs.factory import register_envs
@@ -101,7 +101,7 @@ def test_non_protocol_kwargs_do_not_warn():
 
 
 def test_make_works_for_a_user_spec_file():
-    path = Path(__file__).parent / "data" / "specs" / "minimal_atari.yaml"
+    path = DATA / "specs" / "minimal_atari.yaml"
     env = arcadebench.make(str(path), "Q*bert")
     try:
         env.reset(seed=1)

@@ -15,6 +15,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from ale_py.env import AtariEnv
+from testdata import DATA
 
 import arcadebench
 from arcadebench.errors import ArcadebenchError, BudgetExhausted, LogInUse, NonCompliantWarning
@@ -28,7 +29,7 @@ from arcadebench.wrappers.monitor import (
 )
 
 QBERT = "arcadebench/Atari5-Qbert-v0"
-MINI = str(Path(__file__).parent / "data" / "specs" / "minimal_atari.yaml")  # budget: 5,000 frames
+MINI = str(DATA / "specs" / "minimal_atari.yaml")  # budget: 5,000 frames
 
 
 def play(env, seed=None, max_steps=None, rng=None):

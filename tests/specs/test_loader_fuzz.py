@@ -5,21 +5,21 @@ Thousands of generated inputs in CI; ``ARCADEBENCH_LONG=1`` runs ten times more.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import yaml
 from fuzzing import fuzz
 from hypothesis import given
 from hypothesis import strategies as st
+from testdata import DATA
 
 from arcadebench.errors import SpecError
 from arcadebench.specs import parse_spec
 
 FUZZ = fuzz(1_500)
 
-DATA = Path(__file__).parent / "data" / "specs"
+SPECS = DATA / "specs"
 VALID = {
-    name: yaml.safe_load((DATA / f"minimal_{name}.yaml").read_text()) for name in ("atari", "retro")
+    name: yaml.safe_load((SPECS / f"minimal_{name}.yaml").read_text())
+    for name in ("atari", "retro")
 }
 
 scalars = st.one_of(
@@ -93,6 +93,6 @@ def test_valid_spec_with_one_key_removed_raises_only_spec_error(kind, data):
 @FUZZ
 @given(st.sampled_from(sorted(VALID)), st.integers(0, 10_000), st.text(min_size=1, max_size=5))
 def test_valid_spec_text_with_bytes_inserted_raises_only_spec_error(kind, position, junk):
-    text = (DATA / f"minimal_{kind}.yaml").read_text()
+    text = (SPECS / f"minimal_{kind}.yaml").read_text()
     position %= len(text)
     _load(text[:position] + junk + text[position:])

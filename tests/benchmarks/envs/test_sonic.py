@@ -212,8 +212,8 @@ def test_rgb_array_renders_and_human_is_refused(spec_path):
     with pytest.raises(
         InvalidArgument,
         match=re.escape(
-            "`render_mode` must be one of None, 'rgb_array' (stable-retro's 'human' opens a window and "
-            "needs a display; render frames yourself from 'rgb_array'), got 'human'"
+            "`render_mode` must be one of None, 'rgb_array' (stable-retro's 'human' opens a "
+            "window and needs a display; render frames yourself from 'rgb_array'), got 'human'"
         ),
     ):
         arcadebench.make(spec_path, "AirstrikerA-Zone2", render_mode="human")

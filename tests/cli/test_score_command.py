@@ -6,14 +6,14 @@ import csv
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from testdata import DATA
 
 from arcadebench import load_spec
 from arcadebench.cli import main
 
-DATA = Path(__file__).parent / "data" / "scores"
+SCORES = DATA / "scores"
 
 MY_CSV = """\
 game,score,run
@@ -169,6 +169,6 @@ def test_log_warnings_are_printed_and_scoring_goes_on(tmp_path, capsys):
 
 
 def test_published_table_3_scores_from_the_command_line(capsys):
-    assert main(["score", "atari5", str(DATA / "atari5_table3.csv"), "--reps", "0"]) == 0
+    assert main(["score", "atari5", str(SCORES / "atari5_table3.csv"), "--reps", "0"]) == 0
     out = capsys.readouterr().out
     assert "published results (Table 3)" in out and "2,091.46" in out and "MuZero (this run)" in out

@@ -5,15 +5,15 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from testdata import DATA
 
 from arcadebench.cli import main
 from arcadebench.specs import load_spec
 from arcadebench.specs.card import frames_to_time, protocol_card
 
-MINIMAL = str(Path(__file__).parent / "data" / "specs" / "minimal_atari.yaml")
+MINIMAL = str(DATA / "specs" / "minimal_atari.yaml")
 
 
 def test_specs_lists_every_protocol_with_version_and_hash(capsys):

@@ -6,18 +6,18 @@ import csv
 import io
 import json
 import math
-from pathlib import Path
 
 import pytest
+from testdata import DATA
 
 import arcadebench
 from arcadebench import load_spec
 from arcadebench.benchmarks.scoring.results import Results, score, subset_key
 from arcadebench.errors import InputError, InvalidArgument, UnknownSpec
 
-DATA = Path(__file__).parent / "data" / "scores"
-TABLE3 = DATA / "atari5_table3.csv"
-WORLD_RECORDS = DATA / "saber_world_records.csv"
+SCORES = DATA / "scores"
+TABLE3 = SCORES / "atari5_table3.csv"
+WORLD_RECORDS = SCORES / "saber_world_records.csv"
 
 
 # -- published numbers ----------------------------------------------------------------------------

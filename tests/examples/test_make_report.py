@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 from report_helpers import png_size
+from testdata import REPO
 
-EXAMPLE = Path(__file__).parent.parent / "examples" / "make_report.py"
+EXAMPLE = REPO / "examples" / "make_report.py"
 
 
 def test_make_report_with_a_small_budget(tmp_path):
