@@ -51,3 +51,41 @@ def test_train_and_score(tmp_path):
     records = [json.loads(line) for line in log.read_text().splitlines()]
     assert records[0]["kind"] == "header" and records[0]["algorithm"] == "reinforce-linear"
     assert all(r["spec"] == "saber" and r["deviations"] == {} for r in records[1:])  # compliant
+
+
+SPEC = str(REPO / "tests" / "data" / "specs" / "run_budget.yaml")  # 20k-frame budget, 8k/16k
+
+
+def test_sb3_ppo_trains_on_one_run_is_scored_evaluated_and_reported(tmp_path):
+    out = run_example(
+        "sb3_ppo.py",
+        *("--spec", SPEC, "--game", "breakout", "--num-envs", "4", "--n-steps", "64"),
+        *("--timesteps", "2560", "--out", "o"),
+        cwd=tmp_path,
+    )
+    # the callback's view in SB3's logger: the run's frames and the 8,000-frame checkpoint
+    assert "arcadebench/" in out and "run_frames" in out and "checkpoint_8000/" in out
+    (train,) = (tmp_path / "o" / "train").rglob("*.jsonl")
+    records = [json.loads(line) for line in train.read_text().splitlines()]
+    assert records[0]["algorithm"] == "ppo" and {r["env"] for r in records[1:]} == {0, 1, 2, 3}
+    assert all(r["deviations"] == {} for r in records[1:])  # compliant
+    # evaluated greedily by the runner under the model's name, then reported
+    assert "ppo_breakout" in out
+    assert (tmp_path / "o" / "eval" / "runbudget" / "breakout" / "1.jsonl").exists()
+    assert (tmp_path / "o" / "report" / "report.html").exists()
+
+
+def test_cleanrl_ppo_on_both_vector_paths(tmp_path):
+    for vector in ("gym", "arcadebench"):
+        out = run_example(
+            "cleanrl_ppo.py",
+            *("--vector", vector, "--spec", SPEC, "--num-envs", "4", "--num-steps", "32"),
+            *("--total-steps", "1024", "--out", vector),
+            cwd=tmp_path,
+        )
+        assert "run frames" in out and "per game" in out
+        (log,) = (tmp_path / vector).rglob("*.jsonl")
+        episodes = [json.loads(line) for line in log.read_text().splitlines()][1:]
+        assert {r["env"] for r in episodes} <= {0, 1, 2, 3} and len(episodes) >= 4
+        # the run's frames when an episode ended: every env's, the episodes in flight included
+        assert episodes[-1]["total_frames"] >= sum(r["frames"] for r in episodes)

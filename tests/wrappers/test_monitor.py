@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import re
 import subprocess
 import sys
 import textwrap
@@ -18,7 +16,7 @@ from ale_py.env import AtariEnv
 from testdata import DATA
 
 import arcadebench
-from arcadebench.errors import ArcadebenchError, BudgetExhausted, LogInUse, NonCompliantWarning
+from arcadebench.errors import ArcadebenchError, BudgetExhausted, NonCompliantWarning
 from arcadebench.records import EPISODE_FIELDS, parse_log
 from arcadebench.specs import load_spec
 from arcadebench.wrappers.monitor import (
@@ -168,37 +166,52 @@ def test_rollover_rewards_are_collected_from_info(tmp_path):
     assert records(tmp_path / "x.jsonl")[-1]["rollover_rewards"] == [-990003.0, -990005.0]
 
 
-def test_two_monitors_on_one_log_are_refused_with_the_file_and_the_process(tmp_path):
-    env = gym.make(QBERT, log_dir=tmp_path)
-    path = log_path(tmp_path, "atari5", "qbert", "0")
-    with pytest.raises(
-        LogInUse, match=re.escape(str(path)) + f".*process {os.getpid()} \\(this process"
-    ):
-        gym.make(QBERT, log_dir=tmp_path)
-    holder = subprocess.Popen(
+def test_environments_on_one_log_are_streams_of_one_run(tmp_path):
+    # two environments of this process and one of another process: one training run
+    first, second = (gym.make(QBERT, log_dir=tmp_path, run="r") for _ in range(2))
+    assert (find_monitor(first).stream, find_monitor(second).stream) == (0, 1)
+    other = subprocess.Popen(
         [
             sys.executable,
             "-c",
             textwrap.dedent(f"""
-            import sys, gymnasium as gym, arcadebench
-            env = gym.make({QBERT!r}, log_dir={str(tmp_path)!r}, run="other")
-            print("locked", flush=True)
-            sys.stdin.read()
+            import sys, numpy as np, gymnasium as gym, arcadebench
+            from arcadebench.wrappers.monitor import find_monitor
+            env = gym.make({QBERT!r}, log_dir={str(tmp_path)!r}, run="r")
+            print(find_monitor(env).stream, flush=True)
+            sys.stdin.readline()
+            env.reset(seed=7)
+            rng = np.random.default_rng(7)
+            while not any(env.step(int(rng.integers(18)))[2:4]):
+                pass
+            env.close()
             """),
         ],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
         text=True,
     )
     try:
-        assert holder.stdout.readline().strip() == "locked"
-        with pytest.raises(LogInUse, match=f"is being written by process {holder.pid} \\(.*python"):
-            gym.make(QBERT, log_dir=tmp_path, run="other")
+        assert other.stdout.readline().strip() == "2"  # joined the live run as its third stream
+        play(first, seed=1)
+        other.communicate("go\n", timeout=120)
+        play(second, seed=2)
     finally:
-        holder.communicate("")
-    env.close()
-    gym.make(QBERT, log_dir=tmp_path, run="other").close()  # free again once the holder exited
+        other.kill()
+        first.close()
+        second.close()
+    lines = records(log_path(tmp_path, "atari5", "qbert", "r"))
+    assert [r["kind"] for r in lines] == ["header", "episode", "episode", "episode"]
+    episodes = lines[1:]
+    assert [r["env"] for r in episodes] == [0, 2, 1] and {r["episode"] for r in episodes} == {0}
+    assert [r["total_frames"] for r in episodes] == np.cumsum(
+        [r["frames"] for r in episodes]
+    ).tolist()
+    (run,) = parse_log(load_spec("atari5"), log_path(tmp_path, "atari5", "qbert", "r"))
+    assert run.envs.tolist() == [0, 2, 1] and sorted(run.streams) == [0, 1, 2]
+    game = arcadebench.score("atari5", tmp_path, reps=0).algorithms[tmp_path.name]["games"]
+    # one run (one sample for the bootstrap), scored on all three environments' episodes
+    assert game["qbert"]["runs"] == [pytest.approx(np.mean([r["return"] for r in episodes]))]
 
 
 def test_an_existing_log_is_continued_only_on_request(tmp_path):
@@ -287,10 +300,12 @@ def test_stepping_past_the_budget_raises_and_logs_the_cut_episode(tmp_path):
     assert (last["complete"], last["end_reason"]) == (False, "budget")
     assert 5000 <= last["total_frames"] < 5004  # cut on the step that used the budget up
     assert mon.exhausted
-    # a continued run starts exhausted
+    # a continued run starts exhausted: the env still resets (a vector env resets an env whose
+    # episode ended), but no episode starts and the next step raises
     env = arcadebench.make(MINI, "qbert", log_dir=tmp_path, resume=True)
+    assert env.reset(seed=0)[1]["arcadebench"]["budget_exhausted"] is True
     with pytest.raises(BudgetExhausted):
-        env.reset(seed=0)
+        env.step(0)
     env.close()
 
 
@@ -302,8 +317,9 @@ def test_a_step_budget_counts_agent_steps(tmp_path):
     )  # the 100th step ends the run, the monitor logs the cut episode
     with pytest.raises(BudgetExhausted, match="100 of 100 steps"):
         env.step(0)
+    assert env.reset()[1]["arcadebench"]["budget_exhausted"] is True
     with pytest.raises(BudgetExhausted):
-        env.reset()
+        env.step(0)
     env.close()
     (record,) = records(log_path(tmp_path, "atari5", "qbert", "0"))[1:]
     assert (record["steps"], record["total_steps"], record["complete"]) == (100, 100, False)

@@ -1,13 +1,15 @@
 """The episode-log contract between the monitors that write logs and the scorer that reads them.
 
 One place owns the format (DEVELOPING.md, "Episode log"): the record types
-(:mod:`~arcadebench.records.schema`), the locked, fsynced writer
-(:mod:`~arcadebench.records.writer`), a run's bookkeeping behind every monitor
-(:mod:`~arcadebench.records.recorder`) and the reader (:mod:`~arcadebench.records.reader`). It sits
+(:mod:`~arcadebench.records.schema`), where logs live (:mod:`~arcadebench.records.writer`), a
+run shared by many environments and processes (:mod:`~arcadebench.records.live`), one
+environment's part of it behind every monitor (:mod:`~arcadebench.records.recorder`) and the
+reader (:mod:`~arcadebench.records.reader`). It sits
 at the bottom of the package with the specs: the wrappers write through it, the benchmark
 stages read through it, and it imports neither.
 """
 
+from arcadebench.records.live import LiveRun, counters_path, read_totals
 from arcadebench.records.reader import LogWarning, RunLog, parse_log
 from arcadebench.records.recorder import NO_LIMIT, RunRecorder, check_budget
 from arcadebench.records.schema import (
@@ -23,8 +25,8 @@ from arcadebench.records.schema import (
 )
 from arcadebench.records.writer import (
     LOG_DIR_ENV,
-    LogFile,
     check_run,
+    cut_partial_line,
     log_path,
     package_versions,
     tightest,
@@ -39,17 +41,20 @@ __all__ = [
     "EndReason",
     "EpisodeRecord",
     "HeaderRecord",
-    "LogFile",
+    "LiveRun",
     "LogWarning",
     "RunIdentity",
     "RunLog",
     "RunRecorder",
     "check_budget",
     "check_run",
+    "counters_path",
+    "cut_partial_line",
     "episode_record",
     "header_record",
     "log_path",
     "package_versions",
     "parse_log",
+    "read_totals",
     "tightest",
 ]

@@ -22,8 +22,8 @@ import json
 import math
 import os
 import warnings
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -55,6 +55,10 @@ class RunLog:
         total_steps: cumulative agent steps of the run after each episode.
         complete: ``False`` for an episode cut by the budget (never scored).
         last_frames: cumulative frames at the run's last record (how far the run got).
+        envs: the stream (environment of the run) of each episode.
+        streams: per stream, ``(steps, frames, next episode, complete episodes)`` after its
+            last record: where a resumed stream continues.
+        deviations: the settings the run changed from its spec (the first record's).
     """
 
     algorithm: str
@@ -67,11 +71,17 @@ class RunLog:
     total_steps: NDArray[np.int64]
     complete: NDArray[np.bool_]
     last_frames: int
+    envs: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    streams: Mapping[int, tuple[int, int, int, int]] = field(default_factory=dict)
+    deviations: Mapping[str, Any] = field(default_factory=dict)
 
 
 class _Episode(NamedTuple):
     """The fields of an episode record the reader needs, checked."""
 
+    env: int
+    env_steps: int
+    env_frames: int
     game: str
     run: str
     episode: int
@@ -181,7 +191,21 @@ def _episode(spec: Spec, record: dict[str, Any], file: str, lineno: int) -> _Epi
         raise InputError(file, lineno, f'"complete" must be true or false, got {complete!r}')
     if not _is_int(episode):
         raise InputError(file, lineno, f'"episode" must be an integer, got {episode!r}')
-    return _Episode(game, run, episode, float(ret), frames, steps, complete)
+    # format 1 (one environment per run) has no stream fields: its stream 0 is the run
+    env = record.get("env", 0)
+    env_steps, env_frames = record.get("env_steps", steps), record.get("env_frames", frames)
+    if not (_is_int(env) and 0 <= env):
+        raise InputError(file, lineno, f'"env" must be a non-negative integer, got {env!r}')
+    if not (_is_int(env_steps) and env_steps >= 0 and _is_int(env_frames) and env_frames >= 0):
+        raise InputError(
+            file,
+            lineno,
+            '"env_steps" and "env_frames" must be non-negative integers, '
+            f"got {env_steps!r} and {env_frames!r}",
+        )
+    return _Episode(
+        env, env_steps, env_frames, game, run, episode, float(ret), frames, steps, complete
+    )
 
 
 # -- step 3: the spec ------------------------------------------------------------------------------
@@ -210,17 +234,30 @@ def _check_spec(spec: Spec, name: object, spec_hash: object, file: str, lineno: 
 
 
 class _Run:
-    """Column lists of one run while a file is streamed."""
+    """Column lists of one run while a file is streamed, and where each stream got to."""
 
-    __slots__ = ("complete", "episode", "frames", "line", "returns", "steps")
+    __slots__ = (
+        "complete",
+        "deviations",
+        "envs",
+        "frames",
+        "last",
+        "line",
+        "returns",
+        "steps",
+        "streams",
+    )
 
-    def __init__(self, line: int) -> None:
+    def __init__(self, line: int, deviations: Any) -> None:
         self.line = line
+        self.deviations = deviations if isinstance(deviations, dict) else {}
         self.returns: list[float] = []
         self.frames: list[int] = []
         self.steps: list[int] = []
         self.complete: list[bool] = []
-        self.episode = (-1, 0)  # (last episode index, its line)
+        self.envs: list[int] = []
+        self.last: dict[int, tuple[int, int]] = {}  # stream -> (last episode index, its line)
+        self.streams: dict[int, tuple[int, int, int, int]] = {}
 
 
 class _Runs:
@@ -241,27 +278,33 @@ class _Runs:
                 raise InputError(self.file, lineno, f"unknown game: {error}") from None
         return game
 
-    def add(self, episode: _Episode, lineno: int) -> None:
+    def add(self, episode: _Episode, lineno: int, deviations: Any) -> None:
         game = self.game(episode.game, lineno)
         run = self.runs.get((game, episode.run))
         if run is None:
-            run = self.runs[(game, episode.run)] = _Run(lineno)
-        elif episode.episode <= run.episode[0]:
+            run = self.runs[(game, episode.run)] = _Run(lineno, deviations)
+        last = run.last.get(episode.env)
+        if last is not None and episode.episode <= last[0]:
+            stream = f" (environment {episode.env})" if episode.env else ""
             raise InputError(
                 self.file,
                 lineno,
-                f"episode {episode.episode} of {game} run {episode.run!r} comes after episode "
-                f"{run.episode[0]} (line {run.episode[1]}): an episode is repeated or out of "
+                f"episode {episode.episode} of {game} run {episode.run!r}{stream} comes after "
+                f"episode {last[0]} (line {last[1]}): an episode is repeated or out of "
                 "order; remove the duplicated lines (was the run resumed twice?)",
             )
-        elif episode.total_frames < run.frames[-1]:
+        if run.frames and episode.total_frames < run.frames[-1]:
             raise InputError(
                 self.file,
                 lineno,
                 f'"total_frames" of {game} run {episode.run!r} went back from {run.frames[-1]} '
                 f"to {episode.total_frames}",
             )
-        run.episode = (episode.episode, lineno)
+        run.last[episode.env] = (episode.episode, lineno)
+        done = run.streams.get(episode.env, (0, 0, 0, 0))[3] + episode.complete
+        next_episode = episode.episode + 1
+        run.streams[episode.env] = (episode.env_steps, episode.env_frames, next_episode, done)
+        run.envs.append(episode.env)
         run.returns.append(episode.ret)
         run.frames.append(episode.total_frames)
         run.steps.append(episode.total_steps)
@@ -280,6 +323,9 @@ class _Runs:
                 total_steps=np.asarray(acc.steps, dtype=np.int64),
                 complete=np.asarray(acc.complete, dtype=bool),
                 last_frames=acc.frames[-1],
+                envs=np.asarray(acc.envs, dtype=np.int64),
+                streams=dict(acc.streams),
+                deviations=acc.deviations,
             )
             for (game, run), acc in self.runs.items()
         ]
@@ -311,7 +357,7 @@ def parse_log(spec: Spec, path: str | os.PathLike) -> list[RunLog]:
         if kind != "episode":
             continue
         episode = _episode(spec, record, file, lineno)
-        runs.add(episode, lineno)
+        runs.add(episode, lineno, record.get("deviations"))
         if deviations is None and record.get("deviations"):
             deviations = (lineno, record["deviations"])
         if not episode.complete and record.get("end_reason") == "reset":

@@ -1,16 +1,19 @@
-"""One run's bookkeeping, shared by the single-env and the vector monitor.
+"""One environment's part of a run: what both monitors hand their finished episodes to.
 
-A monitor counts the steps, frames and rewards of the episode in flight; when an episode ends
-it hands the episode to its run's :class:`RunRecorder`, which numbers it, adds it to the run's
-totals, writes the record and decides whether the run's budget is used up. The budget rule
-(SABER Section 3.2: 200M training frames; Sonic Section 3.9: 1M timesteps per level) and the
-record format are therefore written once, whatever drives the environments.
+A monitor counts the steps, frames and rewards of the episode in flight; a
+:class:`RunRecorder` is its stream of the run (:mod:`~arcadebench.records.live`): it publishes
+the stream's live totals, tells whether the *run's* budget is used up, and when an episode ends
+numbers it, adds it to the run and writes its record. The budget rule (SABER Section 3.2: 200M
+training frames; Sonic Section 3.9: 1M timesteps per level) and the record format are written
+once, whatever drives the environments — a single env, a vector env, or several processes.
 
 Classes: RunRecorder.
 """
 
 from __future__ import annotations
 
+import itertools
+import json
 import os
 import sys
 import warnings
@@ -18,15 +21,18 @@ from pathlib import Path
 from typing import Any
 
 from arcadebench.errors import ArcadebenchError
+from arcadebench.records.live import LiveRun
 from arcadebench.records.reader import RunLog, parse_log
 from arcadebench.records.schema import EpisodeRecord, RunIdentity, episode_record, header_record
-from arcadebench.records.writer import LogFile, check_run, package_versions, tightest
+from arcadebench.records.writer import check_run, cut_partial_line, package_versions, tightest
 from arcadebench.specs import Spec
 
 __all__ = ["NO_LIMIT", "RunRecorder", "check_budget"]
 
 NO_LIMIT = sys.maxsize
-"""What :meth:`RunRecorder.steps_left` and :meth:`RunRecorder.frames_left` give unbudgeted."""
+"""A budget that is never reached (a run without one)."""
+
+_MEMORY_RUNS = itertools.count()
 
 
 def check_budget(name: str, value: object) -> int | None:
@@ -37,20 +43,24 @@ def check_budget(name: str, value: object) -> int | None:
 
 
 class RunRecorder:
-    """The episodes of one run: their numbering, the run's totals, its budget and its log.
+    """One stream of a run: its episodes' numbering, its totals, the run's budget, the log.
 
     The budget (``spec.evaluation.budget_steps`` / ``budget_frames``; the ``budget_*``
-    arguments and :meth:`tighten_budget` may only make it smaller) counts the whole run, a
-    continued log's episodes included. :meth:`steps_left` and :meth:`frames_left` say how much
-    of it the episode in flight may still use; the run is :attr:`exhausted` once an episode
-    ends with nothing left.
+    arguments and :meth:`tighten_budget` may only make it smaller) counts the whole run: every
+    stream's steps and frames, the episodes in flight and a continued log's included. The step
+    that makes the run's total reach it ends the episode of the stream that took it; each other
+    stream ends its episode on its next step, so a run overshoots by at most one step per env.
+
+    Without a log an environment is a run of its own, kept in memory (a run's identity is its
+    log). :meth:`open` attaches the stream to a log: a run that other environments are writing
+    right now is joined, and an old one is continued only with ``resume``.
 
     Args:
         spec: the protocol.
         game: the canonical game or level.
         run: the run id (it names the log file).
         env_id: the Gymnasium id, for the records.
-        seed: the run's seed (default: set later with :meth:`note_seed`).
+        seed: the stream's seed (default: set later with :meth:`note_seed`).
         algorithm: the agent's name, for the log header.
         settings: the environment settings, for the log header.
         deviations: settings that differ from the spec, written with every record.
@@ -60,11 +70,12 @@ class RunRecorder:
     Example:
         >>> from arcadebench.specs import load_spec
         >>> rec = RunRecorder(load_spec("sonic"), "SonicTheHedgehog-GreenHillZone.Act1",
-        ...                   run="0", budget_steps=10)
+        ...                   run="doc", budget_steps=10)
         >>> record = rec.finish(episode_return=5.0, steps=10, frames=40, end_reason="budget",
         ...                     complete=False, rollover_rewards=[], wall_time=0.1)
-        >>> record["total_steps"], rec.exhausted, rec.steps_left()
-        (10, True, 0)
+        >>> record["total_steps"], rec.exhausted
+        (10, True)
+        >>> rec.close()
     """
 
     def __init__(
@@ -95,18 +106,15 @@ class RunRecorder:
         self.budget_frames = tightest(
             spec.evaluation.budget_frames, check_budget("budget_frames", budget_frames)
         )
-        self.episode = 0  # index of the next episode
-        self.complete_episodes = 0
-        self.total_steps = 0  # of the finished episodes
-        self.total_frames = 0
-        self.exhausted = False
         self.last: EpisodeRecord | None = None
-        self._log: LogFile | None = None
+        self.exhausted = False
+        self._live: LiveRun | None = None
+        self._attach(None, resume=False)
 
-    # -- identity and log -----------------------------------------------------------------
+    # -- identity, stream and log ---------------------------------------------------------
     @property
     def identity(self) -> RunIdentity:
-        """What every line of the run's log repeats about it."""
+        """What the run's log lines repeat about it (the seed is this stream's)."""
         spec = self.spec
         return RunIdentity(
             spec.name,
@@ -124,105 +132,154 @@ class RunRecorder:
     @property
     def log(self) -> Path | None:
         """The log file, or ``None`` when nothing is written."""
-        return self._log.path if self._log is not None else None
+        return self._live.log if self._live is not None else None
+
+    @property
+    def stream(self) -> int:
+        """This environment's index among the run's streams (``env`` in its records)."""
+        return self._slot
+
+    @property
+    def live(self) -> LiveRun:
+        """The run this stream belongs to."""
+        if self._live is None:
+            raise ArcadebenchError("the recorder was closed: make a new environment to play on")
+        return self._live
 
     def note_seed(self, seed: int | None) -> None:
-        """The run's seed is the first one it is given."""
+        """The stream's seed is the first one it is given."""
         if self.seed is None and seed is not None:
             self.seed = int(seed)
 
-    def open_log(self, path: str | os.PathLike, *, run: str | None = None, resume: bool) -> bool:
-        """Start writing to ``path``; with ``resume``, continue the run logged there.
+    def add_deviation(self, key: str, spec_value: Any, used: Any) -> None:
+        """Record a departure from the protocol found while running (e.g. a frame-skip wrapper)."""
+        self.deviations[key] = {"spec": spec_value, "used": used}
 
-        Returns whether the log is new (empty): a new log still needs its header.
+    def open(self, path: str | os.PathLike, *, run: str | None = None, resume: bool) -> None:
+        """Write this stream's episodes to the run logged at ``path``.
+
+        A run other environments are writing now is joined; otherwise an existing log with
+        episodes is continued only with ``resume`` (its streams' totals and numbering go on).
 
         Raises:
             ArcadebenchError: already logging, or the log holds episodes and ``resume`` is off.
-            LogInUse: another writer holds the log.
-            InputError: the existing log is corrupt or belongs to another spec.
+            InputError: the existing log is corrupt or belongs to another spec, game or run.
         """
-        if self._log is not None:
+        if self.log is not None:
             raise ArcadebenchError(
-                f"this environment already logs to {self._log.path}; one log per environment"
+                f"this environment already logs to {self.log}; one log per environment"
             )
         run = check_run(run if run is not None else self.run)
-        log = LogFile(Path(path))
-        try:
-            previous = self._previous_run(log.path, run)
-            if previous is not None and not resume:
-                raise ArcadebenchError(
-                    f"{log.path} already holds {len(previous.returns)} episodes of run {run!r}; "
-                    "continue that run with resume=True (`arcadebench run --resume`), or start "
-                    "a new one under another run id or log directory"
-                )
-        except BaseException:
-            log.close()
-            raise
-        self._log, self.run = log, run
-        if previous is not None:
-            self.episode = len(previous.returns)
-            self.complete_episodes = int(previous.complete.sum())
-            self.total_steps = int(previous.total_steps[-1])
-            self.total_frames = int(previous.total_frames[-1])
-            self.exhausted = self._budget_used()
-        return log.empty
+        self.close()
+        self.run = run
+        self._attach(Path(path), resume=resume)
 
-    def _previous_run(self, path: Path, run: str) -> RunLog | None:
+    def _attach(self, log: Path | None, *, resume: bool) -> None:
+        # without a log a run has no identity to share: each environment is a run of its own
+        key = str(log.resolve()) if log is not None else f"memory-{next(_MEMORY_RUNS)}"
+        self._live = LiveRun.attach(log, key, lambda live: self._set_up(live, resume))
+        self._slot, (steps, frames, self.episode, self.complete_episodes) = self._live.claim()
+        self.total_steps, self.total_frames = steps, frames  # this stream's finished episodes
+        self.exhausted = self._run_used_up(*self._live.totals())
+
+    def _set_up(self, live: LiveRun, resume: bool) -> None:
+        """No stream of the run is live anywhere: continue it from its log, or start it."""
+        if live.log is None or not live.log.exists():
+            live.rebuild({}, (0, 0))
+            self._write_header(live)
+            return
+        cut_partial_line(live.log)
+        previous = self._previous_run(live.log)
+        if previous is not None and not resume:
+            raise ArcadebenchError(
+                f"{live.log} already holds {len(previous.returns)} episodes of run "
+                f"{self.run!r}; continue that run with resume=True (`arcadebench run --resume`), "
+                "or start a new one under another run id or log directory"
+            )
+        if previous is None:
+            live.rebuild({}, (0, 0))
+            if live.log.stat().st_size == 0:
+                self._write_header(live)
+            return
+        streams = dict(previous.streams)
+        logged = (
+            int(previous.total_steps[-1]) - sum(s[0] for s in streams.values()),
+            int(previous.total_frames[-1]) - sum(s[1] for s in streams.values()),
+        )
+        # frames the run's last record counted in other streams' episodes in flight, lost with
+        # their process: they were played, so the run's totals never go back
+        live.rebuild(streams, (max(0, logged[0]), max(0, logged[1])))
+
+    def _previous_run(self, path: Path) -> RunLog | None:
         """The run already in ``path``, or ``None``."""
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # deviations were reported when they were recorded
             runs = parse_log(self.spec, path)
         for found in runs:
-            if found.game != self.game or found.run != run:
+            if found.game != self.game or found.run != self.run:
                 raise ArcadebenchError(
-                    f"{path} holds {found.game} run {found.run!r}, not {self.game} run {run!r}; "
-                    "one log per run: pick another log file"
+                    f"{path} holds {found.game} run {found.run!r}, not {self.game} run "
+                    f"{self.run!r}; one log per run: pick another log file"
                 )
         return runs[0] if runs else None
 
-    def write_header(self, **extra: Any) -> None:
-        """Write the log's header line (``extra`` goes before the package versions)."""
-        if self._log is not None:
-            header = header_record(
-                self.identity, (self.budget_steps, self.budget_frames), package_versions(), **extra
-            )
-            self._log.append(header)
+    def _write_header(self, live: LiveRun, **extra: Any) -> None:
+        header = header_record(
+            self.identity, (self.budget_steps, self.budget_frames), package_versions(), **extra
+        )
+        live.write((json.dumps(header) + "\n").encode())
 
     def close(self) -> None:
-        """Release the log (and its lock)."""
-        if self._log is not None:
-            self._log.close()
-            self._log = None
+        """Leave the run: the slot is free for a stream that continues it."""
+        if self._live is not None:
+            live, self._live = self._live, None
+            live.publish(self._slot, self.total_steps, self.total_frames)  # drop the unlogged
+            live.release(self._slot)
 
     # -- the budget -----------------------------------------------------------------------
     def tighten_budget(self, steps: int | None = None, frames: int | None = None) -> None:
         """Tighten the run's budget (the runner's ``steps``); it can never exceed the spec's."""
         self.budget_steps = tightest(self.budget_steps, check_budget("steps", steps))
         self.budget_frames = tightest(self.budget_frames, check_budget("frames", frames))
-        self.exhausted = self.exhausted or self._budget_used()
+        self.exhausted = self.exhausted or self._run_used_up(*self.live.totals())
 
-    def steps_left(self) -> int:
-        """Agent steps the episode in flight may still take (:data:`NO_LIMIT` without budget)."""
-        return NO_LIMIT if self.budget_steps is None else self.budget_steps - self.total_steps
+    @property
+    def budgeted(self) -> bool:
+        """Whether the run has a budget (then every step publishes and checks the totals)."""
+        return self.budget_steps is not None or self.budget_frames is not None
 
-    def frames_left(self) -> int:
-        """Emulator frames the episode in flight may still use."""
-        return NO_LIMIT if self.budget_frames is None else self.budget_frames - self.total_frames
+    def _run_used_up(self, steps: int, frames: int) -> bool:
+        return (self.budget_steps is not None and steps >= self.budget_steps) or (
+            self.budget_frames is not None and frames >= self.budget_frames
+        )
 
-    def _budget_used(self) -> bool:
-        return self.steps_left() <= 0 or self.frames_left() <= 0
+    def publish(self, episode_steps: int, episode_frames: int) -> None:
+        """The stream's live totals after a step (the episode in flight included)."""
+        self.live.publish(
+            self._slot, self.total_steps + episode_steps, self.total_frames + episode_frames
+        )
+
+    def run_used_up(self) -> bool:
+        """Whether the run's budget is used up, all its streams together, right now."""
+        return self._run_used_up(*self.live.totals())
+
+    def step(self, episode_steps: int, episode_frames: int) -> bool:
+        """Publish the stream's totals after a step; whether the run's budget is used up."""
+        self.publish(episode_steps, episode_frames)
+        return self.run_used_up()
 
     def budget_message(self) -> str:
         """The one-line reason a run that used its budget may not go on."""
+        steps, frames = self.live.totals() if self._live is not None else (0, 0)
         used = []
         if self.budget_steps is not None:
-            used.append(f"{self.total_steps:,} of {self.budget_steps:,} steps")
+            used.append(f"{steps:,} of {self.budget_steps:,} steps")
         if self.budget_frames is not None:
-            used.append(f"{self.total_frames:,} of {self.budget_frames:,} frames")
+            used.append(f"{frames:,} of {self.budget_frames:,} frames")
         return (
-            f"run {self.run!r} of {self.game} has used its budget ({' and '.join(used)}; "
-            f"{self.spec.name} evaluation.budget): the protocol allows no more interaction; "
-            "start a new run (another run id or log directory) to play on"
+            f"run {self.run!r} of {self.game} has used its budget ({' and '.join(used)}, its "
+            f"environments together; {self.spec.name} evaluation.budget): the protocol allows no "
+            "more interaction; start a new run (another run id or log directory) to play on"
         )
 
     # -- episodes -------------------------------------------------------------------------
@@ -238,25 +295,32 @@ class RunRecorder:
         wall_time: float,
     ) -> EpisodeRecord:
         """Add an episode that ended to the run: count it, log it, and return its record."""
+        live = self.live
         self.total_steps += steps
         self.total_frames += frames
-        record = episode_record(
-            self.identity,
-            episode=self.episode,
-            episode_return=episode_return,
-            steps=steps,
-            frames=frames,
-            total_steps=self.total_steps,
-            total_frames=self.total_frames,
-            end_reason=end_reason,
-            complete=complete,
-            rollover_rewards=rollover_rewards,
-            wall_time=wall_time,
-        )
-        if self._log is not None:
-            self._log.append(record)
+        with live.appending():
+            live.publish(self._slot, self.total_steps, self.total_frames)
+            live.finish_episode(self._slot, complete)
+            run_steps, run_frames = live.totals()
+            record = episode_record(
+                self.identity,
+                env=self._slot,
+                episode=self.episode,
+                episode_return=episode_return,
+                steps=steps,
+                frames=frames,
+                env_steps=self.total_steps,
+                env_frames=self.total_frames,
+                total_steps=run_steps,
+                total_frames=run_frames,
+                end_reason=end_reason,
+                complete=complete,
+                rollover_rewards=rollover_rewards,
+                wall_time=wall_time,
+            )
+            live.write((json.dumps(record) + "\n").encode())
         self.last = record
         self.episode += 1
         self.complete_episodes += complete
-        self.exhausted = self._budget_used()
+        self.exhausted = self._run_used_up(run_steps, run_frames)
         return record

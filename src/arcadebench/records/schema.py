@@ -26,7 +26,8 @@ __all__ = [
     "header_record",
 ]
 
-LOG_FORMAT = "arcadebench-episodes/1"
+LOG_FORMAT = "arcadebench-episodes/2"
+"""2: a run is written by many environments (``env``, ``env_steps``, ``env_frames``); 1 had one."""
 
 EndReason = Literal[
     "game_over",
@@ -72,13 +73,16 @@ EpisodeRecord = TypedDict(
         "env_id": str | None,
         "game": str,
         "run": str,
+        "env": int,  # the stream: which of the run's environments played it
         "seed": int | None,
-        "episode": int,
+        "episode": int,  # numbered per stream
         "return": float,  # the protocol return: after the rollover guard, before agent clipping
         "steps": int,
         "frames": int,
-        "total_steps": int,  # the run's, this episode included
-        "total_frames": int,  # the run's, this episode included
+        "env_steps": int,  # the stream's, this episode included
+        "env_frames": int,
+        "total_steps": int,  # the run's (every stream's, the episodes in flight included)
+        "total_frames": int,
         "end_reason": str,
         "complete": bool,  # false: cut by the budget or by a reset (never scored)
         "rollover_rewards": list[float],
@@ -94,7 +98,7 @@ EPISODE_FIELDS: tuple[str, ...] = tuple(EpisodeRecord.__annotations__)
 
 
 class RunIdentity(NamedTuple):
-    """What every line of one run's log repeats about the run."""
+    """What the lines of one run's log repeat about the run (``seed`` is the stream's)."""
 
     spec: str
     spec_version: int
@@ -153,10 +157,13 @@ def header_record(
 def episode_record(
     run: RunIdentity,
     *,
+    env: int,
     episode: int,
     episode_return: float,
     steps: int,
     frames: int,
+    env_steps: int,
+    env_frames: int,
     total_steps: int,
     total_frames: int,
     end_reason: str,
@@ -168,19 +175,25 @@ def episode_record(
 
     Example:
         >>> run = RunIdentity("saber", 2, "sha256:0", None, "pong", "0", 1, None, {}, {})
-        >>> record = episode_record(run, episode=0, episode_return=-21.0, steps=800,
-        ...     frames=3200, total_steps=800, total_frames=3200, end_reason="game_over",
-        ...     complete=True, rollover_rewards=[], wall_time=1.0)
+        >>> record = episode_record(run, env=0, episode=0, episode_return=-21.0, steps=800,
+        ...     frames=3200, env_steps=800, env_frames=3200, total_steps=800, total_frames=3200,
+        ...     end_reason="game_over", complete=True, rollover_rewards=[], wall_time=1.0)
         >>> tuple(record) == EPISODE_FIELDS
         True
     """
+    fields = _identity_fields(run)
+    seed = fields.pop("seed")
     record = {
         "kind": "episode",
-        **_identity_fields(run),
+        **fields,
+        "env": env,
+        "seed": seed,
         "episode": episode,
         "return": episode_return,
         "steps": steps,
         "frames": frames,
+        "env_steps": env_steps,
+        "env_frames": env_frames,
         "total_steps": total_steps,
         "total_frames": total_frames,
         "end_reason": end_reason,

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 import time
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, SupportsFloat
@@ -37,8 +38,54 @@ import gymnasium as gym
 from arcadebench.errors import ArcadebenchError, BudgetExhausted
 from arcadebench.records import LOG_DIR_ENV, EpisodeRecord, RunRecorder, log_path
 from arcadebench.specs import Spec, load_spec
+from arcadebench.wrappers._info import protocol_info
+from arcadebench.wrappers.misuse import MisuseDetector
+from arcadebench.wrappers.observations import StandardAtariEnv
 
-__all__ = ["LOG_DIR_ENV", "EpisodeMonitor", "find_monitor", "log_path", "monitor"]
+__all__ = [
+    "LOG_DIR_ENV",
+    "EpisodeMonitor",
+    "episode_summary",
+    "warn_unlogged",
+    "find_monitor",
+    "log_path",
+    "monitor",
+]
+
+SUMMARY_FIELDS = ("env", "episode", "return", "steps", "frames", "complete", "end_reason")
+_UNLOGGED_WARNED: set[str] = set()
+
+
+def warn_unlogged(spec: Spec) -> None:
+    """Warn once per process and protocol that a training protocol is played without a log."""
+    evaluation = spec.evaluation
+    scored_in_training = evaluation.episode_aggregate == "last_k" or (
+        evaluation.budget_steps is not None or evaluation.budget_frames is not None
+    )
+    if not scored_in_training or spec.name in _UNLOGGED_WARNED:
+        return
+    _UNLOGGED_WARNED.add(spec.name)
+    warnings.warn(
+        f"{spec.name} scores the training episodes themselves, and this environment keeps no log "
+        f"of them: nothing it plays can be scored. Give it log_dir=... (gym.make, make_vec, "
+        f"make_vec_env's env_kwargs) or set ${LOG_DIR_ENV}; say log_dir=False if no log is "
+        "intended",
+        UserWarning,
+        stacklevel=4,
+    )
+
+
+def episode_summary(record: EpisodeRecord) -> dict[str, Any]:
+    """What the last step of an episode tells in ``info["arcadebench"]["episode"]``.
+
+    The episode's protocol return, length and end, and the run's totals when it ended
+    (``run_steps``, ``run_frames``: every environment of the run), for a training loop's own
+    logging (the SB3 callback's, for example).
+    """
+    summary: dict[str, Any] = {key: record[key] for key in SUMMARY_FIELDS}  # type: ignore[literal-required]
+    summary["run_steps"] = record["total_steps"]
+    summary["run_frames"] = record["total_frames"]
+    return summary
 
 
 class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
@@ -75,6 +122,8 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
         algorithm: the agent's name, for the log header (the scorer's algorithm name).
         budget_steps: a tighter step budget than the spec's (e.g. the runner's ``steps``).
         budget_frames: a tighter frame budget than the spec's.
+        unlogged_ok: playing a training protocol without a log is intended (``log_dir=False``);
+            otherwise its first reset without a log warns once, since nothing will be scorable.
 
     Example:
         >>> import gymnasium as gym, arcadebench
@@ -101,6 +150,7 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
         algorithm: str | None = None,
         budget_steps: int | None = None,
         budget_frames: int | None = None,
+        unlogged_ok: bool = False,
     ) -> None:
         spec = load_spec(spec)
         game = spec.resolve_game(game)
@@ -119,10 +169,19 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
         gym.utils.RecordConstructorArgs.__init__(self, spec=spec.name, game=game, run=run)
         gym.Wrapper.__init__(self, env)
         self._recorder = recorder
+        # every step publishes the stream's totals when the run's sum matters during episodes
+        self._publish = recorder.budgeted or bool(spec.evaluation.checkpoints)
+        self._misuse = MisuseDetector()
+        self._standard = isinstance(env.unwrapped, StandardAtariEnv)
+        self._unlogged_ok = unlogged_ok
         self._in_episode = False
         self._start_episode_counters()
-        if log is not None:
-            self.open_log(log, run=run, seed=seed, resume=resume)
+        try:
+            if log is not None:
+                self.open_log(log, run=run, seed=seed, resume=resume)
+        except BaseException:
+            recorder.close()
+            raise
 
     # -- read-only state ------------------------------------------------------------------
     @property
@@ -137,7 +196,7 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     @property
     def recorder(self) -> RunRecorder:
-        """The run's bookkeeping: episode numbers, totals, budget and log."""
+        """This environment's stream of the run: numbering, totals, budget and log."""
         return self._recorder
 
     @property
@@ -151,24 +210,34 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
         return self._recorder.run
 
     @property
+    def stream(self) -> int:
+        """This environment's index among the run's environments (``env`` in its records)."""
+        return self._recorder.stream
+
+    @property
     def episode(self) -> int:
-        """Index of the next episode to be logged (continues a resumed log)."""
+        """Index of this environment's next episode (continues a resumed stream)."""
         return self._recorder.episode
 
     @property
     def complete_episodes(self) -> int:
-        """Complete episodes of the run so far (a resumed log's included)."""
+        """Complete episodes of this environment so far (a resumed stream's included)."""
         return self._recorder.complete_episodes
 
     @property
     def total_steps(self) -> int:
-        """Agent steps of the run so far, the current episode included."""
+        """Agent steps of this environment so far, the current episode included."""
         return self._recorder.total_steps + self._ep_steps
 
     @property
     def total_frames(self) -> int:
-        """Emulator frames of the run so far, the current episode included."""
+        """Emulator frames of this environment so far, the current episode included."""
         return self._recorder.total_frames + self._ep_frames
+
+    @property
+    def run_totals(self) -> tuple[int, int]:
+        """The run's ``(steps, frames)``: all its environments, as published so far."""
+        return self._recorder.live.totals()
 
     @property
     def budget_steps(self) -> int | None:
@@ -182,7 +251,7 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     @property
     def exhausted(self) -> bool:
-        """Whether the budget is used up (further steps and resets raise)."""
+        """Whether the run's budget is used up (a further step raises)."""
         return self._recorder.exhausted
 
     @property
@@ -199,11 +268,14 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
         seed: int | None = None,
         resume: bool = False,
     ) -> None:
-        """Start writing episodes to ``path``; with ``resume``, continue the run logged there.
+        """Write this environment's episodes to the run logged at ``path``.
+
+        A run that other environments are writing now is joined (one training run, many
+        environments); otherwise an existing log with episodes is continued only with
+        ``resume``.
 
         Raises:
-            ArcadebenchError: already logging, or called after the run started.
-            LogInUse: another writer holds the log.
+            ArcadebenchError: already logging, or called after the environment's first step.
             InputError: the existing log is corrupt or belongs to another spec.
         """
         recorder = self._recorder
@@ -211,16 +283,14 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
             raise ArcadebenchError(
                 "attach the log before the first step, so that no episode is missed"
             )
-        new = recorder.open_log(path, run=run, resume=resume)
+        recorder.open(path, run=run, resume=resume)
         recorder.note_seed(seed)
         self._start_episode_counters()
-        if new:
-            recorder.write_header()
 
     def set_budget(self, steps: int | None = None, frames: int | None = None) -> None:
         """Tighten the run's budget (the runner's ``steps``); it can never exceed the spec's."""
         self._recorder.tighten_budget(steps, frames)
-        self._set_limits()
+        self._publish = True
 
     # -- the episode loop -----------------------------------------------------------------
     def _start_episode_counters(self) -> None:
@@ -229,35 +299,45 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._ep_frames = 0
         self._rollover: list[float] = []
         self._t0 = time.perf_counter()
-        self._set_limits()
-
-    def _set_limits(self) -> None:
-        self._steps_left = self._recorder.steps_left()
-        self._frames_left = self._recorder.frames_left()
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
-        """Start an episode; an unfinished one is logged as incomplete (``end_reason: "reset"``)."""
-        if self._recorder.exhausted:
-            raise BudgetExhausted(self._recorder.budget_message())
+        """Start an episode; an unfinished one is logged as incomplete (``end_reason: "reset"``).
+
+        Once the run's budget is used up the environment is still reset (a vector env resets
+        an env whose episode just ended), but no episode starts: ``info["arcadebench"]`` says
+        ``budget_exhausted`` and the next step raises :class:`BudgetExhausted`.
+        """
+        recorder = self._recorder
+        self._misuse.on_reset(self._standard)
         if self._in_episode and self._ep_steps:
             self._finish(complete=False, end_reason="reset")
-        self._recorder.note_seed(seed)
+        elif recorder.log is None and not self._unlogged_ok:
+            warn_unlogged(recorder.spec)
+        recorder.note_seed(seed)
         obs, info = self.env.reset(seed=seed, options=options)
         self._start_episode_counters()
+        if recorder.exhausted or (recorder.budgeted and recorder.run_used_up()):
+            recorder.exhausted = True
+            self._in_episode = False
+            protocol_info(info)["budget_exhausted"] = True
+            return obs, info
         self._ep_frames = info.get("episode_frame_number", 0)
         self._in_episode = True
         return obs, info
 
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
-        """Step, count, and log the episode if it ended (or the budget cut it)."""
+        """Step, count, and log the episode if it ended (or the run's budget cut it)."""
         if not self._in_episode:
             if self._recorder.exhausted:
                 raise BudgetExhausted(self._recorder.budget_message())
             raise ArcadebenchError(
                 "step() after the episode ended: call reset() to start the next one"
             )
+        found = self._misuse.on_step()
+        if found:
+            self._recorder.deviations.update(found)
         obs, reward, terminated, truncated, info = self.env.step(action)
         self._ep_return += float(reward)
         self._ep_steps += 1
@@ -267,19 +347,21 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
             rollover = extra.get("rollover_rewards")
             if rollover:
                 self._rollover.extend(rollover)
+        over = self._publish and self._recorder.step(self._ep_steps, self._ep_frames)
         if terminated or truncated:
             extra = dict(extra) if extra else {}
             extra.setdefault("end_reason", "game_over" if terminated else "time_limit")
             info["arcadebench"] = extra
-            self._finish(complete=True, end_reason=extra["end_reason"])
-        elif self._ep_steps >= self._steps_left or self._ep_frames >= self._frames_left:
+            extra["episode"] = self._finish(complete=True, end_reason=extra["end_reason"])
+        elif over:
             truncated = True  # the run is over: a truncation, so a training loop handles it as one
-            info["arcadebench"] = {**(extra or {}), "end_reason": "budget"}
-            self._finish(complete=False, end_reason="budget")
+            extra = info["arcadebench"] = {**(extra or {}), "end_reason": "budget"}
+            extra["episode"] = self._finish(complete=False, end_reason="budget")
         return obs, reward, terminated, truncated, info
 
-    def _finish(self, complete: bool, end_reason: str) -> None:
-        self._recorder.finish(
+    def _finish(self, complete: bool, end_reason: str) -> dict[str, Any]:
+        """Log the episode; its summary goes into the last step's ``info["arcadebench"]``."""
+        record = self._recorder.finish(
             episode_return=self._ep_return,
             steps=self._ep_steps,
             frames=int(self._ep_frames),
@@ -290,9 +372,10 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
         )
         self._in_episode = False
         self._start_episode_counters()
+        return episode_summary(record)
 
     def close(self) -> None:
-        """Release the log (and its lock), then close the environment."""
+        """Leave the run (its log stays for the others), then close the environment."""
         self._recorder.close()
         super().close()
 

@@ -26,7 +26,9 @@ Gymnasium-style ``_<key>`` mask where only some envs have a value:
   set by the wrapper that ended it, the monitor fills ``"game_over"``/``"time_limit"``;
 - ``rollover_rewards`` (float, ``_rollover_rewards``): the original reward where the guard
   replaced it;
-- ``stuck_frames`` (int, every env): frames since the env's last non-zero reward.
+- ``stuck_frames`` (int, every env): frames since the env's last non-zero reward;
+- ``episode`` (object, ``_episode``): the summary of an episode that ended on this step (its
+  protocol return, length, end reason, and the run's totals then), as the single env's.
 
 Classes: VectorRolloverGuard, VectorMaxStuckTime, VectorEpisodeFrameLimit,
 VectorNoLifeInformation, VectorEpisodeMonitor.
@@ -45,10 +47,11 @@ import numpy as np
 from gymnasium.vector import VectorEnv, VectorWrapper
 
 from arcadebench.errors import ArcadebenchError, BudgetExhausted, InvalidArgument
-from arcadebench.records import EpisodeRecord, RunRecorder, check_budget, check_run, log_path
+from arcadebench.records import EpisodeRecord, RunRecorder, check_run, log_path
 from arcadebench.specs import Spec, load_spec
 from arcadebench.wrappers._checks import check_int, check_real
 from arcadebench.wrappers._info import KEY
+from arcadebench.wrappers.monitor import episode_summary, warn_unlogged
 from arcadebench.wrappers.rules import (
     correct_rollovers,
     drop_life_information,
@@ -267,36 +270,36 @@ class VectorNoLifeInformation(VectorWrapper, gym.utils.RecordConstructorArgs):
 
 
 class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
-    """Record every env's episodes, one log per env, in the single-env monitor's format.
+    """Record every env's episodes as streams of one run, in the single-env monitor's format.
 
-    Env ``i`` is run ``<run>-<i>`` and logs to ``<log_dir>/<spec>/<game>/<run>-<i>.jsonl``
-    through its own :class:`~arcadebench.records.RunRecorder` (the single-env monitor's
-    bookkeeping), so the scorer reads them like any other runs. Per step it adds the rewards to
-    per-env returns and keeps the frame counts (a few microseconds); records are written when
+    The batch is one training run (one learner, ``num_envs`` environments): env ``i`` is a
+    stream of run ``run`` through its own :class:`~arcadebench.records.RunRecorder` (the
+    single-env monitor's bookkeeping), all writing ``<log_dir>/<spec>/<game>/<run>.jsonl``, so
+    the scorer reads one run whose frames are the sum over the envs. Per step it adds the rewards
+    to per-env returns and keeps the frame counts (a few microseconds); records are written when
     episodes end.
 
-    Budget: the spec's budget (and ``budget_*``, which may only tighten it) applies to every
-    env's run. Envs are stepped together, so the step that uses up any env's budget ends the
-    whole batch: every episode in flight returns ``truncated`` with end reason ``"budget"``
-    and is logged as incomplete, and further steps and resets raise
-    :class:`~arcadebench.errors.BudgetExhausted`. A reset in the middle of episodes logs them
-    as incomplete (``"reset"``); episodes still running at ``close()`` are not logged. Logs are
-    new runs: a log that already holds episodes is refused (no resume).
+    Budget: the spec's budget (and ``budget_*``, which may only tighten it) counts the run's
+    steps and frames, every env's together (and any other environment writing the run). The
+    step that uses it up ends the whole batch: every episode in flight returns ``truncated`` with
+    end reason ``"budget"`` and is logged as incomplete, and further steps raise
+    :class:`~arcadebench.errors.BudgetExhausted`. A reset in the middle of episodes logs them as
+    incomplete (``"reset"``); episodes still running at ``close()`` are not logged.
 
     Args:
         env: the protocol vector env (same-step autoreset; see the module docstring).
         spec: its protocol spec.
         game: its game.
         log_dir: the log root (``None``: record nothing).
-        run: the run id prefix.
+        run: the run id.
+        resume: continue an old run logged there (its streams go on where they stopped).
         deviations: settings that differ from the spec.
-        settings: the environment settings, for the log headers.
+        settings: the environment settings, for the log header.
         env_id: the Gymnasium id of the single env, for the records.
-        algorithm: the agent's name, for the log headers.
-        budget_steps: a tighter step budget than the spec's, per env.
-        budget_frames: a tighter frame budget than the spec's, per env.
-        frames_per_step: the most emulator frames a step can take (the frame skip), if known:
-            the frame budget is then checked per env only once it could be reached.
+        algorithm: the agent's name, for the log header.
+        budget_steps: a tighter step budget than the spec's.
+        budget_frames: a tighter frame budget than the spec's.
+        unlogged_ok: playing without a log is intended (else a training protocol warns once).
     """
 
     def __init__(
@@ -307,61 +310,53 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
         *,
         log_dir: str | os.PathLike | None = None,
         run: str = "0",
+        resume: bool = False,
         deviations: Mapping[str, Any] | None = None,
         settings: Mapping[str, Any] | None = None,
         env_id: str | None = None,
         algorithm: str | None = None,
         budget_steps: int | None = None,
         budget_frames: int | None = None,
-        frames_per_step: int | None = None,
+        unlogged_ok: bool = False,
     ) -> None:
         spec = load_spec(spec)
         game = spec.resolve_game(game)
         check_run(run)
-        check_budget("frames_per_step", frames_per_step)
         n = env.num_envs
-        recorders = [
-            RunRecorder(
-                spec,
-                game,
-                run=f"{run}-{i}",
-                env_id=env_id,
-                algorithm=algorithm,
-                settings=dict(settings or {}),
-                deviations=dict(deviations or {}),
-                budget_steps=budget_steps,
-                budget_frames=budget_frames,
-            )
-            for i in range(n)
-        ]
+        recorders: list[RunRecorder] = []
+        try:
+            for _ in range(n):
+                recorder = RunRecorder(
+                    spec,
+                    game,
+                    run=run,
+                    env_id=env_id,
+                    algorithm=algorithm,
+                    settings=dict(settings or {}),
+                    deviations=dict(deviations or {}),
+                    budget_steps=budget_steps,
+                    budget_frames=budget_frames,
+                )
+                recorders.append(recorder)
+                if log_dir is not None:
+                    recorder.open(log_path(log_dir, spec.name, game, run), resume=resume)
+        except BaseException:
+            for recorder in recorders:
+                recorder.close()
+            raise
         gym.utils.RecordConstructorArgs.__init__(self, spec=spec.name, game=game, run=run)
         VectorWrapper.__init__(self, env)
-        self._protocol, self._game = spec, game
+        self._protocol, self._game, self._run = spec, game, run
         self._recorders = recorders
-        self._frames_per_step = frames_per_step
-        self._t = 0  # steps of the batch: every env's run has taken that many
+        self._unlogged_ok = unlogged_ok
+        self._publish = recorders[0].budgeted or bool(spec.evaluation.checkpoints)
+        self._t = 0  # steps of the batch
         self._start_t = np.zeros(n, dtype=np.int64)  # _t when each env's episode started
         self._ep_return = np.zeros(n, dtype=np.float64)
         self._ep_frames = np.zeros(n, dtype=np.int64)  # frames of the running episodes
         self._t0 = np.full(n, time.perf_counter())
         self._rollover: list[list[float]] = [[] for _ in range(n)]
-        self._steps_left = np.array([r.steps_left() for r in recorders], dtype=np.int64)
-        self._frames_left = np.array([r.frames_left() for r in recorders], dtype=np.int64)
         self._in_episode = False
-        self._headers_due = log_dir is not None
-        if log_dir is not None:
-            try:
-                for recorder in recorders:
-                    path = log_path(log_dir, spec.name, game, recorder.run)
-                    if not recorder.open_log(path, resume=False):
-                        raise ArcadebenchError(
-                            f"{path} already holds a log; vector runs are always new runs: "
-                            "give this run another `run` id or log directory"
-                        )
-            except BaseException:
-                for recorder in recorders:
-                    recorder.close()
-                raise
 
     # -- read-only state ------------------------------------------------------------------
     @property
@@ -375,14 +370,19 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
         return self._game
 
     @property
-    def runs(self) -> list[str]:
-        """The run id of every env (``<run>-<i>``)."""
-        return [r.run for r in self._recorders]
+    def run(self) -> str:
+        """The run id: the batch is one run."""
+        return self._run
 
     @property
-    def logs(self) -> list[Path]:
-        """The log file of every env (empty when nothing is recorded)."""
-        return [r.log for r in self._recorders if r.log is not None]
+    def log(self) -> Path | None:
+        """The run's log (``None`` when nothing is recorded)."""
+        return self._recorders[0].log
+
+    @property
+    def streams(self) -> list[int]:
+        """Each env's stream index in the run (``env`` in its records)."""
+        return [r.stream for r in self._recorders]
 
     @property
     def episodes(self) -> np.ndarray:
@@ -392,7 +392,8 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
     @property
     def total_steps(self) -> np.ndarray:
         """Agent steps per env so far, the current episodes included."""
-        return np.full(self.num_envs, self._t, dtype=np.int64)
+        finished = np.array([r.total_steps for r in self._recorders], dtype=np.int64)
+        return finished + (self._t - self._start_t)
 
     @property
     def total_frames(self) -> np.ndarray:
@@ -401,8 +402,13 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
         return finished + self._ep_frames
 
     @property
+    def run_totals(self) -> tuple[int, int]:
+        """The run's ``(steps, frames)``: every env of it, as published so far."""
+        return self._recorders[0].live.totals()
+
+    @property
     def exhausted(self) -> bool:
-        """Whether a run's budget is used up (further steps and resets raise)."""
+        """Whether the run's budget is used up (further steps raise)."""
         return any(r.exhausted for r in self._recorders)
 
     @property
@@ -412,8 +418,7 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
 
     # -- the episode loop -----------------------------------------------------------------
     def _budget_message(self) -> str:
-        exhausted = next((r for r in self._recorders if r.exhausted), self._recorders[0])
-        return exhausted.budget_message()
+        return self._recorders[0].budget_message()
 
     def reset(
         self, *, seed: Any = None, options: dict[str, Any] | None = None
@@ -427,10 +432,8 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
             for i in np.flatnonzero(chosen & (self._start_t < self._t)).tolist():
                 self._finish(i, complete=False, end_reason="reset")
         self._note_seeds(seed, chosen)
-        if self._headers_due:
-            for i, recorder in enumerate(self._recorders):
-                recorder.write_header(vector={"num_envs": self.num_envs, "index": i})
-            self._headers_due = False
+        if self.log is None and not self._unlogged_ok:
+            warn_unlogged(self._protocol)
         obs, info = self.env.reset(seed=seed, options=options)
         self._ep_return[chosen] = 0.0
         self._start_t[chosen] = self._t
@@ -440,7 +443,7 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
         return obs, info
 
     def _note_seeds(self, seed: Any, chosen: np.ndarray) -> None:
-        """Each run's seed is the first seed its env was reset with."""
+        """Each stream's seed is the first seed its env was reset with."""
         if seed is None:
             return
         indices = np.flatnonzero(chosen).tolist()
@@ -466,7 +469,14 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
             originals = protocol["rollover_rewards"]
             for i in np.flatnonzero(protocol["_rollover_rewards"]).tolist():
                 self._rollover[i].append(float(originals[i]))
-        over = self._over_budget()
+        over = False
+        if self._publish:
+            steps = (self._t - self._start_t).tolist()
+            for recorder, n_steps, frames in zip(
+                self._recorders, steps, self._ep_frames.tolist(), strict=True
+            ):
+                recorder.publish(n_steps, frames)
+            over = self._recorders[0].run_used_up()
         if over or _any(terminated) or _any(truncated):
             self._end_episodes(terminated, truncated, info, over)
             if over:
@@ -485,37 +495,28 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
             protocol["end_reason"] = np.full(self.num_envs, None, dtype=object)
             protocol["_end_reason"] = np.zeros(self.num_envs, dtype=bool)
         reasons, marked = protocol["end_reason"], protocol["_end_reason"]
+        summaries = protocol["episode"] = np.full(self.num_envs, None, dtype=object)
+        protocol["_episode"] = ended | over
         self._ep_frames = self._ep_frames.astype(np.int64)  # finish() restarts the envs' counts
         for i in np.flatnonzero(ended).tolist():
             if not marked[i]:
                 reasons[i] = "game_over" if terminated[i] else "time_limit"
                 marked[i] = True
-            self._finish(i, complete=True, end_reason=reasons[i])
+            summaries[i] = self._finish(i, complete=True, end_reason=reasons[i])
         if over:
             for i in np.flatnonzero(~ended).tolist():
-                self._finish(i, complete=False, end_reason="budget")
+                summaries[i] = self._finish(i, complete=False, end_reason="budget")
             for recorder in self._recorders:
-                recorder.exhausted = True  # the batch steps together: every run stops here
+                recorder.exhausted = True  # the batch steps together: every stream stops here
             self._in_episode = False
 
-    def _over_budget(self) -> bool:
-        """Whether some env's episode in flight has used up what its run had left."""
-        if _any(self._t - self._start_t >= self._steps_left):
-            return True
-        if self._frames_per_step is not None:
-            frames_left = int(self._frames_left.min())
-            if self._t * self._frames_per_step < frames_left:
-                return False  # not reachable yet
-        return _any(self._ep_frames >= self._frames_left)
-
-    def _finish(self, i: int, complete: bool, end_reason: str) -> None:
-        """Log env ``i``'s episode and start counting its next one.
+    def _finish(self, i: int, complete: bool, end_reason: str) -> dict[str, Any]:
+        """Log env ``i``'s episode, start counting its next one; the episode's summary.
 
         The env itself was already reset, by the same-step autoreset or by a wrapper.
         """
-        recorder = self._recorders[i]
         now = time.perf_counter()
-        recorder.finish(
+        record = self._recorders[i].finish(
             episode_return=float(self._ep_return[i]),
             steps=self._t - int(self._start_t[i]),
             frames=int(self._ep_frames[i]),
@@ -524,16 +525,15 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
             rollover_rewards=self._rollover[i],
             wall_time=now - float(self._t0[i]),
         )
-        self._steps_left[i] = recorder.steps_left()
-        self._frames_left[i] = recorder.frames_left()
         self._ep_return[i] = 0.0
         self._start_t[i] = self._t
         self._ep_frames[i] = 0
         self._rollover[i] = []
         self._t0[i] = now
+        return episode_summary(record)
 
     def close(self, **kwargs: Any) -> None:
-        """Release the logs, then close the envs."""
+        """Leave the run (its log stays), then close the envs."""
         for recorder in self._recorders:
             recorder.close()
         super().close(**kwargs)

@@ -45,7 +45,7 @@ def atari_env_seed(seed: int) -> int:
     return int(np.int32(np.random.SeedSequence(seed).generate_state(2)[1]))
 
 
-ACCEPTED = [s for s in range(40) if atari_env_seed(s) >= 0][:3]  # 1, 4, 6
+ACCEPTED = [s for s in range(40) if atari_env_seed(s) >= 0][:4]  # 1, 4, 6, ...
 REFUSED = [s for s in range(40) if atari_env_seed(s) < 0][:3]  # 0, 2, 3
 
 
@@ -116,7 +116,7 @@ def noops(n):
 
 
 def test_episodes_equal_the_single_env_where_ale_takes_the_seed():
-    vec, found = lockstep("saber", "breakout", ACCEPTED, random_actions())
+    vec, found = lockstep("saber", "breakout", ACCEPTED[:3], random_actions())
     vec.close()
     assert [r["steps"] for r in found] == [206, 173, 128]  # three different episodes
     vec, found = lockstep("hwr", "pong", ACCEPTED[:2], random_actions(1))
@@ -249,50 +249,53 @@ def test_later_episodes_are_distributed_like_the_single_envs():
         )
 
 
-def test_each_env_logs_a_run_the_scorer_reads(tmp_path):
+def test_the_batch_is_one_run_whose_frames_are_the_sum_over_its_envs(tmp_path):
     vec = make_vec("saber", "breakout", 2, log_dir=tmp_path, run="v", algorithm="random")
     rng = np.random.default_rng(6)
     try:
         vec.reset(seed=ACCEPTED[:2])
         while vec.episodes.min() < 2:
             vec.step(rng.integers(18, size=2))
+        steps, frames = vec.run_totals
+        assert frames == int(vec.total_frames.sum()) and steps == int(vec.total_steps.sum())
     finally:
         vec.close()
-    logs = sorted((tmp_path / "saber" / "breakout").glob("*.jsonl"))
-    assert [p.name for p in logs] == ["v-0.jsonl", "v-1.jsonl"]
-    for index, path in enumerate(logs):
-        header, *episodes = records(path)
-        assert header["kind"] == "header" and header["run"] == f"v-{index}"
-        assert header["seed"] == ACCEPTED[index] and header["algorithm"] == "random"
-        assert header["vector"] == {"num_envs": 2, "index": index}
-        assert len(episodes) >= 2 and all(list(r) == list(EPISODE_FIELDS) for r in episodes)
-        assert [r["episode"] for r in episodes] == list(range(len(episodes)))
-        totals = np.cumsum([r["frames"] for r in episodes])
-        assert [r["total_frames"] for r in episodes] == totals.tolist()
-        assert {r["env_id"] for r in episodes} == {"arcadebench/SABER-Breakout-v0"}
-    results = arcadebench.score("saber", [str(p) for p in logs], reps=0)
-    game = results.algorithms["random"]["games"]["breakout"]
-    assert sorted(game["runs"]) == sorted(game["runs"]) and len(game["runs"]) == 2
+    (path,) = (tmp_path / "saber" / "breakout").glob("*.jsonl")
+    assert path.name == "v.jsonl"
+    header, *episodes = records(path)
+    assert header["kind"] == "header" and header["run"] == "v"
+    assert header["algorithm"] == "random"
+    assert all(list(r) == list(EPISODE_FIELDS) for r in episodes)
+    for env in (0, 1):
+        mine = [r for r in episodes if r["env"] == env]
+        assert len(mine) >= 2 and [r["episode"] for r in mine] == list(range(len(mine)))
+        assert {r["seed"] for r in mine} == {ACCEPTED[env]}
+        assert [r["env_frames"] for r in mine] == np.cumsum([r["frames"] for r in mine]).tolist()
+    # the run's frames when each episode ended: this episode's env, the other env's so far
+    totals = [r["total_frames"] for r in episodes]
+    assert totals == sorted(totals) and totals[-1] <= sum(r["frames"] for r in episodes) + 8_000
+    assert {r["env_id"] for r in episodes} == {"arcadebench/SABER-Breakout-v0"}
+    results = arcadebench.score("saber", str(path), reps=0)
+    assert len(results.algorithms["random"]["games"]["breakout"]["runs"]) == 1
 
 
-def test_the_budget_ends_the_whole_batch(tmp_path):
-    vec = make_vec(MINI, "qbert", 2, log_dir=tmp_path)
+def test_the_budget_counts_the_runs_frames_and_ends_the_whole_batch(tmp_path):
+    vec = make_vec(MINI, "qbert", 4, log_dir=tmp_path)  # the spec's budget: 5,000 frames
     rng = np.random.default_rng(7)
     with pytest.raises(BudgetExhausted, match=r"has used its budget \([\d,]+ of 5,000 frames"):
-        vec.reset(seed=ACCEPTED[:2])
+        vec.reset(seed=ACCEPTED[:4])
         while True:
-            vec.step(rng.integers(18, size=2))
+            vec.step(rng.integers(18, size=4))
     with pytest.raises(BudgetExhausted):
         vec.reset(seed=0)
     vec.close()
-    lasts = [records(tmp_path / "mini" / "qbert" / f"0-{i}.jsonl")[-1] for i in range(2)]
-    assert max(r["total_frames"] for r in lasts) >= 5000
-    assert all(r["total_frames"] < 5004 for r in lasts)
-    assert {(r["end_reason"], r["complete"]) for r in lasts} <= {
-        ("budget", False),
-        ("game_over", True),
-    }
-    assert ("budget", False) in {(r["end_reason"], r["complete"]) for r in lasts}
+    episodes = records(tmp_path / "mini" / "qbert" / "0.jsonl")[1:]
+    # the four envs together: stopped within one batch step (4 envs x 4 frames) past 5,000
+    assert 5000 <= episodes[-1]["total_frames"] < 5000 + 16
+    assert sum(r["frames"] for r in episodes) == episodes[-1]["total_frames"]
+    cut = [r for r in episodes if r["end_reason"] == "budget"]
+    assert cut and all(not r["complete"] for r in cut)
+    assert {r["env"] for r in episodes} == {0, 1, 2, 3}
 
 
 def test_a_reset_mid_episode_logs_the_cut_episodes(tmp_path):
@@ -304,15 +307,16 @@ def test_a_reset_mid_episode_logs_the_cut_episodes(tmp_path):
         vec.reset(seed=5)
     finally:
         vec.close()
-    for i in range(2):
-        _, cut = records(tmp_path / "atari5" / "qbert" / f"0-{i}.jsonl")
+    _, *cuts = records(tmp_path / "atari5" / "qbert" / "0.jsonl")
+    assert [c["env"] for c in cuts] == [0, 1]
+    for i, cut in enumerate(cuts):
         assert (cut["steps"], cut["frames"], cut["end_reason"], cut["complete"]) == (
             10,
             40,
             "reset",
             False,
         )
-        assert cut["seed"] == i  # the run's seed: the first one its env got
+        assert cut["seed"] == i  # the stream's seed: the first one its env got
 
 
 # --- wrapper logic on a scripted batch (rollovers cannot be triggered in the vector env) ------
@@ -379,7 +383,9 @@ def test_the_guard_sits_below_the_stuck_limit_and_the_monitor_keeps_the_original
     assert obs[1, 0] == 0 and batch.resets[1] == [False, True]  # reset in the same step
     _, _, _, truncated, info = steps[4]  # env 0: rewarded at frame 8, stuck at frame 20
     assert truncated.tolist() == [True, False]
-    (record,) = records(tmp_path / "saber" / "asterix" / "s-0.jsonl")[1:]
+    record = next(
+        r for r in records(tmp_path / "saber" / "asterix" / "s.jsonl")[1:] if r["env"] == 0
+    )
     assert (record["return"], record["rollover_rewards"], record["frames"]) == (
         50.0,
         [-999950.0],
@@ -410,11 +416,16 @@ def test_bad_arguments_are_one_line_errors(tmp_path):
     with pytest.raises(InvalidArgument, match="one seed per env reset"):
         vec.reset(seed=[1, 2])
     vec.close()
-    (tmp_path / "saber" / "pong").mkdir(parents=True)
-    (tmp_path / "saber" / "pong" / "0-1.jsonl").write_text('{"kind": "header"}\n')
-    with pytest.raises(ArcadebenchError, match="0-1.jsonl already holds a log"):
+    old = arcadebench.make("saber", "pong", log_dir=tmp_path)  # an old run of one episode
+    arcadebench.wrappers.monitor.find_monitor(old).set_budget(steps=1)
+    old.reset(seed=0)
+    old.step(0)
+    old.close()
+    log = tmp_path / "saber" / "pong" / "0.jsonl"
+    before = log.read_bytes()
+    with pytest.raises(ArcadebenchError, match="already holds 1 episodes of run '0'"):
         make_vec("saber", "pong", 2, log_dir=tmp_path)
-    assert not (tmp_path / "saber" / "pong" / "0-0.jsonl").read_text()  # created, left empty
+    assert log.read_bytes() == before  # the old run is left as it was
 
 
 def test_make_vec_is_exported():

@@ -124,7 +124,8 @@ def test_module_attr_paths_resolve():
     assert load_agent("random") == "random"
     with pytest.raises(
         ArcadebenchError,
-        match="`agent` must be 'random', 'noop', 'jerk' or 'module:attr'.*got 'nonsense'",
+        match="`agent` must be 'random', 'noop', 'jerk', 'sb3:<Algorithm>:<model.zip>' or "
+        "'module:attr'.*got 'nonsense'",
     ):
         load_agent("nonsense")
     with pytest.raises(ArcadebenchError, match="cannot import agent module 'no_such_module'"):

@@ -295,8 +295,9 @@ def make_vec(
     num_envs: int,
     *,
     obs_type: str = "standard",
-    log_dir: str | os.PathLike | None = None,
+    log_dir: str | os.PathLike | bool | None = None,
     run: str = "0",
+    resume: bool = False,
     algorithm: str | None = None,
     num_threads: int = 0,
     thread_affinity_offset: int = -1,
@@ -309,9 +310,11 @@ def make_vec(
         game: a game of the spec (any spelling).
         num_envs: envs in the batch.
         obs_type: ``"standard"`` (grayscale 84x84, stack of 4), ``"rgb"`` or ``"grayscale"``.
-        log_dir: where the episode logs go (``<log_dir>/<spec>/<game>/<run>-<i>.jsonl``;
-            default ``$ARCADEBENCH_LOG_DIR``, else nothing is written).
-        run: the run id prefix.
+        log_dir: where the run's log goes (``<log_dir>/<spec>/<game>/<run>.jsonl``, every env a
+            stream of the one run; default ``$ARCADEBENCH_LOG_DIR``; ``False``: no log, on
+            purpose — otherwise a training protocol without one warns).
+        run: the run id.
+        resume: continue an old run logged there.
         algorithm: the agent's name, for the log headers.
         num_threads: ``AtariVectorEnv``'s threads (0: one per env, up to the CPUs).
         thread_affinity_offset: ``AtariVectorEnv``'s CPU pinning (-1: none).
@@ -362,18 +365,21 @@ def make_vec(
     try:
         for rule, arguments in protocol_layers(atari):
             env = _VECTOR_WRAPPERS[rule](env, **arguments)
-        log_dir = log_dir if log_dir is not None else os.environ.get(LOG_DIR_ENV) or None
+        unlogged_ok = log_dir is False
+        if log_dir is None:
+            log_dir = os.environ.get(LOG_DIR_ENV) or None
         return VectorEpisodeMonitor(
             env,
             spec,
             game,
-            log_dir=log_dir,
+            log_dir=log_dir or None,
+            unlogged_ok=unlogged_ok,
             run=run,
             deviations=dict(resolved.deviations),
             settings=resolved.kwargs,
             env_id=env_id(spec, game),
             algorithm=algorithm,
-            frames_per_step=atari.frameskip,
+            resume=resume,
         )
     except BaseException:
         env.close()

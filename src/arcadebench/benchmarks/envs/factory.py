@@ -28,6 +28,7 @@ from arcadebench.benchmarks.envs.atari import make_atari_env
 from arcadebench.benchmarks.envs.ids import env_id
 from arcadebench.benchmarks.envs.resolve import protocol_kwargs, resolve, warn_deviations
 from arcadebench.benchmarks.envs.sonic import make_retro_env
+from arcadebench.errors import InvalidArgument
 from arcadebench.records import LOG_DIR_ENV, log_path
 from arcadebench.specs import Spec, list_specs, load_spec
 from arcadebench.specs.model import AtariSettings, RetroSettings
@@ -39,7 +40,7 @@ __all__ = ["make", "make_protocol_env", "register_envs"]
 def make_protocol_env(
     spec: str | Spec,
     game: str,
-    log_dir: str | os.PathLike | None = None,
+    log_dir: str | os.PathLike | bool | None = None,
     run: str = "0",
     resume: bool = False,
     algorithm: str | None = None,
@@ -52,14 +53,23 @@ def make_protocol_env(
     (:func:`~arcadebench.benchmarks.envs.resolve.resolve`). The outermost wrapper is the
     :class:`~arcadebench.wrappers.monitor.EpisodeMonitor`; it writes episodes to
     ``<log_dir>/<spec>/<game>/<run>.jsonl`` when ``log_dir`` (or ``$ARCADEBENCH_LOG_DIR``) is
-    set, continuing that run's log only with ``resume=True``, and nothing otherwise;
-    ``algorithm`` names the agent in the log's header.
+    set: every environment made with the same ``log_dir`` and ``run`` is one more environment of
+    that training run (a vector env, ``SubprocVecEnv`` workers, other machines sharing the
+    directory), and an old run is continued only with ``resume=True``. ``log_dir=False`` says no
+    log is intended (otherwise a training protocol without one warns once); ``algorithm`` names
+    the agent in the log's header.
     """
     spec = load_spec(spec)
     game = spec.resolve_game(game)
     resolved = resolve(spec, kwargs)
-    log_dir = log_dir if log_dir is not None else os.environ.get(LOG_DIR_ENV) or None
-    log = log_path(log_dir, spec.name, game, run) if log_dir is not None else None
+    unlogged_ok = log_dir is False
+    if log_dir is None:
+        log_dir = os.environ.get(LOG_DIR_ENV) or None
+    if log_dir is True or (log_dir is not None and not isinstance(log_dir, str | os.PathLike)):
+        raise InvalidArgument(
+            f"`log_dir` must be a directory, None or False (no log), got {log_dir!r}"
+        )
+    log = log_path(log_dir, spec.name, game, run) if log_dir else None
     warn_deviations(resolved, f"{spec.name} environment for {game!r}", stacklevel=2)
     settings = resolved.settings
     if isinstance(settings, AtariSettings):
@@ -78,6 +88,7 @@ def make_protocol_env(
             deviations=dict(resolved.deviations),
             settings=resolved.kwargs,
             env_id=env_id(spec, game),
+            unlogged_ok=unlogged_ok,
         )
     except BaseException:
         env.close()  # e.g. the log is in use: free the emulator (one per process in stable-retro)

@@ -39,7 +39,7 @@ import gymnasium as gym
 import numpy as np
 
 from arcadebench.benchmarks.runner.jerk import JerkAgent
-from arcadebench.errors import ArcadebenchError
+from arcadebench.errors import ArcadebenchError, MissingDependency
 from arcadebench.specs import Spec
 
 __all__ = [
@@ -104,18 +104,32 @@ def _builtin_names() -> str:
     return ", ".join(repr(name) for name in BUILTIN_AGENTS)
 
 
+SB3_PREFIX = "sb3:"
+"""A saved stable-baselines3 model: ``sb3:<Algorithm>:<model.zip>[:stochastic]``."""
+
+
 def load_agent(path: str) -> Any:
-    """Resolve ``"random"``, ``"noop"`` or a ``"module:attr"`` path to the object it names.
+    """Resolve a built-in name, ``"sb3:PPO:model.zip"`` or a ``"module:attr"`` path.
 
     Raises:
         ArcadebenchError: an unknown name, a module that does not import or a missing attribute.
+        MissingDependency: a saved model without stable-baselines3 installed.
     """
     if path in BUILTIN_AGENTS:
         return path
+    if path.startswith(SB3_PREFIX):
+        try:
+            from arcadebench.benchmarks.training.sb3 import read_sb3_agent
+        except ImportError as error:
+            raise MissingDependency(
+                f"{path} needs stable-baselines3 ({error}): pip install 'arcadebench[sb3]'"
+            ) from None
+        return read_sb3_agent(path)
     module_name, sep, attr = path.partition(":")
     if not sep or not module_name or not attr:
         raise ArcadebenchError(
-            f"`agent` must be {_builtin_names()} or 'module:attr' (e.g. 'my_agents:MyAgent'), "
+            f"`agent` must be {_builtin_names()}, 'sb3:<Algorithm>:<model.zip>' or 'module:attr' "
+            "(e.g. 'my_agents:MyAgent'), "
             f"got {path!r}"
         )
     try:
@@ -143,7 +157,11 @@ def agent_name(agent: Any) -> str:
         ('random', 'arcadebench.benchmarks.runner.agents.RandomAgent')
     """
     if isinstance(agent, str):
+        if agent.startswith(SB3_PREFIX):  # a saved model is named after its file
+            return Path(agent.removesuffix(":stochastic").split(":", 2)[-1]).stem
         return agent
+    if isinstance(getattr(agent, "name", None), str) and not inspect.isclass(agent):
+        return agent.name
     target = agent if inspect.isclass(agent) or inspect.isroutine(agent) else type(agent)
     module = getattr(target, "__module__", None) or "?"
     if module == "__main__":  # a script's agent: name it after the script

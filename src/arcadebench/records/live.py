@@ -1,0 +1,293 @@
+"""A run written by many environments at once: the shared counters, the slots, the append lock.
+
+A run (log directory, spec, game, run id) is one training run: one learner and any number of
+environments, in any number of processes (a vector env, SB3's ``SubprocVecEnv``, workers on
+other machines writing to a shared directory). Each environment is a *stream* of the run with a
+slot of its own; the run's frames and steps are the sum over its streams, and so are its budget
+and its checkpoints (SABER Section 3.2 counts *training frames* of the learner, not of one env).
+
+Next to the log ``<run>.jsonl`` lives ``<run>.counters``, a small binary file every process maps
+into memory: a header (whether the run is set up, how many slots were used, frames known to be
+played but lost with a killed process) and one slot per stream with its live totals (steps and
+frames, the episode in flight included), the index of its next episode and its complete
+episodes. POSIX record locks on that file coordinate the processes and vanish with a process,
+so a ``kill -9`` never leaves a lock behind:
+
+- every live stream's process holds a *shared* lock on byte 0; the first process to open a run
+  with no live stream gets it *exclusively* instead, rebuilds the counters from the log (the
+  log is the truth; a crashed run's counters are not) and then turns it into a shared lock;
+- a stream holds an exclusive lock on its slot's byte for as long as it lives: a new stream takes
+  the first free slot, and continues that slot's episode numbering and totals (a resumed run
+  continues where its streams stopped);
+- appending an episode takes an exclusive lock on byte 1 around reading the run's totals and
+  writing the line, so the log's order is the order episodes finished and ``total_frames``
+  never goes back along it.
+
+POSIX locks belong to a process, not to a file descriptor, so the streams of one process share
+one :class:`LiveRun` (one descriptor, one mapping) and take their slots from it. A run without a
+log is a :class:`LiveRun` kept in memory.
+
+Classes: LiveRun.
+Functions: counters_path, read_totals.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import struct
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, ClassVar
+
+from arcadebench.errors import ArcadebenchError, LogInUse
+
+try:  # POSIX record locks; without them (Windows) a run is one process
+    import fcntl
+except ImportError:  # pragma: no cover - not on Linux/macOS
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = ["MAX_STREAMS", "LiveRun", "StreamState", "counters_path", "read_totals"]
+
+MAX_STREAMS = 1024
+_MAGIC = b"ABRUN\x00\x00\x01"
+# header words: magic, ready, high (slots used), lost steps, lost frames; padded to 64 bytes
+_HEADER_SIZE = 64
+_FIELDS = 4  # per slot: live steps, live frames, next episode, complete episodes
+_STEPS, _FRAMES, _EPISODE, _COMPLETE = range(_FIELDS)
+_SIZE = _HEADER_SIZE + MAX_STREAMS * _FIELDS * 8
+_RUN_LOCK, _APPEND_LOCK, _SLOT_LOCKS = 0, 1, 16
+
+StreamState = tuple[int, int, int, int]
+"""A stream's ``(steps, frames, next episode, complete episodes)``."""
+
+
+def counters_path(log: Path) -> Path:
+    """The counters file of the run logged at ``log`` (``<run>.counters`` beside ``<run>.jsonl``).
+
+    Example:
+        >>> counters_path(Path("logs/saber/pong/seed0.jsonl")).as_posix()
+        'logs/saber/pong/seed0.counters'
+    """
+    return log.with_suffix(".counters")
+
+
+def read_totals(log: Path) -> tuple[int, int]:
+    """A run's ``(steps, frames)`` so far, read without joining it (for a training callback).
+
+    In a process that writes the run, its own mapping is read: opening and closing the counters
+    file there would drop the process's locks on it (POSIX locks belong to the process).
+    """
+    attached = LiveRun._attached.get((os.getpid(), str(log.resolve())))
+    if attached is not None:
+        return attached.totals()
+    with open(counters_path(log), "rb") as handle:
+        data = bytearray(handle.read(_SIZE).ljust(_SIZE, b"\0"))
+    run = LiveRun(None, "reader")
+    run._words = memoryview(data).cast("q")
+    return run.totals()
+
+
+def _lock(fd: int, kind: int, start: int, *, wait: bool) -> bool:
+    """Take a POSIX record lock on one byte; ``False`` if ``wait`` is off and it is held."""
+    if fcntl is None:  # pragma: no cover - not on Linux/macOS
+        return True
+    try:
+        fcntl.lockf(fd, kind | (0 if wait else fcntl.LOCK_NB), 1, start)
+    except (BlockingIOError, PermissionError):
+        return False
+    return True
+
+
+class LiveRun:
+    """The live state of one run in this process: its counters, its slots and its log file.
+
+    Use :meth:`attach` (one object per run and process), then :meth:`claim` a slot per stream.
+
+    Args:
+        log: the run's log, or ``None`` for a run kept in memory.
+        key: the run's identity in this process (the resolved log path, or the run's names).
+    """
+
+    _attached: ClassVar[dict[tuple[int, str], LiveRun]] = {}
+    _attach_lock: ClassVar[threading.Lock] = threading.Lock()
+
+    def __init__(self, log: Path | None, key: str) -> None:
+        self.log = log
+        self.key = key
+        self.lock = threading.Lock()  # the streams of this process, around an append
+        self._claimed: set[int] = set()
+        self._fd: int | None = None
+        self._map: mmap.mmap | None = None
+        self._log_file: Any = None
+        self._words: memoryview = memoryview(bytearray(_SIZE)).cast("q")
+        self._words[0] = 0
+        self.first = True  # whether this process set the run up (no other stream was live)
+
+    # -- attaching --------------------------------------------------------------------------
+    @classmethod
+    def attach(
+        cls,
+        log: Path | None,
+        key: str,
+        setup: Callable[[LiveRun], None],
+    ) -> LiveRun:
+        """The run ``key`` in this process; ``setup`` runs when no stream of it is live anywhere.
+
+        ``setup(run)`` rebuilds the counters from the log with :meth:`rebuild` (and may refuse
+        to continue an old run by raising); the other processes wait meanwhile.
+        """
+        with cls._attach_lock:
+            found = cls._attached.get((os.getpid(), key))
+            if found is not None:
+                return found
+            run = cls(log, key)
+            if log is None:
+                setup(run)
+            else:
+                run._open_file(log, setup)
+            cls._attached[(os.getpid(), key)] = run
+            return run
+
+    def _open_file(self, log: Path, setup: Callable[[LiveRun], None]) -> None:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(counters_path(log), os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            if os.fstat(fd).st_size < _SIZE:
+                os.ftruncate(fd, _SIZE)
+            self._fd = fd
+            self._map = mmap.mmap(fd, _SIZE)
+            self._words = memoryview(self._map).cast("q")
+            self._log_file = open(log, "ab", buffering=0)  # noqa: SIM115 - closed by release()
+            while True:
+                if _lock(fd, fcntl.LOCK_EX if fcntl else 0, _RUN_LOCK, wait=False):
+                    self._words[1] = 0  # not ready until set up
+                    setup(self)
+                    self._words[1] = 1
+                    _lock(fd, fcntl.LOCK_SH if fcntl else 0, _RUN_LOCK, wait=True)  # atomic
+                    self.first = True
+                    return
+                _lock(fd, fcntl.LOCK_SH if fcntl else 0, _RUN_LOCK, wait=True)
+                if self._words[1] == 1:  # set up by a live stream: join it
+                    self.first = False
+                    return
+                # its first process failed to set it up; try again
+                _lock(fd, fcntl.LOCK_UN if fcntl else 0, _RUN_LOCK, wait=True)
+        except BaseException:
+            self._close()
+            raise
+
+    # -- the counters ---------------------------------------------------------------------
+    def rebuild(self, streams: Mapping[int, StreamState], lost: tuple[int, int]) -> None:
+        """Set the counters from the log (:meth:`attach`'s ``setup``): streams and lost frames."""
+        words = self._words
+        words[_HEADER_SIZE // 8 : _SIZE // 8] = memoryview(bytes(_SIZE - _HEADER_SIZE)).cast("q")
+        for slot, state in streams.items():
+            if not 0 <= slot < MAX_STREAMS:
+                raise ArcadebenchError(
+                    f"`env` must be a stream index below {MAX_STREAMS}, got {slot} in {self.log}"
+                )
+            base = (_HEADER_SIZE // 8) + slot * _FIELDS
+            words[base : base + _FIELDS] = memoryview(struct.pack("<4q", *state)).cast("q")
+        words[2] = max(streams, default=-1) + 1
+        words[3], words[4] = lost
+
+    def claim(self) -> tuple[int, StreamState]:
+        """Take the first free slot: ``(index, its state)``.
+
+        Raises:
+            LogInUse: all :data:`MAX_STREAMS` slots are live.
+        """
+        with self.lock:
+            for slot in range(MAX_STREAMS):
+                if slot in self._claimed:
+                    continue
+                if self._fd is not None and not _lock(
+                    self._fd, fcntl.LOCK_EX if fcntl else 0, _SLOT_LOCKS + slot, wait=False
+                ):
+                    continue
+                self._claimed.add(slot)
+                if slot >= self._words[2]:
+                    self._words[2] = slot + 1
+                return slot, self.state(slot)
+        raise LogInUse(
+            f"{self.log or self.key}: all {MAX_STREAMS} streams of this run are live; a run "
+            "has at most that many environments"
+        )
+
+    def state(self, slot: int) -> StreamState:
+        """A stream's ``(steps, frames, next episode, complete episodes)``."""
+        base = (_HEADER_SIZE // 8) + slot * _FIELDS
+        words = self._words
+        return words[base], words[base + 1], words[base + 2], words[base + 3]
+
+    def publish(self, slot: int, steps: int, frames: int) -> None:
+        """A stream's live totals (the episode in flight included)."""
+        base = (_HEADER_SIZE // 8) + slot * _FIELDS
+        self._words[base] = steps
+        self._words[base + 1] = frames
+
+    def finish_episode(self, slot: int, complete: bool) -> None:
+        """Count an episode of a stream: its next index, and its complete episodes."""
+        base = (_HEADER_SIZE // 8) + slot * _FIELDS
+        self._words[base + 2] += 1
+        self._words[base + 3] += complete
+
+    def totals(self) -> tuple[int, int]:
+        """The run's steps and frames: every stream's live totals, and the frames lost."""
+        words = self._words
+        high = words[2]
+        first = (_HEADER_SIZE // 8) + _STEPS
+        steps = sum(words[first : first + high * _FIELDS : _FIELDS]) + words[3]
+        frames = sum(words[first + 1 : first + 1 + high * _FIELDS : _FIELDS]) + words[4]
+        return steps, frames
+
+    def streams(self) -> int:
+        """How many streams the run has had (the slots used)."""
+        return self._words[2]
+
+    # -- the log --------------------------------------------------------------------------
+    @contextmanager
+    def appending(self) -> Iterator[None]:
+        """Hold the run's append lock (this process's streams and the other processes')."""
+        with self.lock:
+            if self._fd is not None:
+                _lock(self._fd, fcntl.LOCK_EX if fcntl else 0, _APPEND_LOCK, wait=True)
+            try:
+                yield
+            finally:
+                if self._fd is not None:
+                    _lock(self._fd, fcntl.LOCK_UN if fcntl else 0, _APPEND_LOCK, wait=True)
+
+    def write(self, line: bytes) -> None:
+        """Append one line with one ``write`` and ``fsync`` it (inside :meth:`appending`)."""
+        if self._log_file is not None:
+            self._log_file.write(line)
+            os.fsync(self._log_file.fileno())
+
+    # -- releasing ------------------------------------------------------------------------
+    def release(self, slot: int) -> None:
+        """Give a slot back; the last slot of this process closes the run here."""
+        with self.lock:
+            self._claimed.discard(slot)
+            if self._fd is not None:
+                _lock(self._fd, fcntl.LOCK_UN if fcntl else 0, _SLOT_LOCKS + slot, wait=True)
+            if self._claimed:
+                return
+        with LiveRun._attach_lock:
+            LiveRun._attached.pop((os.getpid(), self.key), None)
+        self._close()
+
+    def _close(self) -> None:
+        if self._log_file is not None:
+            self._log_file.close()
+            self._log_file = None
+        if self._map is not None:
+            self._words.release()
+            self._map.close()
+            self._map = None
+        if self._fd is not None:
+            os.close(self._fd)  # releases this process's locks on the run
+            self._fd = None

@@ -1,0 +1,146 @@
+"""Catch, at run time, training wrappers that change the protocol from above it.
+
+A protocol environment cannot see the wrappers a user puts on top, but it can see who calls it.
+The usual Atari training stacks were written for ``NoFrameskip-v4`` environments and break
+the protocols on a protocol env (SABER Section 3.1; Machado et al. 2018):
+
+- *frame skipping again*: SB3's ``MaxAndSkipEnv`` (inside ``AtariWrapper`` and
+  ``make_atari_env``) calls ``step`` four times per agent step, so the agent acts every 16
+  frames instead of every 4;
+- *episodes that end at a life loss*: SB3's ``EpisodicLifeEnv`` reports a lost life as the end
+  of an episode and then, on the agent's ``reset``, steps the game on instead of resetting it —
+  life information, which the protocols forbid, even though the log still holds whole games;
+- *actions played at reset* (``NoopResetEnv``, ``FireResetEnv``): no-op starts change the
+  starting-state distribution the protocols fix ("same starting state and varying seed").
+
+:class:`MisuseDetector` looks at the first frame above the environment's own stack (the
+emulator's wrappers, the monitor, Gymnasium's checkers) on the first steps of every episode and
+on every reset: a wrapper's ``step`` that called ``step`` twice, or a wrapper's ``reset`` that
+called ``step`` on a game it did not reset. Each finding is warned once, as a
+:class:`~arcadebench.errors.NonCompliantWarning` with the fix, and returned so the monitor
+records it as a deviation with every later episode. SB3's Atari wrappers on a standard
+observation (already 84x84 and stacked) are refused at once: ``WarpFrame`` would fail in OpenCV.
+
+Classes: MisuseDetector.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import gymnasium.core
+import gymnasium.wrappers.common
+
+from arcadebench.errors import InvalidArgument, NonCompliantWarning
+
+__all__ = ["MisuseDetector"]
+
+# frames of the environment's own stack: this package, and Gymnasium's core and common wrappers
+_PACKAGE = str(Path(__file__).resolve().parents[1])
+_OWN_FILES = frozenset({gymnasium.core.__file__, gymnasium.wrappers.common.__file__})
+_SB3_ATARI = "stable_baselines3/common/atari_wrappers.py"
+_FIX = (
+    "use the protocol env as it is (it already skips 4 frames with sticky actions and ends "
+    "episodes on game over only) and put only agent-side wrappers on top, e.g. "
+    "obs_type='standard' for 84x84 stacked frames and gymnasium.wrappers.ClipReward "
+    "(README: Training with SB3, CleanRL or your own loop)"
+)
+
+
+def _own(frame: FrameType) -> bool:
+    filename = frame.f_code.co_filename
+    return filename.startswith(_PACKAGE) or filename in _OWN_FILES
+
+
+def _outside(depth: int) -> tuple[FrameType | None, int]:
+    """The first frame above ``depth`` (counted from the caller) that is not the env's own."""
+    frame: FrameType | None = sys._getframe(depth + 1)
+    while frame is not None and _own(frame):
+        frame = frame.f_back
+        depth += 1
+    return frame, depth
+
+
+def _owner(frame: FrameType) -> str:
+    """The class of the method a frame runs (``MaxAndSkipEnv``), or its function's name."""
+    owner = frame.f_locals.get("self")
+    return type(owner).__name__ if owner is not None else frame.f_code.co_name
+
+
+class MisuseDetector:
+    """Watch who steps and resets a protocol env; report what breaks the protocol, once each.
+
+    Per step it reads one frame (the first one above the environment's stack, found once per
+    episode), about 0.2 microseconds.
+    """
+
+    def __init__(self) -> None:
+        self.found: dict[str, str] = {}
+        self._depth: int | None = None  # of the first frame above the env's stack, from step()
+        self._step_caller: FrameType | None = None
+        self._reset_caller: FrameType | None = None
+
+    def _report(self, key: str, what: str) -> dict[str, Any] | None:
+        if key in self.found:
+            return None
+        self.found[key] = what
+        warnings.warn(
+            f"{what}: the run is non-compliant and its scores are not comparable with the "
+            f"protocol's (recorded as a deviation in the log); {_FIX}",
+            NonCompliantWarning,
+            stacklevel=5,
+        )
+        return {key: {"spec": "none", "used": what}}
+
+    def on_reset(self, standard_observation: bool) -> None:
+        """Inspect a ``reset`` call (made by the monitor's ``reset``).
+
+        Raises:
+            InvalidArgument: SB3's Atari wrappers on a standard observation.
+        """
+        caller, _ = _outside(2)
+        self._reset_caller = caller
+        self._step_caller = None
+        self._depth = None
+        if caller is not None and _SB3_ATARI in caller.f_code.co_filename and standard_observation:
+            raise InvalidArgument(
+                f"`env` must not be wrapped in stable-baselines3's AtariWrapper "
+                f"({_owner(caller)}) when obs_type='standard': its WarpFrame expects 210x160 "
+                f"RGB frames and its MaxAndSkipEnv skips frames again; {_FIX}"
+            )
+
+    def on_step(self) -> dict[str, Any] | None:
+        """Inspect a ``step`` call (made by the monitor's ``step``); the deviation, if new."""
+        if self._depth is None:
+            caller, self._depth = _outside(2)
+        else:
+            try:
+                caller = sys._getframe(self._depth)
+            except ValueError:  # a shallower call path than the last one
+                caller, self._depth = _outside(2)
+        if caller is None:
+            return None
+        name = caller.f_code.co_name
+        if name == "reset":
+            if caller is not self._reset_caller:
+                return self._report(
+                    "life_loss_episodes",
+                    f"{_owner(caller)} continued a game it had not reset (episodes that end at "
+                    "a life loss)",
+                )
+            return self._report(
+                "reset_actions", f"{_owner(caller)} plays actions at reset (no-op or FIRE starts)"
+            )
+        if name == "step":
+            if caller is self._step_caller:
+                return self._report(
+                    "frame_skip",
+                    f"{_owner(caller)} steps the environment several times per agent step (a "
+                    "second frame skip)",
+                )
+            self._step_caller = caller
+        return None
