@@ -33,6 +33,7 @@ from types import FrameType
 from typing import Any
 
 import gymnasium.core
+import gymnasium.utils.passive_env_checker
 import gymnasium.wrappers.common
 
 from arcadebench.errors import InvalidArgument, NonCompliantWarning
@@ -41,7 +42,13 @@ __all__ = ["MisuseDetector"]
 
 # frames of the environment's own stack: this package, and Gymnasium's core and common wrappers
 _PACKAGE = str(Path(__file__).resolve().parents[1])
-_OWN_FILES = frozenset({gymnasium.core.__file__, gymnasium.wrappers.common.__file__})
+_OWN_FILES = frozenset(
+    {
+        gymnasium.core.__file__,
+        gymnasium.wrappers.common.__file__,
+        gymnasium.utils.passive_env_checker.__file__,  # the first reset and step go through it
+    }
+)
 _SB3_ATARI = "stable_baselines3/common/atari_wrappers.py"
 _FIX = (
     "use the protocol env as it is (it already skips 4 frames with sticky actions and ends "
@@ -56,13 +63,19 @@ def _own(frame: FrameType) -> bool:
     return filename.startswith(_PACKAGE) or filename in _OWN_FILES
 
 
-def _outside(depth: int) -> tuple[FrameType | None, int]:
-    """The first frame above ``depth`` (counted from the caller) that is not the env's own."""
-    frame: FrameType | None = sys._getframe(depth + 1)
+def _wrapper_chain(frame: FrameType | None) -> list[FrameType]:
+    """The ``step``/``reset`` frames of the wrappers above the env's own stack, innermost first.
+
+    Starts at ``frame`` (the caller of the monitor), skips the env's own frames, then follows
+    the methods called ``step`` or ``reset`` upwards: the training wrappers, up to the loop.
+    """
     while frame is not None and _own(frame):
         frame = frame.f_back
-        depth += 1
-    return frame, depth
+    chain: list[FrameType] = []
+    while frame is not None and frame.f_code.co_name in ("step", "reset") and len(chain) < 32:
+        chain.append(frame)
+        frame = frame.f_back
+    return chain
 
 
 def _owner(frame: FrameType) -> str:
@@ -74,15 +87,21 @@ def _owner(frame: FrameType) -> str:
 class MisuseDetector:
     """Watch who steps and resets a protocol env; report what breaks the protocol, once each.
 
-    Per step it reads one frame (the first one above the environment's stack, found once per
-    episode), about 0.2 microseconds.
+    The wrappers above the env are read from the call stack (about a microsecond) on the first
+    steps after each reset, the first steps after a lost life, and every 1,024th step: a
+    second frame skip shows on every step, a life-loss episode right after a lost life.
     """
+
+    WATCH = 16  # steps inspected after a reset
+    AFTER_LIFE = 8  # and after a lost life (a frame-skip wrapper may play on 3 more frames)
+    EVERY = 1024  # and one step in this many, always
 
     def __init__(self) -> None:
         self.found: dict[str, str] = {}
-        self._depth: int | None = None  # of the first frame above the env's stack, from step()
-        self._step_caller: FrameType | None = None
-        self._reset_caller: FrameType | None = None
+        self._previous: list[FrameType] = []  # the wrapper chain of the last inspected step
+        self._reset_chain: list[FrameType] = []
+        self._watch = 0
+        self._steps = 0
 
     def _report(self, key: str, what: str) -> dict[str, Any] | None:
         if key in self.found:
@@ -102,45 +121,48 @@ class MisuseDetector:
         Raises:
             InvalidArgument: SB3's Atari wrappers on a standard observation.
         """
-        caller, _ = _outside(2)
-        self._reset_caller = caller
-        self._step_caller = None
-        self._depth = None
-        if caller is not None and _SB3_ATARI in caller.f_code.co_filename and standard_observation:
+        self._reset_chain = _wrapper_chain(sys._getframe(2))
+        self._previous = []
+        self._watch = self.WATCH
+        sb3 = [f for f in self._reset_chain if _SB3_ATARI in f.f_code.co_filename]
+        if sb3 and standard_observation:
             raise InvalidArgument(
                 f"`env` must not be wrapped in stable-baselines3's AtariWrapper "
-                f"({_owner(caller)}) when obs_type='standard': its WarpFrame expects 210x160 "
+                f"({_owner(sb3[0])}) when obs_type='standard': its WarpFrame expects 210x160 "
                 f"RGB frames and its MaxAndSkipEnv skips frames again; {_FIX}"
             )
 
-    def on_step(self) -> dict[str, Any] | None:
-        """Inspect a ``step`` call (made by the monitor's ``step``); the deviation, if new."""
-        if self._depth is None:
-            caller, self._depth = _outside(2)
-        else:
-            try:
-                caller = sys._getframe(self._depth)
-            except ValueError:  # a shallower call path than the last one
-                caller, self._depth = _outside(2)
-        if caller is None:
+    def on_step(self, lost_life: bool = False) -> dict[str, Any] | None:
+        """Inspect a ``step`` call (made by the monitor's ``step``); the deviation, if new.
+
+        ``lost_life``: the previous step lost a life (a life-loss wrapper acts right after).
+        """
+        self._steps += 1
+        if lost_life:
+            self._watch = max(self._watch, self.AFTER_LIFE)
+        if self._watch <= 0 and self._steps % self.EVERY:
             return None
-        name = caller.f_code.co_name
-        if name == "reset":
-            if caller is not self._reset_caller:
-                return self._report(
-                    "life_loss_episodes",
-                    f"{_owner(caller)} continued a game it had not reset (episodes that end at "
-                    "a life loss)",
-                )
-            return self._report(
-                "reset_actions", f"{_owner(caller)} plays actions at reset (no-op or FIRE starts)"
-            )
-        if name == "step":
-            if caller is self._step_caller:
-                return self._report(
+        self._watch -= 1
+        chain = _wrapper_chain(sys._getframe(2))
+        previous, self._previous = self._previous, chain
+        found = None
+        for frame in chain:
+            if frame.f_code.co_name == "reset":
+                if any(frame is f for f in self._reset_chain):
+                    found = found or self._report(
+                        "reset_actions",
+                        f"{_owner(frame)} plays actions at reset (no-op or FIRE starts)",
+                    )
+                else:
+                    found = found or self._report(
+                        "life_loss_episodes",
+                        f"{_owner(frame)} continued a game it had not reset (episodes that "
+                        "end at a life loss)",
+                    )
+            elif any(frame is f for f in previous):
+                found = found or self._report(
                     "frame_skip",
-                    f"{_owner(caller)} steps the environment several times per agent step (a "
+                    f"{_owner(frame)} steps the environment several times per agent step (a "
                     "second frame skip)",
                 )
-            self._step_caller = caller
-        return None
+        return found

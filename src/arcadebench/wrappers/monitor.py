@@ -173,6 +173,9 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._publish = recorder.budgeted or bool(spec.evaluation.checkpoints)
         self._misuse = MisuseDetector()
         self._standard = isinstance(env.unwrapped, StandardAtariEnv)
+        self._ale = getattr(env.unwrapped, "ale", None)  # lives, to watch for life-loss wrappers
+        self._lives = 0
+        self._lost_life = False
         self._unlogged_ok = unlogged_ok
         self._in_episode = False
         self._start_episode_counters()
@@ -317,6 +320,8 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
             warn_unlogged(recorder.spec)
         recorder.note_seed(seed)
         obs, info = self.env.reset(seed=seed, options=options)
+        if self._ale is not None:
+            self._lives, self._lost_life = self._ale.lives(), False
         self._start_episode_counters()
         if recorder.exhausted or (recorder.budgeted and recorder.run_used_up()):
             recorder.exhausted = True
@@ -335,10 +340,13 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
             raise ArcadebenchError(
                 "step() after the episode ended: call reset() to start the next one"
             )
-        found = self._misuse.on_step()
+        found = self._misuse.on_step(self._lost_life)
         if found:
             self._recorder.deviations.update(found)
         obs, reward, terminated, truncated, info = self.env.step(action)
+        if self._ale is not None:
+            lives = self._ale.lives()
+            self._lost_life, self._lives = lives < self._lives, lives
         self._ep_return += float(reward)
         self._ep_steps += 1
         self._ep_frames = info.get("episode_frame_number", self._ep_frames)

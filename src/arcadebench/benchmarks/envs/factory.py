@@ -63,7 +63,9 @@ def make_protocol_env(
     game = spec.resolve_game(game)
     resolved = resolve(spec, kwargs)
     unlogged_ok = log_dir is False
-    if log_dir is None:
+    if log_dir is False:
+        log_dir = None
+    elif log_dir is None:
         log_dir = os.environ.get(LOG_DIR_ENV) or None
     if log_dir is True or (log_dir is not None and not isinstance(log_dir, str | os.PathLike)):
         raise InvalidArgument(
