@@ -94,3 +94,11 @@ def test_without_matplotlib_report_says_how_to_install_it(tmp_path):
     assert done.stderr.strip().count("\n") == 0
     assert "pip install 'arcadebench[report]'" in done.stderr and "matplotlib" in done.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_an_empty_directory_says_there_are_no_logs(tmp_path, capsys):
+    (tmp_path / "empty").mkdir()
+    assert main(["report", str(tmp_path / "empty"), "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert "empty: has no episode logs (*.jsonl) and no results.json" in err
+    assert "\n" not in err.strip()

@@ -349,3 +349,16 @@ def test_figure_table_is_complete():
         "profile",
         "learning_curves",
     ]
+
+
+def test_the_learning_curve_title_fits_a_one_game_figure(tmp_path):
+    # one game, runs far short of the 50M, 100M and 200M checkpoints: a long title on a
+    # narrow figure, which must wrap instead of running off both edges
+    write_log(tmp_path / "ppo", "saber", "ppo", "pong", "0", [1.0, 2.0, 3.0], 500_000)
+    data = load_report_data([tmp_path / "ppo"], reps=0)
+    figure = learning_curve_figure(data)
+    figure.canvas.draw()
+    title = figure._suptitle.get_window_extent()
+    page = figure.bbox
+    assert page.x0 <= title.x0 and title.x1 <= page.x1, (title, page)
+    assert "\n" in figure.get_suptitle()  # wrapped, the checkpoints' note included

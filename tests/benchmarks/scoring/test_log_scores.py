@@ -448,3 +448,34 @@ def test_a_log_without_episodes_warns_and_nothing_to_score_is_an_error(tmp_path)
     with pytest.warns(LogWarning, match="has no episode records"):
         with pytest.raises(InputError, match=r"empty\.jsonl: has no scores"):
             read_scores(SABER, path)
+
+
+def test_deviations_and_unreached_checkpoints_travel_with_the_scores(tmp_path):
+    deviation = {"repeat_action_probability": {"spec": 0.25, "used": 0.0}}
+    records = [
+        episode(SABER, "pong", "0", i, float(i), 4_000, deviations=deviation) for i in range(3)
+    ]
+    write_log(tmp_path / "ppo" / "saber" / "pong" / "0.jsonl", records)
+    with pytest.warns(LogWarning, match="deviates from the 'saber' protocol"):
+        results = arcadebench.score("saber", tmp_path / "ppo", reps=0)
+    ppo = results.algorithms["ppo"]
+    assert ppo["deviations"] == {"pong": {"0": deviation}}
+    assert ppo["notes"] == [
+        "non-compliant: pong run '0': repeat_action_probability=0.0 (spec: 0.25)",
+        "frames reached 12,000 of the 10,000,000-frame checkpoint (and of 3 later ones): "
+        "scored at the end of the log there, not at the checkpoint",
+    ]
+    table = results.table()
+    assert "notes\n- ppo: non-compliant: pong run '0'" in table and "frames reached 12,000" in table
+    again = arcadebench.benchmarks.scoring.results.Results.from_json(
+        _write(tmp_path / "r.json", results.to_json())
+    )
+    assert again.algorithms["ppo"]["notes"] == ppo["notes"]  # the results file keeps them
+    page = arcadebench.report([again], tmp_path / "report", reps=0)
+    html = page.read_text()
+    assert 'class="banner"' in html and "repeat_action_probability=0.0 (spec: 0.25)" in html
+
+
+def _write(path, text):
+    path.write_text(text)
+    return path

@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from arcadebench.benchmarks.report.report_data import ReportData
-from arcadebench.benchmarks.report.style import colour, hatch, label, new_figure
+from arcadebench.benchmarks.report.style import colour, fit_title, hatch, label, new_figure
 from arcadebench.specs.model import RetroSettings
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -157,7 +157,7 @@ def learning_curve_figure(data: ReportData) -> Figure | None:
     if beyond:
         marks = ", ".join(_frames_text(c) for c in sorted(beyond))
         title += f"\ncheckpoints at {marks} {unit} lie beyond these runs"
-    figure.suptitle(title, fontsize=11)
+    figure.suptitle(fit_title(figure, title, 11), fontsize=11)
     return figure
 
 
@@ -238,6 +238,12 @@ def levels_figure(data: ReportData) -> Figure | None:
     ax.set_ylabel("level (split)")
     ax.grid(axis="x", color="0.9", linewidth=0.6)
     ax.set_axisbelow(True)
-    ax.set_title(f"{data.protocol} \u2014 per-level mean return against the published baselines")
+    ax.set_title(
+        fit_title(
+            figure,
+            f"{data.protocol} \u2014 per-level mean return against the published baselines",
+            12,
+        )
+    )
     figure.legend(loc="outside upper center", ncols=3, fontsize=8, frameon=False)
     return figure

@@ -34,7 +34,14 @@ from arcadebench.benchmarks.report.report_data import (
     metric_label,
     stat_label,
 )
-from arcadebench.benchmarks.report.style import colour, hatch, label, needs_log, new_figure
+from arcadebench.benchmarks.report.style import (
+    colour,
+    fit_title,
+    hatch,
+    label,
+    needs_log,
+    new_figure,
+)
 from arcadebench.benchmarks.scoring.bootstrap import bootstrap_distribution, percentile_interval
 from arcadebench.benchmarks.scoring.results import subset_key
 
@@ -174,7 +181,9 @@ def per_game_figure(data: ReportData) -> Figure | None:
     ax.set_ylabel("game")
     ci = f", {data.level * 100:g} % bootstrap CIs" if has_ci else ""
     gaps = "; no marker: no score" if dots and np.isnan(values).any() else ""
-    ax.set_title(f"{data.protocol} \u2014 per-game {metric.upper()}{ci}{gaps}")
+    ax.set_title(
+        fit_title(figure, f"{data.protocol} \u2014 per-game {metric.upper()}{ci}{gaps}", 12)
+    )
     figure.legend(loc="outside upper center", ncols=min(n + 1, 4), fontsize=8, frameon=False)
     return figure
 
@@ -225,7 +234,7 @@ def classes_figure(data: ReportData) -> Figure | None:
     of = scoring.classes_of.upper() if scoring.classes_of else ""
     ax.set_xlabel(f"class of {metric_label(data.spec, scoring.classes_of or data.metric)}")
     ax.set_ylabel("games (count)")
-    ax.set_title(f"{data.protocol} \u2014 games per {of} class")
+    ax.set_title(fit_title(figure, f"{data.protocol} \u2014 games per {of} class", 12))
     ax.margins(y=0.12)
     figure.legend(loc="outside upper center", ncols=min(n, 3), fontsize=8, frameon=False)
     return figure
@@ -371,7 +380,11 @@ def aggregates_figure(data: ReportData) -> Figure | None:
             )
         )
     what = data.metric.upper() if data.normalisation(data.metric) else "score"
-    figure.suptitle(f"{data.protocol} \u2014 aggregate {what}: point estimates and intervals")
+    figure.suptitle(
+        fit_title(
+            figure, f"{data.protocol} \u2014 aggregate {what}: point estimates and intervals", 12
+        )
+    )
     if handles:
         figure.legend(
             handles=handles,
@@ -495,7 +508,9 @@ def profile_figure(data: ReportData) -> Figure | None:
     ax.set_ylabel("fraction of games with score > \u03c4")
     band = f", {data.level * 100:g} % bootstrap bands" if banded else ""
     what = metric.upper() if data.normalisation(metric) else "score"
-    ax.set_title(f"{data.protocol} \u2014 performance profile of {what}{band}")
+    ax.set_title(
+        fit_title(figure, f"{data.protocol} \u2014 performance profile of {what}{band}", 12)
+    )
     figure.legend(
         loc="outside lower center", ncols=min(len(curves) + 1, 3), fontsize=8, frameon=False
     )

@@ -57,6 +57,8 @@ small{display:block;color:#555;font-size:.82em}
 figure{margin:1.5em 0}figure img{max-width:100%;height:auto;border:1px solid #eee}
 figcaption{color:#444;font-size:.9em;max-width:60em}
 .notes li{color:#7a4b00}code,pre{font-size:.88em;background:#f4f4f4}
+.banner{background:#fde8e8;border:2px solid #b00020;color:#7a0014;padding:.6em 1em;
+margin:1em 0}.banner ul{margin:.3em 0 0}
 pre{padding:.6em;white-space:pre-wrap;word-break:break-all}
 """
 _SCALAR_LABELS = {
@@ -440,9 +442,39 @@ def _provenance(data: ReportData) -> Markup:
     return _section("provenance", "Provenance", parts)
 
 
+def _banner(data: ReportData) -> Markup | None:
+    """A visible warning when a result's runs deviate from the protocol: not comparable."""
+    lines = [
+        f"{entry.name}: {note.removeprefix('non-compliant: ')}"
+        for entry in data.entries
+        if entry.kind == "result"
+        for note in entry.block.get("notes", ())
+        if note.startswith("non-compliant:")
+    ]
+    if not lines:
+        return None
+    return element(
+        "div",
+        element(
+            "strong",
+            f"Non-compliant: these runs deviate from the {data.spec.name} protocol, so their "
+            "scores are not comparable with published ones",
+        ),
+        element("ul", [element("li", line) for line in lines]),
+        class_="banner",
+        role="alert",
+    )
+
+
 def _notes(data: ReportData) -> Markup | None:
     notes = list(data.notes)
     for entry in data.entries:
+        if entry.kind == "result":
+            notes.extend(
+                f"{entry.name}: {note}"
+                for note in entry.block.get("notes", ())
+                if not note.startswith("non-compliant:")
+            )
         missing = entry.aggregates.get("missing")
         if entry.kind == "result" and missing:
             notes.append(
@@ -493,6 +525,7 @@ def render_page(data: ReportData, figures: Sequence[FigureFile]) -> str:
             f"result(s), {references} reference(s) \u00b7 arcadebench {__version__}",
             class_="sub",
         ),
+        _banner(data),
         nav,
         [markup for _, _, markup in shown],
     )

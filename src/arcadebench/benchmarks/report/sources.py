@@ -176,6 +176,14 @@ def _spec(
         where = f"{label} was scored with spec {name!r}"
     else:
         found = _spec_of_logs(logs)
+        empty = [p for p in logs if p.is_dir() and not any(p.rglob("*.jsonl"))]
+        if found is None and empty:
+            raise InputError(
+                str(empty[0]),
+                None,
+                "has no episode logs (*.jsonl) and no results.json; point the report at a run's "
+                "output directory, its logs, or a results or score file",
+            )
         if found is None:
             raise InvalidArgument(
                 "`spec` must be given for score files (CSV/JSON): they do not name their "

@@ -16,6 +16,7 @@ Functions: require_matplotlib, new_figure, save_png, label, colour, hatch, needs
 from __future__ import annotations
 
 import importlib.util
+import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from arcadebench.benchmarks.report.report_data import Entry
 
 __all__ = [
+    "fit_title",
     "INSTALL_HINT",
     "PALETTE",
     "colour",
@@ -71,6 +73,19 @@ def new_figure(width: float, height: float) -> Figure:
     figure = Figure(figsize=(width, min(height, 300.0)), dpi=DPI, layout="constrained")
     FigureCanvasAgg(figure)
     return figure
+
+
+def fit_title(figure: Figure, text: str, fontsize: float) -> str:
+    """``text`` wrapped to the figure's width, so a title is never cut at the edges.
+
+    A character of the sans-serif font is about 0.6 of its size wide; each line of ``text`` is
+    wrapped on spaces to what the figure's width holds.
+    """
+    width_points = figure.get_figwidth() * 72 * 0.94  # leave the constrained layout a margin
+    per_line = max(20, int(width_points / (0.6 * fontsize)))
+    return "\n".join(
+        textwrap.fill(line, per_line, break_on_hyphens=False) for line in text.split("\n")
+    )
 
 
 def save_png(figure: Figure, path: Path) -> Path:

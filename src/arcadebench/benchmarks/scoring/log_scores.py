@@ -118,6 +118,7 @@ def read_logs(
                     frames=float(frames),
                     episodes=episodes,
                     checkpoint=checkpoint,
+                    deviations=log.deviations if checkpoint is None else None,
                 )
         collector.sources.append(str(path))
     return collector

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from arcadebench.errors import InputError
 from arcadebench.specs import Spec
@@ -38,10 +39,15 @@ class RunScores:
 
 @dataclass(frozen=True)
 class AlgorithmScores:
-    """One algorithm's scores: at the end of training, and at each frame checkpoint (logs)."""
+    """One algorithm's scores: at the end of training, and at each frame checkpoint (logs).
+
+    ``deviations`` are the settings its logged runs changed from the protocol:
+    ``{game: {run: {setting: {"spec": ..., "used": ...}}}}`` (only runs that deviate).
+    """
 
     games: Mapping[str, RunScores]
     checkpoints: Mapping[int, Mapping[str, RunScores]] = field(default_factory=dict)
+    deviations: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -61,6 +67,7 @@ class ScoreCollector:
 
     def __init__(self) -> None:
         self._cells: dict[tuple[str, int | None, str], dict[str, tuple]] = {}
+        self._deviations: dict[str, dict[str, dict[str, Any]]] = {}
         self._where: dict[tuple[str, int | None, str, str], str] = {}
         self._order: list[str] = []
         self.sources: list[str] = []
@@ -76,6 +83,7 @@ class ScoreCollector:
         frames: float | None = None,
         episodes: int | None = None,
         checkpoint: int | None = None,
+        deviations: Mapping[str, Any] | None = None,
     ) -> None:
         """Record one run's score (``None`` = explicit NA); ``where`` is ``(file, line)``."""
         key = (algorithm, checkpoint, game, run)
@@ -92,6 +100,9 @@ class ScoreCollector:
         self._where[key] = here
         if algorithm not in self._order:
             self._order.append(algorithm)
+        if deviations:
+            per_game = self._deviations.setdefault(algorithm, {}).setdefault(game, {})
+            per_game[run] = dict(deviations)
         if score is not None:
             self._cells.setdefault((algorithm, checkpoint, game), {})[run] = (
                 score,
@@ -118,5 +129,7 @@ class ScoreCollector:
                     frames=tuple(v[1] for v in runs.values()),
                     episodes=tuple(v[2] for v in runs.values()),
                 )
-            algorithms[algorithm] = AlgorithmScores(games, checkpoints)
+            algorithms[algorithm] = AlgorithmScores(
+                games, checkpoints, self._deviations.get(algorithm, {})
+            )
         return RawScores(algorithms, tuple(self.sources))

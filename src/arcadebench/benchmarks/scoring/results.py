@@ -49,7 +49,7 @@ from arcadebench.benchmarks.scoring.metrics import (
     subset_score,
 )
 from arcadebench.benchmarks.scoring.normalise import normalise
-from arcadebench.benchmarks.scoring.raw_scores import RunScores
+from arcadebench.benchmarks.scoring.raw_scores import AlgorithmScores, RunScores
 from arcadebench.benchmarks.scoring.score_files import RESULTS_FORMAT
 from arcadebench.benchmarks.scoring.tables import results_table
 from arcadebench.errors import InputError, InvalidArgument, UnknownSpec
@@ -118,6 +118,11 @@ def score(
                 )
                 for checkpoint, games in sorted(data.checkpoints.items())
             }
+        if data.deviations:
+            entry["deviations"] = {game: dict(runs) for game, runs in data.deviations.items()}
+        notes = _compliance_notes(spec, data)
+        if notes:
+            entry["notes"] = notes
         algorithms[name] = entry
     provenance = _provenance(raw.sources, command)
     return Results(
@@ -127,6 +132,36 @@ def score(
         provenance=provenance,
         published=spec.published,
     )
+
+
+def _compliance_notes(spec: Spec, data: AlgorithmScores) -> list[str]:
+    """What a reader of these scores must know: deviations, and checkpoints not reached.
+
+    SABER and HWR report a run's score at frame checkpoints (SABER Section 3.2: 10M, 50M,
+    100M, 200M training frames); a run that stopped short of one is scored at the end of its
+    log, which is not the checkpoint's number.
+    """
+    notes = []
+    for game, runs in data.deviations.items():
+        for run, deviations in runs.items():
+            changed = ", ".join(
+                f"{key}={value.get('used')!r} (spec: {value.get('spec')!r})"
+                if isinstance(value, Mapping)
+                else f"{key}={value!r}"
+                for key, value in deviations.items()
+            )
+            notes.append(f"non-compliant: {game} run {run!r}: {changed}")
+    frames = [f for cell in data.games.values() for f in cell.frames if f is not None]
+    if spec.evaluation.episode_aggregate == "last_k" and frames:
+        reached = int(max(frames))
+        short = [c for c in spec.evaluation.checkpoints if reached < c]
+        if short:
+            notes.append(
+                f"frames reached {reached:,} of the {short[0]:,}-frame checkpoint"
+                + (f" (and of {len(short) - 1} later ones)" if len(short) > 1 else "")
+                + ": scored at the end of the log there, not at the checkpoint"
+            )
+    return notes
 
 
 def _block_seed(seed: int, algorithm: str, checkpoint: int | None) -> np.random.SeedSequence:

@@ -62,6 +62,11 @@ def results_table(results: ScoredResults, digits: int = 2) -> str:
                 row.append(_interval_text(interval, digits))
         agg_rows.append(row)
     parts = [render_table(columns, agg_rows, title=f"{head} - aggregates", digits=digits)]
+    notes = [
+        f"{name}: {note}" for name in names for note in results.algorithms[name].get("notes", ())
+    ]
+    if notes:  # non-compliance and unreached checkpoints travel with the numbers
+        parts.append("\n".join(["notes", *(f"- {note}" for note in notes)]))
     checkpoint_table = _checkpoint_table(results, names, digits)
     if checkpoint_table:
         parts.append(checkpoint_table)
