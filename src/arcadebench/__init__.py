@@ -5,6 +5,7 @@ protocol (``arcadebench/SABER-Pong-v0``, ``arcadebench/Atari5-BattleZone-v0``, .
 """
 
 from arcadebench._version import __version__
+from arcadebench.benchmarks.conformance import check
 from arcadebench.benchmarks.envs import (
     env_id,
     levels,
@@ -25,6 +26,7 @@ __all__ = [
     "Spec",
     "SpecError",
     "__version__",
+    "check",
     "env_id",
     "evaluate",
     "levels",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 import warnings
 
 import gymnasium as gym
@@ -12,7 +14,7 @@ from testdata import DATA
 import arcadebench
 from arcadebench.benchmarks.envs.factory import register_envs
 from arcadebench.benchmarks.envs.ids import env_id, parse_env_id
-from arcadebench.errors import NonCompliantWarning
+from arcadebench.errors import InvalidArgument, NonCompliantWarning
 from arcadebench.specs import list_specs, load_spec
 
 ATARI_IDS = [
@@ -121,3 +123,22 @@ def test_make_of_a_builtin_goes_through_the_registry():
 def test_unknown_id_suggests_close_matches():
     with pytest.raises(gym.error.NameNotFound, match="Did you mean: `SABER-Pong`"):
         gym.make("arcadebench/SABER-Pongg-v0")
+
+
+def test_the_agent_is_named_and_a_bad_observation_type_names_the_choices(tmp_path):
+    env = gym.make("arcadebench/SABER-Pong-v0", algorithm="ppo", log_dir=tmp_path, run="n")
+    env.close()
+    header = json.loads((tmp_path / "saber" / "pong" / "n.jsonl").read_text().splitlines()[0])
+    assert header["algorithm"] == "ppo"
+    with pytest.raises(
+        InvalidArgument,
+        match=re.escape("`obs_type` must be one of 'rgb', 'grayscale', 'ram', 'standard'"),
+    ):
+        gym.make("arcadebench/SABER-Pong-v0", obs_type="bogus")
+    with pytest.raises(InvalidArgument, match=re.escape("`sticky` is not an option of saber")):
+        gym.make("arcadebench/SABER-Pong-v0", sticky=0.1)
+    with pytest.raises(
+        InvalidArgument,
+        match=re.escape("`repeat_action_probability` must be a probability in [0, 1], got 1.5"),
+    ):
+        gym.make("arcadebench/SABER-Pong-v0", repeat_action_probability=1.5)

@@ -1,0 +1,253 @@
+"""Per-step checks of an Atari protocol env: every rule its settings declare, on every step.
+
+The checks are written again here from the papers, not imported from the wrappers that
+implement the rules (:mod:`arcadebench.wrappers`), so that a bug in a wrapper cannot hide
+itself. For each step of an episode, with the settings the env was made with:
+
+- frame skip: ``info["episode_frame_number"]`` grows by exactly ``frameskip`` (Toromanoff et al.
+  2019, Appendix B.1), except on the step that ends an episode, which may stop early;
+- observation: the shape and dtype of the env's observation space;
+- life information: no ``lives`` in ``info`` when ``life_information`` is false (SABER Table 1;
+  Machado et al. 2018), and game-over-only termination: a step is terminated exactly when the
+  emulator's game is over; lives lost earlier (read from the emulator) must not end the episode;
+- max stuck time: ``stuck_frames`` equals the frames since the last non-zero reward, and the
+  episode is truncated as ``"stuck"`` on the first step whose count reaches the limit, neither
+  earlier nor a step later (SABER Table 1: 18,000 frames);
+- frame cap: the episode is truncated as ``"frame_limit"`` on the first step at or past the cap
+  (HWR and Atari-5: 108,000 frames; SABER: 100 hours), never before;
+- rollover guard: a reward below the threshold is corrected by exactly the correction and
+  reported in ``rollover_rewards`` (SABER Appendix C as its authors ran it), and nothing else is;
+- end reasons: every last step has one, no other step has one.
+
+It also keeps what the check reports: rewards seen, lives lost, how episodes ended, and a digest
+of the observations and rewards (the determinism rule compares two digests).
+
+Classes: EpisodeObserver.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+from collections import Counter
+from typing import Any
+
+import numpy as np
+
+__all__ = ["PENALTY_FLAG", "WRAP_FLAG", "EpisodeObserver"]
+
+PENALTY_FLAG = -1_000.0
+"""A reward below this that is not a rollover is flagged: SABER Appendix C says none exists."""
+WRAP_FLAG = -900_000.0
+"""A corrected rollover whose reward is above this is flagged: a six-digit score counter that
+wraps reports about -1,000,000 (SABER Appendix C; the authors' code uses this bound)."""
+
+
+class EpisodeObserver:
+    """Checks every step of one env against the settings it should obey.
+
+    Args:
+        settings: the env's ``AtariSettings`` fields (the spec's, or deliberately scaled ones).
+        env: the env being played (its observation space and its emulator, for lives and game
+            over).
+        digest: keep a digest of the run for the determinism rule (SHA-256 of every observation,
+            reward and boundary; off for runs that are not compared, as it costs a third of a
+            frame's emulation per step).
+    """
+
+    def __init__(self, settings: dict[str, Any], env: Any, digest: bool = True) -> None:
+        self.settings = settings
+        self._env = env
+        space = env.observation_space
+        self._shape, self._dtype = tuple(space.shape), np.dtype(space.dtype)
+        self.violations: dict[str, list[str]] = {}
+        self.counts: Counter[str] = Counter()
+        self.end_reasons: Counter[str] = Counter()
+        self.flags: dict[str, list[float]] = {"penalty": [], "rollover": []}
+        self.steps = self.frames = self.lives_lost = 0
+        self.reward_min: float | None = None
+        self.reward_max: float | None = None
+        self.rewarded = False
+        self.stuck_ends: list[int] = []
+        self.stuck_max = 0
+        self.cap_ends: list[int] = []
+        self._digest = hashlib.sha256() if digest else None
+        self._frame = self._last_reward = self._lives = 0
+
+    # -- recording --------------------------------------------------------------------------
+    def _violation(self, rule: str, message: str) -> None:
+        self.counts[rule] += 1
+        if len(self.violations.setdefault(rule, [])) < 3:
+            self.violations[rule].append(message)
+
+    def _emulator(self) -> Any:
+        return self._env.unwrapped.ale
+
+    @property
+    def digest(self) -> str | None:
+        """Hex digest of every observation, reward and episode boundary seen so far."""
+        return None if self._digest is None else self._digest.hexdigest()
+
+    def _observe(self, obs: Any) -> None:
+        array = np.asarray(obs)
+        if array.shape != self._shape or array.dtype != self._dtype:
+            self._violation(
+                "observation",
+                f"an observation of shape {array.shape} and dtype {array.dtype}, the space "
+                f"says {self._shape} and {self._dtype}",
+            )
+        if self._digest is not None:
+            self._digest.update(np.ascontiguousarray(array))
+
+    def _life_information(self, info: dict[str, Any]) -> None:
+        if self.settings["life_information"] != ("lives" in info):
+            shown = "shows" if "lives" in info else "hides"
+            self._violation("life_information", f"info {shown} 'lives'")
+
+    def reset(self, obs: Any, info: dict[str, Any]) -> None:
+        """Record the first observation of an episode."""
+        self._observe(obs)
+        self._life_information(info)
+        self._frame = self._last_reward = int(info.get("episode_frame_number", 0))
+        self._lives = int(self._emulator().lives())
+        if info.get("arcadebench", {}).get("end_reason") is not None:
+            self._violation("end_reason", "a reset's info has an end reason")
+
+    def step(self, obs: Any, reward: float, terminated: bool, truncated: bool, info: dict) -> None:
+        """Check one step (call right after ``env.step``)."""
+        reward = float(reward)
+        extra = info.get("arcadebench", {})
+        reason = extra.get("end_reason")
+        ended = bool(terminated or truncated)
+        frame = int(info.get("episode_frame_number", -1))
+        if frame < 0:
+            self._violation("frameskip", "info has no 'episode_frame_number'")
+            frame = self._frame + self.settings["frameskip"]
+        self.steps += 1
+        self._frames(frame, ended)
+        self._observe(obs)
+        self._life_information(info)
+        self._termination(terminated, ended, reason, frame)
+        self._rewards(reward, extra)
+        if reward != 0:
+            self._last_reward = frame
+        self._stuck(frame, terminated, truncated, reason, extra)
+        self._cap(frame, terminated, truncated, reason)
+        if ended and reason is None:
+            self._violation("end_reason", f"the episode ended at frame {frame} without a reason")
+        if not ended and reason is not None:
+            self._violation("end_reason", f"end reason {reason!r} at frame {frame}, mid-episode")
+        if ended:
+            self.end_reasons[str(reason)] += 1
+        if self._digest is not None:
+            self._digest.update(struct.pack("<d??q", reward, terminated, truncated, frame))
+
+    # -- rules ------------------------------------------------------------------------------
+    def _frames(self, frame: int, ended: bool) -> None:
+        skip, delta = self.settings["frameskip"], frame - self._frame
+        if delta != skip and not (ended and 0 < delta < skip):
+            self._violation("frameskip", f"a step advanced {delta} frames (frame {frame})")
+        self.frames += max(delta, 0)
+        self._frame = frame
+
+    def _termination(self, terminated: bool, ended: bool, reason: Any, frame: int) -> None:
+        ale = self._emulator()
+        game_over, lives = bool(ale.game_over(with_truncation=False)), int(ale.lives())
+        if terminated and not game_over:
+            self._violation(
+                "termination", f"terminated at frame {frame} without a game over ({lives} lives)"
+            )
+        if game_over and not terminated:
+            self._violation("termination", f"the game was over at frame {frame}, not terminated")
+        if terminated and reason != "game_over":
+            self._violation("end_reason", f"terminated with end reason {reason!r}")
+        if not ended and lives < self._lives:
+            self.lives_lost += self._lives - lives
+        self._lives = lives
+
+    def _rewards(self, reward: float, extra: dict[str, Any]) -> None:
+        self.reward_min = reward if self.reward_min is None else min(self.reward_min, reward)
+        self.reward_max = reward if self.reward_max is None else max(self.reward_max, reward)
+        self.rewarded = self.rewarded or reward != 0
+        threshold = self.settings["rollover_threshold"]
+        correction = self.settings["rollover_correction"]
+        originals = extra.get("rollover_rewards")
+        if originals is None:
+            if threshold is not None and reward < threshold:
+                self._violation("rollover", f"a reward of {reward:,.0f} was not corrected")
+            if reward < PENALTY_FLAG:
+                self.flags["penalty"].append(reward)
+            return
+        if threshold is None:
+            self._violation("rollover", f"rollover_rewards {originals} without a rollover rule")
+            return
+        original = float(sum(originals))
+        if not all(value < threshold for value in originals):
+            self._violation(
+                "rollover", f"{originals} reported as rollovers, above {threshold:,.0f}"
+            )
+        if reward != original + correction * len(originals):
+            self._violation(
+                "rollover", f"rollover {original:,.0f} became {reward:,.0f}, not +{correction:,.0f}"
+            )
+        self.flags["rollover"] += [float(v) for v in originals if v > WRAP_FLAG]
+
+    def _stuck(
+        self, frame: int, terminated: bool, truncated: bool, reason: Any, extra: dict
+    ) -> None:
+        limit, cap = self.settings["max_stuck_frames"], self.settings["max_episode_frames"]
+        if limit is None:
+            if reason == "stuck" or "stuck_frames" in extra:
+                self._violation("stuck", "the env applies a max stuck time the spec does not have")
+            return
+        stuck = frame - self._last_reward
+        self.stuck_max = max(self.stuck_max, stuck)
+        if extra.get("stuck_frames") != stuck:
+            self._violation(
+                "stuck",
+                f"stuck_frames {extra.get('stuck_frames')!r} at frame {frame}, expected {stuck}",
+            )
+        due = stuck >= limit and not terminated and not (cap is not None and frame >= cap)
+        if due and not (truncated and reason == "stuck"):
+            self._violation(
+                "stuck", f"{stuck:,} frames without reward at frame {frame:,} did not end it"
+            )
+        elif reason == "stuck" and stuck < limit:
+            self._violation("stuck", f"ended as stuck after {stuck:,} frames without reward")
+        elif reason == "stuck":
+            self.stuck_ends.append(frame)
+
+    def _cap(self, frame: int, terminated: bool, truncated: bool, reason: Any) -> None:
+        cap = self.settings["max_episode_frames"]
+        if cap is None:
+            if reason == "frame_limit":
+                self._violation("frame_limit", "a frame cap ended an episode; the spec has none")
+            return
+        if frame >= cap and not terminated and not (truncated and reason == "frame_limit"):
+            self._violation("frame_limit", f"frame {frame:,} is past the cap, not truncated")
+        elif reason == "frame_limit" and frame < cap:
+            self._violation("frame_limit", f"truncated as frame_limit at frame {frame:,}")
+        elif reason == "frame_limit":
+            self.cap_ends.append(frame)
+
+    def summary(self) -> dict[str, Any]:
+        """What was seen, as a JSON-able dict."""
+        return {
+            "steps": self.steps,
+            "frames": self.frames,
+            "last_frame": self._frame,
+            "episodes": sum(self.end_reasons.values()),
+            "end_reasons": dict(self.end_reasons),
+            "lives_lost": self.lives_lost,
+            "reward_min": self.reward_min,
+            "reward_max": self.reward_max,
+            "rewarded": self.rewarded,
+            "stuck_ends": self.stuck_ends,
+            "stuck_max": self.stuck_max,
+            "cap_ends": self.cap_ends,
+            "flags": {k: v[:3] for k, v in self.flags.items()},
+            "flag_counts": {k: len(v) for k, v in self.flags.items()},
+            "violations": self.violations,
+            "violation_counts": dict(self.counts),
+            "digest": self.digest,
+        }
