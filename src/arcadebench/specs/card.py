@@ -121,7 +121,7 @@ def _scoring_rows(spec: Spec) -> list[tuple[str, str]]:
             else f"{name} >= {scoring.classes[-2][1]:g} %"
             for name, upper in scoring.classes
         )
-        rows.append(("Classes", f"of {scoring.classes_of.upper()}: {bins}"))
+        rows.append(("Classes", f"of {str(scoring.classes_of).upper()}: {bins}"))
     if scoring.breakthrough_of:
         rows.append(
             (

@@ -12,6 +12,7 @@ import functools
 import hashlib
 import json
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -63,19 +64,22 @@ class _StrictSafeLoader(yaml.SafeLoader):
         super().__init__(stream)
         self.aliases = 0
 
-    def compose_node(self, parent, index):  # noqa: D102 - PyYAML hook
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:  # noqa: D102 - PyYAML hook
         if self.check_event(yaml.AliasEvent):
             self.aliases += 1
             if self.aliases > MAX_ALIASES:
-                mark = self.peek_event().start_mark
+                # types-PyYAML leaves Parser.peek_event unannotated
+                mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
                 raise yaml.YAMLError(
                     f"more than {MAX_ALIASES} YAML aliases (line {mark.line + 1}); "
                     "a spec needs none — write the values out"
                 )
         return super().compose_node(parent, index)
 
-    def construct_mapping(self, node, deep=False):  # noqa: D102 - PyYAML hook
-        seen: set = set()
+    def construct_mapping(  # noqa: D102 - PyYAML hook
+        self, node: yaml.MappingNode, deep: bool = False
+    ) -> dict[Any, Any]:
+        seen: set[Any] = set()
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=True)
             if isinstance(key, list | dict):
@@ -168,7 +172,11 @@ def _constants(node: Node, platform: str) -> tuple[dict[str, GameConstants], str
                 raise row.child(columns.index(column), values[column]).fail(
                     "different from the random score (it is a normalisation denominator)"
                 )
-        rows[game] = GameConstants(**values)
+        rows[game] = GameConstants(
+            random=values["random"],
+            human=values.get("human"),
+            world_record=values.get("world_record"),
+        )
     for game_node in f["extrapolated"].items() if "extrapolated" in f else ():
         game = game_node.string()
         if game not in rows:
@@ -185,7 +193,7 @@ def _ale_rom_ids() -> frozenset[str]:
     return frozenset(roms.get_all_rom_ids())
 
 
-def _known_games(node: Node, games: dict) -> list[str]:
+def _known_games(node: Node, games: Mapping[str, Any]) -> list[str]:
     names = [n.string() for n in node.items(min_length=1)]
     for i, game in enumerate(names):
         if game not in games:
@@ -197,7 +205,7 @@ def _known_games(node: Node, games: dict) -> list[str]:
     return names
 
 
-def _subsets(node: Node, games: dict) -> dict[str, Subset]:
+def _subsets(node: Node, games: Mapping[str, Any]) -> dict[str, Subset]:
     subsets = {}
     for name, sub in node.entries():
         f = sub.mapping(required=("games", "coefficients"), optional=("r2", "relative_error"))
@@ -227,7 +235,7 @@ def _subsets(node: Node, games: dict) -> dict[str, Subset]:
     return subsets
 
 
-def _predictions(node: Node, games: dict) -> dict[str, PredictionModels]:
+def _predictions(node: Node, games: Mapping[str, Any]) -> dict[str, PredictionModels]:
     result = {}
     for name, pred in node.entries():
         f = pred.mapping(required=("inputs", "models"), optional=("source",))
@@ -276,26 +284,31 @@ def _scoring(node: Node, columns: set[str]) -> Scoring:
         if "aggregates" in f
         else ("mean",)
     )
-    classes_of, classes = None, ()
+    classes_of: str | None = None
+    classes: tuple[tuple[str, float | None], ...] = ()
     if "classes" in f:
         c = f["classes"].mapping(required=("of", "bins"))
         classes_of = c["of"].string(choices=tuple(names) or ("<a normalised score>",))
-        bins = []
+        bins: list[tuple[str, float | None]] = []
         for i, b in enumerate(c["bins"].items(min_length=2)):
             label, upper = b.items(length=2)
             last = i == len(c["bins"].value) - 1
             bound = upper.number(optional=True)
             if (bound is None) != last:
                 raise upper.fail("null for the last class only (it has no upper bound)")
-            if bins and bound is not None and bound <= bins[-1][1]:
+            previous = bins[-1][1] if bins else None
+            if previous is not None and bound is not None and bound <= previous:
                 raise upper.fail("greater than the previous class's upper bound")
             bins.append((label.string(), bound))
         classes = tuple(bins)
-    breakthrough_of = breakthrough_threshold = None
+    breakthrough_of: str | None = None
+    breakthrough_threshold: float | None = None
     if "breakthrough" in f:
-        b = f["breakthrough"].mapping(required=("of", "threshold"))
-        breakthrough_of = b["of"].string(choices=tuple(names) or ("<a normalised score>",))
-        breakthrough_threshold = b["threshold"].number()
+        breakthrough = f["breakthrough"].mapping(required=("of", "threshold"))
+        breakthrough_of = breakthrough["of"].string(
+            choices=tuple(names) or ("<a normalised score>",)
+        )
+        breakthrough_threshold = breakthrough["threshold"].number()
     log_transform = (
         f["log_transform"].string(choices=(_LOG_TRANSFORM,)) if "log_transform" in f else None
     )
@@ -347,7 +360,7 @@ def _evaluation(node: Node) -> Evaluation:
 def _action_sets(node: Node, buttons: list[str]) -> dict[str, tuple[tuple[str, ...], ...]]:
     sets = {}
     for name, combos in node.entries():
-        parsed = []
+        parsed: list[tuple[str, ...]] = []
         for combo in combos.items(min_length=1):
             pressed = tuple(b.string(choices=tuple(buttons)) for b in combo.items())
             if len(set(pressed)) != len(pressed):
@@ -451,7 +464,10 @@ def _notes(node: Node) -> tuple[tuple[str, str], ...]:
 
 
 def _default_games(
-    node: Node | None, games: tuple[str, ...], subsets: dict, levels: dict
+    node: Node | None,
+    games: tuple[str, ...],
+    subsets: Mapping[str, Subset],
+    levels: Mapping[str, Level],
 ) -> tuple[str, ...]:
     if node is None:
         return games
@@ -555,9 +571,9 @@ def parse_spec(text: str, source: str = "<string>") -> Spec:
         )
     evaluation = _evaluation(top["evaluation"]) if "evaluation" in top else Evaluation()
 
-    action_sets: dict = {}
-    retro_games: dict = {}
-    levels: dict = {}
+    action_sets: dict[str, tuple[tuple[str, ...], ...]] = {}
+    retro_games: dict[str, RetroGame] = {}
+    levels: dict[str, Level] = {}
     environment: AtariSettings | RetroSettings | None = None
     if platform == "atari":
         environment = atari_settings(top["environment"])
@@ -586,8 +602,8 @@ def parse_spec(text: str, source: str = "<string>") -> Spec:
         name=name,
         id_prefix=id_prefix,
         title=top["title"].string(),
-        version=top["version"].integer(minimum=1),  # type: ignore[arg-type]
-        env_version=top["env_version"].integer(minimum=0) if "env_version" in top else 0,  # type: ignore[arg-type]
+        version=top["version"].integer(minimum=1),
+        env_version=top["env_version"].integer(minimum=0) if "env_version" in top else 0,
         citation=" ".join(top["citation"].string().split()),
         url=top["url"].string() if "url" in top else None,
         platform=platform,  # type: ignore[arg-type]

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Literal
+from typing import Any, Literal
 
 from arcadebench.errors import UnknownGame, did_you_mean
 from arcadebench.specs.names import name_key
@@ -34,10 +34,10 @@ __all__ = [
 ]
 
 Platform = Literal["atari", "retro", "none"]
-EMPTY: Mapping = MappingProxyType({})
+EMPTY: Mapping[Any, Any] = MappingProxyType({})
 
 
-def _empty() -> Mapping:
+def _empty() -> Mapping[Any, Any]:
     return EMPTY
 
 
@@ -94,7 +94,8 @@ class GameConstants:
 
     def reference(self, name: str) -> float | None:
         """The constant named ``name`` (``"random"``, ``"human"`` or ``"world_record"``)."""
-        return getattr(self, name)
+        value: float | None = getattr(self, name)
+        return value
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Literal, overload
 
 from arcadebench.errors import SpecError, did_you_mean
 
@@ -30,6 +30,11 @@ def _key(key: str) -> str:
 def _show(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= _MAX_SHOWN else text[: _MAX_SHOWN - 3] + "..."
+
+
+def _one_line(text: str) -> str:
+    """``text`` as written, or its repr when it spans lines: errors are one line."""
+    return text if text.isprintable() else repr(text)
 
 
 class Node:
@@ -103,7 +108,7 @@ class Node:
         if not isinstance(self.value, str) or not self.value.strip():
             raise self.fail("a non-empty string")
         if choices is not None and self.value not in choices:
-            raise self.fail(f"one of {', '.join(choices)}")
+            raise self.fail(f"one of {', '.join(_one_line(choice) for choice in choices)}")
         return self.value
 
     def boolean(self) -> bool:
@@ -111,6 +116,12 @@ class Node:
         if not isinstance(self.value, bool):
             raise self.fail("true or false")
         return self.value
+
+    @overload
+    def integer(self, minimum: int | None = None, optional: Literal[False] = False) -> int: ...
+
+    @overload
+    def integer(self, minimum: int | None = None, *, optional: Literal[True]) -> int | None: ...
 
     def integer(self, minimum: int | None = None, optional: bool = False) -> int | None:
         """An integer (not a bool), at least ``minimum`` if given; ``null`` if ``optional``."""
@@ -121,6 +132,12 @@ class Node:
         if minimum is not None and self.value < minimum:
             raise self.fail(f"an integer >= {minimum}")
         return self.value
+
+    @overload
+    def number(self, optional: Literal[False] = False, positive: bool = False) -> float: ...
+
+    @overload
+    def number(self, optional: Literal[True], positive: bool = False) -> float | None: ...
 
     def number(self, optional: bool = False, positive: bool = False) -> float | None:
         """A finite number; ``null`` if ``optional``; > 0 if ``positive``."""
@@ -136,7 +153,7 @@ class Node:
 
     def probability(self) -> float:
         """A number in [0, 1]."""
-        value = self.number()
+        value: float = self.number()
         if not 0.0 <= value <= 1.0:
             raise self.fail("a probability in [0, 1]")
         return value

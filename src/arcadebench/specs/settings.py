@@ -50,7 +50,7 @@ _ATARI_REQUIRED = (
 
 
 def _shape(node: Node) -> tuple[int, ...]:
-    return tuple(n.integer(minimum=1) for n in node.items(length=3))  # type: ignore[misc]
+    return tuple(n.integer(minimum=1) for n in node.items(length=3))
 
 
 def _retro_rules(action_sets: Sequence[str]) -> dict[str, Rule]:
@@ -137,7 +137,8 @@ def override_settings(
         ...
         arcadebench.errors.InvalidArgument: `frameskip` must be an integer >= 1, got 0
     """
-    rules = _ATARI_RULES if isinstance(settings, AtariSettings) else _retro_rules(action_sets)
+    atari = isinstance(settings, AtariSettings)
+    rules = _ATARI_RULES if atari else _retro_rules(action_sets)
     values = dataclasses.asdict(settings)
     for key, value in overrides.items():
         if key not in rules:
@@ -148,6 +149,6 @@ def override_settings(
             values[key] = rules[key](Node(_plain(value), "<overrides>", key))
         except SpecError as error:
             raise InvalidArgument(f"`{key}` {error.problem}") from None
-    if isinstance(settings, AtariSettings):
+    if atari:
         _check_rollover(values, lambda key, problem: InvalidArgument(f"`{key}` {problem}"))
     return type(settings)(**values)
