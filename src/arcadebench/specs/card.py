@@ -122,14 +122,9 @@ def _scoring_rows(spec: Spec) -> list[tuple[str, str]]:
             for name, upper in scoring.classes
         )
         rows.append(("Classes", f"of {str(scoring.classes_of).upper()}: {bins}"))
-    if scoring.breakthrough_of:
-        rows.append(
-            (
-                "Breakthroughs",
-                f"games with {scoring.breakthrough_of.upper()} "
-                f">= {scoring.breakthrough_threshold:g} %",
-            )
-        )
+    if scoring.breakthrough:
+        of, threshold = scoring.breakthrough.of, scoring.breakthrough.threshold
+        rows.append(("Breakthroughs", f"games with {of.upper()} >= {threshold:g} %"))
     if scoring.log_transform:
         transform = scoring.log_transform.replace("(0, x)", "(0, HNS_g)")
         rows.append(("Subset estimate", f"10^(sum c_g {transform}) - 1"))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -22,6 +23,7 @@ import yaml
 from arcadebench.errors import SpecError, UnknownSpec, did_you_mean
 from arcadebench.specs.model import (
     AtariSettings,
+    Breakthrough,
     Evaluation,
     GameConstants,
     Level,
@@ -301,14 +303,13 @@ def _scoring(node: Node, columns: set[str]) -> Scoring:
                 raise upper.fail("greater than the previous class's upper bound")
             bins.append((label.string(), bound))
         classes = tuple(bins)
-    breakthrough_of: str | None = None
-    breakthrough_threshold: float | None = None
+    breakthrough = None
     if "breakthrough" in f:
-        breakthrough = f["breakthrough"].mapping(required=("of", "threshold"))
-        breakthrough_of = breakthrough["of"].string(
-            choices=tuple(names) or ("<a normalised score>",)
+        fields = f["breakthrough"].mapping(required=("of", "threshold"))
+        breakthrough = Breakthrough(
+            of=fields["of"].string(choices=tuple(names) or ("<a normalised score>",)),
+            threshold=fields["threshold"].number(),
         )
-        breakthrough_threshold = breakthrough["threshold"].number()
     log_transform = (
         f["log_transform"].string(choices=(_LOG_TRANSFORM,)) if "log_transform" in f else None
     )
@@ -321,8 +322,7 @@ def _scoring(node: Node, columns: set[str]) -> Scoring:
         log_transform=log_transform,
         classes_of=classes_of,
         classes=classes,
-        breakthrough_of=breakthrough_of,
-        breakthrough_threshold=breakthrough_threshold,
+        breakthrough=breakthrough,
         learning_efficiency=f["learning_efficiency"].boolean()
         if "learning_efficiency" in f
         else False,
@@ -637,7 +637,7 @@ def list_specs() -> list[str]:
     return sorted(path.stem for path in SPEC_DIR.glob("*.yaml"))
 
 
-def load_spec(name_or_path: str | Path | Spec) -> Spec:
+def load_spec(name_or_path: str | os.PathLike[str] | Spec) -> Spec:
     """Return the spec named ``name_or_path`` (built-in) or loaded from that YAML file.
 
     Example:
@@ -651,7 +651,7 @@ def load_spec(name_or_path: str | Path | Spec) -> Spec:
     """
     if isinstance(name_or_path, Spec):
         return name_or_path
-    text = str(name_or_path)
+    text = os.fspath(name_or_path)
     builtin = SPEC_DIR / f"{text.lower()}.yaml"
     if "/" not in text and "\\" not in text and builtin.is_file():
         return _load_file(str(builtin), builtin.stat().st_mtime_ns)

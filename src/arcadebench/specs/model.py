@@ -20,6 +20,7 @@ from arcadebench.specs.names import name_key
 
 __all__ = [
     "AtariSettings",
+    "Breakthrough",
     "Evaluation",
     "GameConstants",
     "Level",
@@ -141,6 +142,14 @@ class Normalisation:
 
 
 @dataclass(frozen=True)
+class Breakthrough:
+    """Games whose ``of`` score reaches ``threshold`` % (HWR Section 4: HWRB, HWRNS >= 100 %)."""
+
+    of: str
+    threshold: float
+
+
+@dataclass(frozen=True)
 class Scoring:
     """Which numbers a protocol reports and how (the conventions are written in the YAML)."""
 
@@ -150,8 +159,7 @@ class Scoring:
     log_transform: str | None = None
     classes_of: str | None = None
     classes: tuple[tuple[str, float | None], ...] = ()
-    breakthrough_of: str | None = None
-    breakthrough_threshold: float | None = None
+    breakthrough: Breakthrough | None = None
     learning_efficiency: bool = False
     game_time_frames_per_day: int | None = None
 

@@ -21,7 +21,7 @@ from arcadebench.specs.nodes import Node
 __all__ = ["atari_settings", "override_settings", "retro_settings"]
 
 Rule = Callable[[Node], Any]
-S = TypeVar("S", AtariSettings, RetroSettings)
+S = TypeVar("S", bound=AtariSettings | RetroSettings)
 
 
 def _modulus(node: Node) -> float | None:

@@ -45,6 +45,6 @@ def check_real(name: str, value: Any) -> float:
 
 def check_probability(name: str, value: Any) -> float:
     """Return ``value`` as a ``float`` if it is a probability in [0, 1], else raise."""
-    if isinstance(value, bool) or not isinstance(value, Real) or not 0.0 <= value <= 1.0:
+    if isinstance(value, bool) or not isinstance(value, Real) or not 0.0 <= float(value) <= 1.0:
         raise InvalidArgument(f"`{name}` must be a probability in [0, 1], got {value!r}")
     return float(value)

@@ -124,12 +124,13 @@ class ButtonDiscretizer(gym.ActionWrapper, gym.utils.RecordConstructorArgs):
         if (
             not isinstance(action, (Integral, np.integer))
             or isinstance(action, bool)
-            or not 0 <= action < len(self._table)
+            or not 0 <= int(action) < len(self._table)
         ):
             raise InvalidArgument(
                 f"`action` must be an integer in [0, {len(self._table)}), got {action!r}"
             )
-        return self._table[action]
+        buttons: np.ndarray = self._table[action]
+        return buttons
 
     def get_action_meanings(self) -> list[str]:
         """The buttons of each action joined by ``+``; ``NOOP`` for the empty combination."""

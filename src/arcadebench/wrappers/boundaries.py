@@ -195,7 +195,13 @@ class TimeLimit(_GymTimeLimit):
     def step(self, action: Any) -> StepResult:
         """Step, and truncate with ``"time_limit"`` after ``max_episode_steps`` steps."""
         obs, reward, terminated, truncated, info = super().step(action)
-        if truncated and not terminated and self._elapsed_steps >= self._max_episode_steps:
+        elapsed = self._elapsed_steps  # None only before the first reset, which step refuses
+        if (
+            truncated
+            and not terminated
+            and elapsed is not None
+            and elapsed >= self._max_episode_steps
+        ):
             set_end_reason(info, "time_limit")
         return obs, reward, terminated, truncated, info
 

@@ -84,7 +84,7 @@ class RolloverGuard(gym.Wrapper, gym.utils.RecordConstructorArgs):
     def step(self, action: Any) -> StepResult:
         """Step; a reward below the threshold is corrected and recorded."""
         obs, reward, terminated, truncated, info = self.env.step(action)
-        if reward < self._threshold:
+        if float(reward) < self._threshold:
             protocol_info(info).setdefault("rollover_rewards", []).append(float(reward))
             self.episode_rollovers += 1
             reward = float(correct_rollovers(reward, self._threshold, self._correction)[0])
@@ -378,7 +378,8 @@ class SonicProgressReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
             return info
         data = getattr(self.env.unwrapped, "data", None)  # RetroEnv.reset() returns an empty info
         if data is not None and hasattr(data, "lookup_all"):
-            return data.lookup_all()
+            ram: Mapping[str, Any] = data.lookup_all()  # stable-retro ships no types
+            return ram
         raise InvalidArgument(
             "`env` must report the RAM variables x, zone, act, lives in info (a stable-retro "
             f"RetroEnv of a Sonic game), got info keys {sorted(info)!r}"

@@ -308,7 +308,7 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
         spec: Spec | str,
         game: str,
         *,
-        log_dir: str | os.PathLike | None = None,
+        log_dir: str | os.PathLike[str] | None = None,
         run: str = "0",
         resume: bool = False,
         deviations: Mapping[str, Any] | None = None,

@@ -35,6 +35,7 @@ import arcadebench
 from arcadebench.benchmarks.envs.ids import env_id
 from arcadebench.benchmarks.envs.joint import JOINT_ENV_ID, JointSonicEnv
 from arcadebench.benchmarks.envs.roms import require_roms, rom_status
+from arcadebench.benchmarks.envs.sonic import check_retro_settings
 from arcadebench.errors import EmulatorInUse, InvalidArgument, NonCompliantWarning, RomNotFound
 from arcadebench.specs import load_spec
 from arcadebench.wrappers.monitor import find_monitor
@@ -124,6 +125,8 @@ def test_levels_refuses_a_bad_split_and_a_non_retro_spec():
         ),
     ):
         arcadebench.levels("saber")
+    with pytest.raises(InvalidArgument, match=re.escape("`spec` must be a retro spec")):
+        check_retro_settings(load_spec("saber").environment)
 
 
 # -- missing ROMs ----------------------------------------------------------------------------------
@@ -464,6 +467,13 @@ def test_the_joint_env_pool_and_its_roms(spec_path):
     try:
         assert env.pool == ("AirstrikerB-Zone3", "AirstrikerB-Zone0")
         assert {env.reset(seed=s)[1]["arcadebench"]["level"] for s in range(8)} == set(env.pool)
+    finally:
+        env.close()
+    with pytest.raises(gym.error.ResetNeeded, match="the environment is closed"):
+        env.step(0)
+    env.reset(seed=0)  # a closed joint env starts its level's emulator again
+    try:
+        assert env.step(0)[4]["arcadebench"]["level"] in env.pool
     finally:
         env.close()
     with pytest.raises(RomNotFound, match=re.escape(NOROM_MISSING)):

@@ -97,7 +97,7 @@ class EpisodeObserver:
                 f"says {self._shape} and {self._dtype}",
             )
         if self._digest is not None:
-            self._digest.update(np.ascontiguousarray(array))
+            self._digest.update(np.ascontiguousarray(array).data)
 
     def _life_information(self, info: dict[str, Any]) -> None:
         if self.settings["life_information"] != ("lives" in info):
@@ -113,7 +113,9 @@ class EpisodeObserver:
         if info.get("arcadebench", {}).get("end_reason") is not None:
             self._violation("end_reason", "a reset's info has an end reason")
 
-    def step(self, obs: Any, reward: float, terminated: bool, truncated: bool, info: dict) -> None:
+    def step(
+        self, obs: Any, reward: float, terminated: bool, truncated: bool, info: dict[str, Any]
+    ) -> None:
         """Check one step (call right after ``env.step``)."""
         reward = float(reward)
         extra = info.get("arcadebench", {})
@@ -193,7 +195,7 @@ class EpisodeObserver:
         self.flags["rollover"] += [float(v) for v in originals if v > WRAP_FLAG]
 
     def _stuck(
-        self, frame: int, terminated: bool, truncated: bool, reason: Any, extra: dict
+        self, frame: int, terminated: bool, truncated: bool, reason: Any, extra: dict[str, Any]
     ) -> None:
         limit, cap = self.settings["max_stuck_frames"], self.settings["max_episode_frames"]
         if limit is None:

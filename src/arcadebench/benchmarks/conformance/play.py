@@ -30,13 +30,16 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
+from ale_py.env import AtariEnv
 
 from arcadebench.benchmarks.conformance.observer import EpisodeObserver
 from arcadebench.benchmarks.conformance.sticky_probe import StickyProbe
 from arcadebench.benchmarks.envs import make_protocol_env
-from arcadebench.errors import NonCompliantWarning
+from arcadebench.errors import InvalidArgument, NonCompliantWarning
 from arcadebench.specs import Spec, load_spec
+from arcadebench.specs.model import AtariSettings
 
 __all__ = ["LIMITS", "play_game", "scaled_limit"]
 
@@ -137,6 +140,16 @@ def _limit_run(
     }
 
 
+def atari_settings(spec: Spec) -> AtariSettings:
+    """The settings of an Atari spec; any other spec is refused (the check plays ALE games)."""
+    if not isinstance(spec.environment, AtariSettings):
+        raise InvalidArgument(
+            f"`spec` must be an Atari spec (platform 'atari'), got {spec.name!r} (platform "
+            f"{spec.platform!r}); the check plays ALE games only"
+        )
+    return spec.environment
+
+
 def play_game(
     spec: str, game: str, frames: int, seed: int, env_kwargs: dict[str, Any] | None = None
 ) -> dict[str, Any]:
@@ -159,7 +172,7 @@ def play_game(
     """
     loaded = load_spec(spec)
     env_kwargs = dict(env_kwargs or {})
-    settings = dataclasses.asdict(loaded.environment)
+    settings = dataclasses.asdict(atari_settings(loaded))
     result: dict[str, Any] = {
         "game": game,
         "frames": frames,
@@ -171,9 +184,15 @@ def play_game(
         warnings.simplefilter("ignore", NonCompliantWarning)  # env_kwargs: deviating on purpose
         env = make_protocol_env(loaded, game, log_dir=False, **env_kwargs)
     try:
+        base = env.unwrapped
+        if not isinstance(env.action_space, gym.spaces.Discrete) or not isinstance(base, AtariEnv):
+            raise InvalidArgument(
+                f"`env_kwargs` must leave {game} an ALE env of discrete actions, got "
+                f"{type(base).__name__} with {env.action_space}"
+            )
         result["actions"] = int(env.action_space.n)
-        result["minimal_actions"] = len(env.unwrapped.ale.getMinimalActionSet())
-        result["observation_shape"] = list(env.observation_space.shape)
+        result["minimal_actions"] = len(base.ale.getMinimalActionSet())
+        result["observation_shape"] = list(env.observation_space.shape or ())
         declared = settings["repeat_action_probability"]
         probe = StickyProbe.attach(env, game, declared)
         try:

@@ -54,6 +54,7 @@ from typing import Any
 
 import numpy as np
 from ale_py import Action, ALEInterface, LoggerMode, roms
+from numpy.typing import NDArray
 
 from arcadebench.errors import InvalidArgument
 
@@ -140,16 +141,18 @@ class StickyProbe:
         """Probe ``ale`` (a loaded emulator of ``game``) against the ``declared`` probability."""
         if isinstance(declared, bool) or not isinstance(declared, Real) or not 0 <= declared <= 1:
             raise InvalidArgument(f"`declared` must be a probability in [0, 1], got {declared!r}")
-        self._ale = ale
-        self._declared = float(declared)
-        self._grid = np.union1d(_GRID, [self._declared])
-        self._at_declared = int(np.searchsorted(self._grid, self._declared))
-        self._loglik = np.zeros_like(self._grid)
-        self._ref = ALEInterface()
+        self._ale: ALEInterface = ale
+        self._declared: float = float(declared)
+        self._grid: NDArray[np.float64] = np.union1d(_GRID, [self._declared])
+        self._at_declared: int = int(np.searchsorted(self._grid, self._declared))
+        self._loglik: NDArray[np.float64] = np.zeros_like(self._grid)
+        self._ref: ALEInterface = ALEInterface()
         self._ref.setLoggerMode(LoggerMode.Error)
         self._ref.setFloat("repeat_action_probability", 0.0)
         self._ref.loadROM(roms.get_rom_path(game))
-        self.informative = self.compared = self.unexplained = 0
+        self.informative: int = 0
+        self.compared: int = 0
+        self.unexplained: int = 0
         self._start()
 
     @classmethod
@@ -223,7 +226,9 @@ class StickyProbe:
         self._belief = {c: w for c, w in _normalised(posterior).items() if w.any()}
         return reward
 
-    def _reference(self, state: Any, action: Action, paddle_strength: float) -> tuple:
+    def _reference(
+        self, state: Any, action: Action, paddle_strength: float
+    ) -> tuple[float, bytes, bytes]:
         self._ref.restoreState(state)
         return _outcome(self._ref, self._ref.act(action, paddle_strength))
 

@@ -31,7 +31,7 @@ from typing import Any
 
 from arcadebench._table import render_table
 from arcadebench._version import __version__
-from arcadebench.benchmarks.conformance.play import play_game
+from arcadebench.benchmarks.conformance.play import atari_settings, play_game
 from arcadebench.benchmarks.conformance.verdicts import STATUSES, GameCheck, judge
 from arcadebench.errors import InvalidArgument
 from arcadebench.specs import Spec, list_specs, load_spec
@@ -146,7 +146,7 @@ class CheckReport:
         return {
             "format": FORMAT,
             "spec": {"name": self.spec.name, "version": self.spec.version, "hash": self.spec.hash},
-            "settings": dataclasses.asdict(self.spec.environment),
+            "settings": dataclasses.asdict(atari_settings(self.spec)),
             "frames": self.frames,
             "seed": self.seed,
             "env_kwargs": self.env_kwargs,
@@ -156,7 +156,7 @@ class CheckReport:
             "provenance": {"arcadebench": __version__, "ale_py": metadata.version("ale-py")},
         }
 
-    def to_json(self, path: str | os.PathLike) -> None:
+    def to_json(self, path: str | os.PathLike[str]) -> None:
         """Write :meth:`to_dict` to ``path``."""
         Path(path).write_text(json.dumps(self.to_dict(), indent=1) + "\n")
 
@@ -167,13 +167,9 @@ def _check_int(name: str, value: Any, minimum: int) -> int:
     return value
 
 
-def _atari_spec(spec: str | os.PathLike | Spec) -> Spec:
+def _atari_spec(spec: str | os.PathLike[str] | Spec) -> Spec:
     loaded = load_spec(spec)
-    if loaded.platform != "atari":
-        raise InvalidArgument(
-            f"`spec` must be an Atari spec (platform 'atari'), got {loaded.name!r} (platform "
-            f"{loaded.platform!r}); the check plays ALE games only"
-        )
+    atari_settings(loaded)
     return loaded
 
 
@@ -199,21 +195,25 @@ def _games(spec: Spec, games: Sequence[str] | str | None) -> list[str]:
     return list(dict.fromkeys(spec.resolve_game(g) for g in games))
 
 
+_JobKey = tuple[str, tuple[tuple[str, Any], ...]]
+"""A game and the settings it is played with: specs sharing both share the play."""
+
+
 def _context() -> Any:
     method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
     return multiprocessing.get_context(method)
 
 
 def _play_all(
-    jobs: dict[tuple, tuple[str, str]],
+    jobs: dict[_JobKey, tuple[str, str]],
     frames: int,
     seed: int,
     env_kwargs: dict[str, Any],
     workers: int,
     done: Callable[[str], None],
-) -> dict[tuple, dict[str, Any]]:
+) -> dict[_JobKey, dict[str, Any]]:
     """Run every ``key: (spec ref, game)`` job; a job that raises becomes ``{"error": ...}``."""
-    results: dict[tuple, dict[str, Any]] = {}
+    results: dict[_JobKey, dict[str, Any]] = {}
 
     def failed(error: BaseException) -> dict[str, Any]:
         died = isinstance(error, BrokenProcessPool)
@@ -236,8 +236,8 @@ def _play_all(
         }
         for future in as_completed(futures):
             key = futures[future]
-            error = future.exception()
-            results[key] = failed(error) if error is not None else future.result()
+            raised = future.exception()
+            results[key] = failed(raised) if raised is not None else future.result()
             done(jobs[key][1])
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
@@ -245,7 +245,7 @@ def _play_all(
 
 
 def check_specs(
-    specs: Sequence[str | os.PathLike | Spec],
+    specs: Sequence[str | os.PathLike[str] | Spec],
     games: Sequence[str] | str | None = None,
     *,
     frames: int = DEFAULT_FRAMES,
@@ -274,9 +274,9 @@ def check_specs(
             f"`env_kwargs` must be a mapping of keyword arguments, got {env_kwargs!r}"
         )
     env_kwargs = dict(env_kwargs or {})
-    jobs: dict[tuple, tuple[str, str]] = {}
+    jobs: dict[_JobKey, tuple[str, str]] = {}
     for spec, selected in zip(loaded, selections, strict=True):
-        settings = tuple(dataclasses.asdict(spec.environment).items())
+        settings = tuple(dataclasses.asdict(atari_settings(spec)).items())
         for game in selected:
             jobs.setdefault((game, settings), (_spec_ref(spec), game))
     bars = progress == "bars" or (progress == "auto" and sys.stderr.isatty())
@@ -300,14 +300,14 @@ def check_specs(
         played = _play_all(jobs, frames, seed, env_kwargs, workers, lambda game: None)
     reports = []
     for spec, selected in zip(loaded, selections, strict=True):
-        settings = tuple(dataclasses.asdict(spec.environment).items())
+        settings = tuple(dataclasses.asdict(atari_settings(spec)).items())
         checks = tuple(judge(spec, game, played[(game, settings)]) for game in selected)
         reports.append(CheckReport(spec, frames, seed, checks, env_kwargs))
     return reports
 
 
 def check(
-    spec: str | os.PathLike | Spec,
+    spec: str | os.PathLike[str] | Spec,
     games: Sequence[str] | str | None = None,
     *,
     frames: int = DEFAULT_FRAMES,

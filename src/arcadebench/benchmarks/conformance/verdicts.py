@@ -128,7 +128,7 @@ def _number(value: float | None) -> str:
 
 def _violated(runs: list[dict[str, Any]], rule: str) -> str | None:
     for run in runs:
-        messages = run["violations"].get(rule)
+        messages: list[str] = run["violations"].get(rule, [])
         if messages:
             more = sum(r["violation_counts"].get(rule, 0) for r in runs) - 1
             return messages[0] + (f" (and {more} more)" if more > 0 else "")
@@ -239,8 +239,9 @@ def judge(spec: Spec, game: str, m: dict[str, Any]) -> GameCheck:
     ``m`` may be ``{"error": message}`` (the game's job raised): the game then fails as a whole.
     """
     if "error" in m:
-        rules = {name: RuleResult("n/a", "-") for name in RULES}
-        return GameCheck(game, rules, (), m, error=m["error"])
+        return GameCheck(
+            game, {name: RuleResult("n/a", "-") for name in RULES}, (), m, error=m["error"]
+        )
     limits = [m[k]["run"] for k in ("max_stuck_frames", "max_episode_frames") if m[k]]
     runs = [m[name] for name in _RUNS] + limits
     played = [m["random"], *limits]  # the replay repeats the random run

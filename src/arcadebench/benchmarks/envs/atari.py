@@ -34,7 +34,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import gymnasium as gym
 
@@ -116,7 +116,11 @@ def wrap_atari_protocol(env: gym.Env, settings: AtariSettings) -> gym.Env:
 
 
 def make_atari_env(
-    game: str, settings: AtariSettings, *, obs_type: str = "rgb", render_mode: str | None = None
+    game: str,
+    settings: AtariSettings,
+    *,
+    obs_type: Literal["rgb", "grayscale", "ram", "standard"] = "rgb",
+    render_mode: str | None = None,
 ) -> gym.Env:
     """Build the Atari environment of ``game`` with the (possibly overridden) ``settings``.
 

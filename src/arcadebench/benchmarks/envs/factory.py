@@ -40,7 +40,7 @@ __all__ = ["make", "make_protocol_env", "register_envs"]
 def make_protocol_env(
     spec: str | Spec,
     game: str,
-    log_dir: str | os.PathLike | bool | None = None,
+    log_dir: str | os.PathLike[str] | bool | None = None,
     run: str = "0",
     resume: bool = False,
     algorithm: str | None = None,

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import gymnasium as gym
-import numpy as np
+from gymnasium.core import RenderFrame
 
 from arcadebench.benchmarks.envs.resolve import resolve
 from arcadebench.benchmarks.envs.roms import require_roms, state_file
@@ -68,8 +68,7 @@ class JointSonicEnv(gym.Env):
     ) -> None:
         self._spec = retro_spec(spec)
         resolved = resolve(self._spec, {**settings, "render_mode": render_mode})
-        self._settings = resolved.settings
-        check_retro_settings(self._settings)
+        self._settings = check_retro_settings(resolved.settings)
         if levels is not None:
             if isinstance(levels, str) or not levels:
                 raise InvalidArgument(
@@ -87,9 +86,9 @@ class JointSonicEnv(gym.Env):
         self._states: dict[str, bytes] = {}
         self._env: gym.Env | None = None
         self._game: str | None = None
-        self._switch(pool[0])
-        self.observation_space = self._env.observation_space
-        self.action_space = self._env.action_space
+        first = self._switch(pool[0])
+        self.observation_space = first.observation_space
+        self.action_space = first.action_space
 
     def _state(self, level: str) -> bytes:
         if level not in self._states:
@@ -97,33 +96,31 @@ class JointSonicEnv(gym.Env):
                 self._states[level] = handle.read()
         return self._states[level]
 
-    def _switch(self, level: str) -> None:
+    def _switch(self, level: str) -> gym.Env:
         """Make ``level`` the one the next reset plays: load its state, or start its game."""
         game = self._spec.levels[level].game
-        if self._env is not None and game == self._game:
-            retro = self._env.unwrapped
+        env = self._env
+        if env is not None and game == self._game:
+            retro: Any = env.unwrapped  # a RetroEnv: stable-retro ships no types
             retro.initial_state = self._state(level)
             retro.statename = f"{self._spec.levels[level].state}.state"
         else:
-            if self._env is not None:
-                self._env.close()
+            if env is not None:
+                env.close()
                 self._env = None
-            self._env = make_retro_env(
-                self._spec,
-                level,
-                self._settings,  # type: ignore[arg-type]
-                render_mode=self.render_mode,
-            )
+            env = make_retro_env(self._spec, level, self._settings, render_mode=self.render_mode)
+            self._env = env
             self._game = game
             if getattr(self, "observation_space", None) is not None and (
-                self._env.observation_space != self.observation_space
-                or self._env.action_space != self.action_space
+                env.observation_space != self.observation_space
+                or env.action_space != self.action_space
             ):
                 raise InvalidArgument(
                     f"`levels` must share one observation and action space, got {level} with "
-                    f"{self._env.observation_space} / {self._env.action_space}"
+                    f"{env.observation_space} / {env.action_space}"
                 )
         self.level = level
+        return env
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -134,18 +131,20 @@ class JointSonicEnv(gym.Env):
             level = self._spec.resolve_game(options["level"])
         else:
             level = self.pool[int(self.np_random.integers(len(self.pool)))]
-        self._switch(level)
-        obs, info = self._env.reset(seed=int(self.np_random.integers(2**31 - 1)))
+        env = self._switch(level)
+        obs, info = env.reset(seed=int(self.np_random.integers(2**31 - 1)))
         info.setdefault("arcadebench", {})["level"] = level
         return obs, info
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         """Step the current level."""
+        if self._env is None:
+            raise gym.error.ResetNeeded("the environment is closed: call reset() before step()")
         obs, reward, terminated, truncated, info = self._env.step(action)
         info.setdefault("arcadebench", {})["level"] = self.level
-        return obs, reward, terminated, truncated, info
+        return obs, float(reward), bool(terminated), bool(truncated), info
 
-    def render(self) -> np.ndarray | None:
+    def render(self) -> RenderFrame | list[RenderFrame] | None:
         """The current frame (``render_mode="rgb_array"``)."""
         return self._env.render() if self._env is not None else None
 

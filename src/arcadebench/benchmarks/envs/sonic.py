@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import gzip
 from dataclasses import dataclass
+from typing import cast
 
 import gymnasium as gym
 
@@ -41,7 +42,7 @@ from arcadebench.benchmarks.envs.roms import (
 )
 from arcadebench.errors import EmulatorInUse, InvalidArgument, UnknownGame
 from arcadebench.specs import Spec, load_spec
-from arcadebench.specs.model import RetroSettings
+from arcadebench.specs.model import AtariSettings, RetroSettings
 from arcadebench.wrappers import ButtonDiscretizer, SonicProgressReward, StickyFrameSkip, TimeLimit
 
 __all__ = ["LevelRecord", "check_retro_settings", "levels", "make_retro_env", "retro_spec"]
@@ -52,14 +53,22 @@ _MULTIPLE_EMULATORS = "multiple emulator instances"
 # -- one level -------------------------------------------------------------------------------------
 
 
-def check_retro_settings(settings: RetroSettings) -> None:
-    """Refuse, before any emulator starts, what the contest reward cannot do (Section 3.5)."""
+def check_retro_settings(settings: AtariSettings | RetroSettings) -> RetroSettings:
+    """Return ``settings`` if a retro env can follow them, else refuse before any emulator starts.
+
+    Atari settings are refused, and so is what the contest reward cannot do (Section 3.5).
+    """
+    if not isinstance(settings, RetroSettings):
+        raise InvalidArgument(
+            "`spec` must be a retro spec (platform 'retro', like 'sonic'), got Atari settings"
+        )
     for key in ("end_on_life_loss", "end_on_level_complete"):
         if getattr(settings, key) is not True:
             raise InvalidArgument(
                 f"`{key}` must be True (the contest reward ends episodes on a life loss and on "
                 f"completion, Section 3.5), got {getattr(settings, key)!r}"
             )
+    return settings
 
 
 def _emulator_in_use(game_id: str) -> EmulatorInUse:
@@ -98,7 +107,7 @@ def _retro_env(spec: Spec, level_name: str, render_mode: str | None) -> gym.Env:
         raise
     env.initial_state = initial_state
     env.statename = state.name
-    return env
+    return cast(gym.Env, env)  # a RetroEnv is a gym.Env; stable-retro ships no types
 
 
 def make_retro_env(

@@ -209,7 +209,8 @@ def default_metric(spec: Spec) -> str:
     normalised score (Atari-5: HNS), else ``raw`` (Sonic).
     """
     names = [n.name for n in spec.scoring.normalised]
-    for preferred in (spec.scoring.classes_of, spec.scoring.breakthrough_of):
+    breakthrough = spec.scoring.breakthrough
+    for preferred in (spec.scoring.classes_of, breakthrough.of if breakthrough else None):
         if preferred in names:
             return preferred
     return names[0] if names else "raw"

@@ -164,7 +164,7 @@ def percentile_interval(samples: ArrayLike, level: float = 0.95) -> Array:
     alpha = (1.0 - level) / 2.0
     q = [100.0 * alpha, 100.0 * (1.0 - alpha)]
     with np.errstate(invalid="ignore"):
-        result = np.percentile(samples, q, axis=0)
+        result: NDArray[np.float64] = np.percentile(samples, q, axis=0)
     broken = np.isnan(result) & ~np.isnan(samples).any(axis=0)
     if broken.any():  # inf - inf inside the interpolation: take the order statistic above
         result = np.where(broken, np.percentile(samples, q, axis=0, method="higher"), result)

@@ -77,7 +77,7 @@ def run_scores(log: RunLog, evaluation: Evaluation) -> dict[int | None, tuple[fl
 
 
 def read_logs(
-    spec: Spec, paths: Iterable[str | os.PathLike], collector: ScoreCollector | None = None
+    spec: Spec, paths: Iterable[str | os.PathLike[str]], collector: ScoreCollector | None = None
 ) -> ScoreCollector:
     """Read episode logs and add each run's scores (end and checkpoints) to ``collector``.
 

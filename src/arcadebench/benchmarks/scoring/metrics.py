@@ -54,6 +54,8 @@ __all__ = [
 ]
 
 Array = NDArray[np.float64]
+"""Scores as float64. A reduction to no axes gives a numpy float64 scalar, which numpy's stubs
+type as ``Any``: the typed locals below (``result: Array = ...``) name what it is used as."""
 
 
 def _scores(scores: ArrayLike, name: str = "scores") -> Array:
@@ -81,11 +83,13 @@ def game_means(scores: ArrayLike) -> Array:
     scores = _scores(scores)
     missing = np.isnan(scores)
     if not missing.any():  # the common case, and every bootstrap batch of equal runs: no masks
-        return scores.mean(axis=-2)
+        result: Array = scores.mean(axis=-2)
+        return result
     count = (~missing).sum(axis=-2)
     total = np.where(missing, 0.0, scores).sum(axis=-2)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return total / count
+        result = total / count
+    return result
 
 
 def aggregate_mean(scores: ArrayLike) -> Array:
@@ -98,7 +102,8 @@ def aggregate_mean(scores: ArrayLike) -> Array:
     means = game_means(scores)
     if means.shape[-1] == 0:
         return np.full(means.shape[:-1], np.nan)
-    return means.mean(axis=-1)
+    result: Array = means.mean(axis=-1)
+    return result
 
 
 def aggregate_median(scores: ArrayLike) -> Array:
@@ -113,7 +118,8 @@ def aggregate_median(scores: ArrayLike) -> Array:
     means = game_means(scores)
     if means.shape[-1] == 0:
         return np.full(means.shape[:-1], np.nan)
-    return np.median(means, axis=-1)
+    result: Array = np.median(means, axis=-1)
+    return result
 
 
 def aggregate_iqm(scores: ArrayLike) -> Array:
@@ -131,13 +137,15 @@ def aggregate_iqm(scores: ArrayLike) -> Array:
     ordered = np.sort(scores.reshape(*scores.shape[:-2], -1), axis=-1)  # NaN padding sorts last
     n = ordered.shape[-1]
     if n and not np.isnan(ordered[..., -1]).any():
-        return ordered[..., n // 4 : n - n // 4].mean(axis=-1)
+        result: Array = ordered[..., n // 4 : n - n // 4].mean(axis=-1)
+        return result
     count = (~np.isnan(ordered)).sum(axis=-1)
     cut = count // 4
     position = np.arange(ordered.shape[-1])
     keep = (position >= cut[..., None]) & (position < (count - cut)[..., None])
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(keep, ordered, 0.0).sum(axis=-1) / (count - 2 * cut)
+        result = np.where(keep, ordered, 0.0).sum(axis=-1) / (count - 2 * cut)
+    return result
 
 
 def aggregate_optimality_gap(scores: ArrayLike, threshold: float = 100.0) -> Array:
@@ -154,11 +162,13 @@ def aggregate_optimality_gap(scores: ArrayLike, threshold: float = 100.0) -> Arr
     missing = np.isnan(clipped)
     axes = (-2, -1)
     if not missing.any():
-        return threshold - clipped.mean(axis=axes)
+        result: Array = threshold - clipped.mean(axis=axes)
+        return result
     count = (~missing).sum(axis=axes)
     total = np.where(missing, 0.0, clipped).sum(axis=axes)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return threshold - total / count
+        result = threshold - total / count
+    return result
 
 
 AGGREGATES: Mapping[str, Callable[..., Array]] = {
@@ -262,10 +272,11 @@ def learning_efficiency(percent: ArrayLike, frames: ArrayLike) -> Array:
         >>> f"{float(learning_efficiency(873.97, 2e8)):.2E}"
         '4.37E-08'
     """
-    frames = np.asarray(frames, dtype=np.float64)
-    if np.any(frames <= 0):
-        raise InvalidArgument(f"`frames` must be positive, got {frames.tolist()!r}")
-    return np.asarray(percent, dtype=np.float64) / 100.0 / frames
+    budget = np.asarray(frames, dtype=np.float64)
+    if np.any(budget <= 0):
+        raise InvalidArgument(f"`frames` must be positive, got {budget.tolist()!r}")
+    result: Array = np.asarray(percent, dtype=np.float64) / 100.0 / budget
+    return result
 
 
 def game_time_days(frames: ArrayLike, frames_per_day: float) -> Array:

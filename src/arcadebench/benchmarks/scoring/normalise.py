@@ -49,7 +49,7 @@ def normalise(
     random = np.asarray(random, dtype=np.float64)
     reference = np.asarray(reference, dtype=np.float64)
     with np.errstate(invalid="ignore"):
-        score = 100.0 * ((raw - random) / np.abs(reference - random))
+        score: NDArray[np.float64] = 100.0 * ((raw - random) / np.abs(reference - random))
     if floor is not None or cap is not None:
         score = np.clip(
             score, floor if floor is not None else -np.inf, cap if cap is not None else np.inf
@@ -75,11 +75,11 @@ def subset_estimate(
     With the Table 9 coefficients and no intercept this is the Atari-X estimate of the 57-game
     median HNS; with a Table 10/11 row it is the predicted normalised score of one game.
     """
-    log_scores = np.asarray(log_scores, dtype=np.float64)
-    coefficients = np.asarray(coefficients, dtype=np.float64)
-    if log_scores.shape[-1] != coefficients.shape[0]:
+    scores = np.asarray(log_scores, dtype=np.float64)
+    weights = np.asarray(coefficients, dtype=np.float64)
+    if scores.shape[-1] != weights.shape[0]:
         raise ValueError(
-            f"`log_scores` must have {coefficients.shape[0]} scores on its last axis, "
-            f"got shape {log_scores.shape}"
+            f"`log_scores` must have {weights.shape[0]} scores on its last axis, "
+            f"got shape {scores.shape}"
         )
-    return inverse_log_normalise(intercept + log_scores @ coefficients)
+    return inverse_log_normalise(intercept + scores @ weights)

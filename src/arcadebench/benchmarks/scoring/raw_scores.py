@@ -66,7 +66,10 @@ class ScoreCollector:
     """
 
     def __init__(self) -> None:
-        self._cells: dict[tuple[str, int | None, str], dict[str, tuple]] = {}
+        # (algorithm, checkpoint, game) -> run -> (score, frames, episodes)
+        self._cells: dict[
+            tuple[str, int | None, str], dict[str, tuple[float, float | None, int | None]]
+        ] = {}
         self._deviations: dict[str, dict[str, dict[str, Any]]] = {}
         self._where: dict[tuple[str, int | None, str, str], str] = {}
         self._order: list[str] = []

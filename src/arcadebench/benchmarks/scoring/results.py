@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from arcadebench.benchmarks.scoring.bootstrap import bootstrap_distribution, percentile_interval
 from arcadebench.benchmarks.scoring.inputs import read_scores
@@ -65,7 +66,7 @@ _VERSIONED = ("arcadebench", "numpy", "gymnasium", "ale-py", "stable-retro")
 
 
 def score(
-    spec: str | os.PathLike | Spec,
+    spec: str | os.PathLike[str] | Spec,
     scores: object,
     *,
     ci: float = 0.95,
@@ -108,7 +109,7 @@ def score(
         raise InvalidArgument(f"`seed` must be a non-negative integer, got {seed!r}")
     spec = spec if isinstance(spec, Spec) else load_spec(spec)
     raw = read_scores(spec, scores)
-    algorithms: dict[str, dict] = {}
+    algorithms: dict[str, dict[str, Any]] = {}
     for name, data in raw.algorithms.items():
         entry = _score_block(spec, data.games, ci=ci, reps=reps, seed=_block_seed(seed, name, None))
         if data.checkpoints:
@@ -196,12 +197,12 @@ class _Target:
     """Per-run scores that aggregates are computed over: a normalised metric, or raw on a split."""
 
     key: str
-    columns: np.ndarray
+    columns: NDArray[np.intp]
     norm: Normalisation | None = None
-    random: np.ndarray | None = None
-    reference: np.ndarray | None = None
+    random: NDArray[np.float64] = field(default_factory=lambda: np.empty(0))
+    reference: NDArray[np.float64] = field(default_factory=lambda: np.empty(0))
 
-    def transform(self, raw: np.ndarray) -> np.ndarray:
+    def transform(self, raw: NDArray[np.float64]) -> NDArray[np.float64]:
         """The target's ``(..., runs, columns)`` scores from ``(..., runs, games)`` raw scores."""
         selected = raw[..., self.columns]
         if self.norm is None:
@@ -221,11 +222,12 @@ def _targets(spec: Spec, names: list[str]) -> list[_Target]:
         return targets
     targets = [_Target("raw", np.arange(len(names)))]
     for split in ("train", "test"):  # Sonic Section 3.9: the score is the mean over test levels
-        columns = [
-            i for i, g in enumerate(names) if g in spec.levels and spec.levels[g].split == split
-        ]
-        if columns:
-            targets.append(_Target(split, np.array(columns)))
+        columns = np.array(
+            [i for i, g in enumerate(names) if g in spec.levels and spec.levels[g].split == split],
+            dtype=np.intp,
+        )
+        if len(columns):
+            targets.append(_Target(split, columns))
     return targets
 
 
@@ -233,6 +235,10 @@ def _constant(spec: Spec, game: str, column: str) -> float:
     constants = spec.constants.get(game)
     value = constants.reference(column) if constants is not None else None
     return np.nan if value is None else float(value)
+
+
+_Slot = tuple[str, ...]
+"""A number's place in the statistic: ``("game", metric)``, ``("agg", metric, stat)``, ..."""
 
 
 class _Block:
@@ -263,14 +269,15 @@ class _Block:
             ),
             None,
         )
-        self.subsets = []
+        # (key, HNS columns, coefficients) of every Atari-X subset whose games were all played
+        self.subsets: list[tuple[str, NDArray[np.intp], tuple[float, ...]]] = []
         if self.hns is not None:
             present = self.position[self.hns.key]
             for subset in spec.subsets.values():
                 if all(g in present for g in subset.games):
-                    index = np.array([present[g] for g in subset.games])
+                    index = np.array([present[g] for g in subset.games], dtype=np.intp)
                     self.subsets.append((subset_key(subset.name), index, subset.coefficients))
-        self.slots: dict[tuple, slice] = {}
+        self.slots: dict[_Slot, slice] = {}
         self._add(("game", "raw"), len(self.names))
         for t in self.targets:
             self._add(("game", t.key), len(t.columns))
@@ -279,15 +286,15 @@ class _Block:
         for key, _, _ in self.subsets:
             self._add(("subset", key), 1)
 
-    def _add(self, key: tuple, n: int) -> None:
+    def _add(self, key: _Slot, n: int) -> None:
         start = max((s.stop for s in self.slots.values()), default=0)
         self.slots[key] = slice(start, start + n)
 
-    def statistic(self, raw: np.ndarray) -> np.ndarray:
+    def statistic(self, raw: NDArray[np.float64]) -> NDArray[np.float64]:
         """Every slot from ``(..., runs, games)`` raw scores, vectorised over leading axes."""
         scoring = self.spec.scoring
         parts = [game_means(raw)]
-        per_game = {}
+        per_game: dict[str, NDArray[np.float64]] = {}
         for t in self.targets:
             scores = t.transform(raw)
             per_game[t.key] = game_means(scores)
@@ -295,9 +302,10 @@ class _Block:
             for stat in scoring.aggregates if len(t.columns) else ():
                 extra = (scoring.optimality_gap_threshold,) if stat == "optimality_gap" else ()
                 parts.append(np.asarray(AGGREGATES[stat](scores, *extra))[..., None])
-        for _, index, coefficients in self.subsets:
-            estimate = subset_score(per_game[self.hns.key][..., index], coefficients)
-            parts.append(np.asarray(estimate)[..., None])
+        if self.hns is not None:  # the subsets' estimates are of the HNS
+            for _, index, coefficients in self.subsets:
+                estimate = subset_score(per_game[self.hns.key][..., index], coefficients)
+                parts.append(np.asarray(estimate)[..., None])
         return np.concatenate(parts, axis=-1)
 
     def score(self, *, ci: float, reps: int, seed: np.random.SeedSequence) -> dict[str, Any]:
@@ -307,7 +315,7 @@ class _Block:
         for j, game in enumerate(self.names):
             raw[: len(self.games[game].scores), j] = self.games[game].scores
         self.point = self.statistic(raw)
-        self.interval = None
+        self.interval: NDArray[np.float64] | None = None
         if reps > 0 and runs >= 2:
             rng = np.random.default_rng(seed)
             samples = bootstrap_distribution(raw, self.statistic, reps=reps, seed=rng)
@@ -319,16 +327,17 @@ class _Block:
             block["predictions"] = predictions
         return block
 
-    def _value(self, key: tuple, i: int = 0) -> float:
+    def _value(self, key: _Slot, i: int = 0) -> float:
         return float(self.point[self.slots[key]][i])
 
-    def _bounds(self, key: tuple, i: int = 0) -> list[float]:
+    def _bounds(self, interval: NDArray[np.float64], key: _Slot, i: int = 0) -> list[float]:
         column = self.slots[key]
-        return [float(self.interval[0, column][i]), float(self.interval[1, column][i])]
+        return [float(interval[0, column][i]), float(interval[1, column][i])]
 
     def _games(self) -> dict[str, dict[str, Any]]:
         scoring = self.spec.scoring
         normalised = [t for t in self.targets if t.norm is not None]
+        interval = self.interval
         out: dict[str, dict[str, Any]] = {}
         for j, game in enumerate(self.names):
             runs = self.games[game]
@@ -348,10 +357,11 @@ class _Block:
             if scoring.classes_of in entry:
                 index = int(class_index([entry[scoring.classes_of]], scoring.classes)[0])
                 entry["class"] = scoring.classes[index][0]
-            if self.interval is not None and len(runs.scores) >= 2:
-                entry["ci"] = {"raw": self._bounds(("game", "raw"), j)}
+            if interval is not None and len(runs.scores) >= 2:
+                entry["ci"] = {"raw": self._bounds(interval, ("game", "raw"), j)}
                 for t in metrics:
-                    entry["ci"][t.key] = self._bounds(("game", t.key), self.position[t.key][game])
+                    column = self.position[t.key][game]
+                    entry["ci"][t.key] = self._bounds(interval, ("game", t.key), column)
             out[game] = entry
         return out
 
@@ -364,24 +374,24 @@ class _Block:
             }
             out[t.key] = {**stats, "n_games": int(len(t.columns))}
         per_game = {t.key: self.point[self.slots[("game", t.key)]] for t in self.targets}
-        if scoring.breakthrough_of in per_game:  # HWR: HWRB = sum_g (HWRNS_g >= 100 %)
-            key = "hwrb" if scoring.breakthrough_of == "hwrns" else "breakthroughs"
-            out[key] = breakthroughs(
-                per_game[scoring.breakthrough_of], scoring.breakthrough_threshold
-            )
+        breakthrough = scoring.breakthrough
+        if breakthrough is not None and breakthrough.of in per_game:  # HWR: HWRB
+            key = "hwrb" if breakthrough.of == "hwrns" else "breakthroughs"
+            out[key] = breakthroughs(per_game[breakthrough.of], breakthrough.threshold)
         if scoring.classes_of in per_game:  # SABER Section 3.2 histogram
             out["classes"] = class_histogram(per_game[scoring.classes_of], scoring.classes)
         for key, _, _ in self.subsets:
             out[key] = self._value(("subset", key))
         out.update(self._efficiency(games, out))
         out["missing"] = [g for g in self.spec.default_games if g not in games]
-        if self.interval is not None:
+        interval = self.interval
+        if interval is not None:
             cis: dict[str, Any] = {
-                t.key: {s: self._bounds(("agg", t.key, s)) for s in scoring.aggregates}
+                t.key: {s: self._bounds(interval, ("agg", t.key, s)) for s in scoring.aggregates}
                 for t in self.targets
                 if len(t.columns)
             }
-            cis.update({key: self._bounds(("subset", key)) for key, _, _ in self.subsets})
+            cis.update({key: self._bounds(interval, ("subset", key)) for key, _, _ in self.subsets})
             out["ci"] = cis
         return out
 
@@ -487,7 +497,7 @@ class Results:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document as Python objects (``inf`` already written as ``"inf"``)."""
-        return _jsonable(
+        document: dict[str, Any] = _jsonable(
             {
                 "format": RESULTS_FORMAT,
                 "spec": dict(self.spec),
@@ -496,8 +506,9 @@ class Results:
                 "provenance": dict(self.provenance),
             }
         )
+        return document
 
-    def to_json(self, path: str | os.PathLike | None = None, *, indent: int | None = 2) -> str:
+    def to_json(self, path: str | os.PathLike[str] | None = None, *, indent: int | None = 2) -> str:
         """The ``arcadebench-results/1`` JSON text; also written to ``path`` if given."""
         text = json.dumps(self.to_dict(), indent=indent, allow_nan=False) + "\n"
         if path is not None:
@@ -534,7 +545,7 @@ class Results:
         )
 
     @classmethod
-    def from_json(cls, path: str | os.PathLike) -> Results:
+    def from_json(cls, path: str | os.PathLike[str]) -> Results:
         """Read a results JSON written by :meth:`to_json` (or by ``arcadebench run``)."""
         file = str(path)
         try:
@@ -567,7 +578,7 @@ class Results:
                         rows.append([algorithm, checkpoint, game, metric, value, low, high])
         return rows
 
-    def to_csv(self, path: str | os.PathLike | None = None) -> str:
+    def to_csv(self, path: str | os.PathLike[str] | None = None) -> str:
         """The tidy CSV (see :meth:`rows`); also written to ``path`` if given."""
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")

@@ -126,7 +126,7 @@ def _read_text(path: Path) -> str:
 
 def read_csv(
     spec: Spec,
-    path: str | os.PathLike,
+    path: str | os.PathLike[str],
     collector: ScoreCollector | None = None,
     *,
     text: str | None = None,
@@ -274,7 +274,7 @@ def _line_of(text: str, key: str, start: int = 0) -> int | None:
 
 def read_json(
     spec: Spec,
-    path: str | os.PathLike,
+    path: str | os.PathLike[str],
     collector: ScoreCollector | None = None,
     *,
     text: str | None = None,
@@ -321,7 +321,7 @@ def read_json(
 
 
 def read_mapping(
-    spec: Spec, data: Mapping, collector: ScoreCollector | None = None
+    spec: Spec, data: Mapping[str, Any], collector: ScoreCollector | None = None
 ) -> ScoreCollector:
     """Read an in-memory ``{"<algorithm>": {"<game>": score | [runs]}}`` mapping."""
     collector = collector if collector is not None else ScoreCollector()
@@ -385,7 +385,7 @@ def _read_mapping(
             if isinstance(value, list | tuple) or (
                 hasattr(value, "ndim") and getattr(value, "ndim", 0) == 1
             ):
-                values = list(value)  # type: ignore[arg-type]
+                values = list(value)
                 if not values:
                     raise InputError(
                         file,
@@ -401,7 +401,9 @@ def _read_mapping(
                 )
 
 
-def _read_results(spec: Spec, data: dict, collector: ScoreCollector, file: str, text: str) -> None:
+def _read_results(
+    spec: Spec, data: dict[str, Any], collector: ScoreCollector, file: str, text: str
+) -> None:
     """Re-score an ``arcadebench-results/1`` file: the per-run raw scores of every block."""
     algorithms = data.get("algorithms")
     if not isinstance(algorithms, dict):

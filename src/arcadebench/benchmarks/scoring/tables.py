@@ -11,13 +11,13 @@ Functions: results_table.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from arcadebench._table import render_table
 from arcadebench.specs.model import Published
 
-__all__ = ["ScoredResults", "results_table"]
+__all__ = ["ScoredResults", "aggregate_paths", "dig", "results_table"]
 
 
 class ScoredResults(Protocol):
@@ -53,10 +53,10 @@ def results_table(results: ScoredResults, digits: int = 2) -> str:
         if n in with_ci:
             columns.append(f"{n} {level} CI")
     agg_rows = []
-    for label, stat, getter in _aggregate_keys(results.algorithms):
-        row: list[Any] = [label, stat]
+    for path in aggregate_paths(block["aggregates"] for block in results.algorithms.values()):
+        row: list[Any] = list(_row_label(path))
         for n in names:
-            value, interval = getter(results.algorithms[n])
+            value, interval = _row_cells(results.algorithms[n]["aggregates"], path)
             row.append(value)
             if n in with_ci:
                 row.append(_interval_text(interval, digits))
@@ -119,8 +119,9 @@ def _checkpoint_table(results: ScoredResults, names: list[str], digits: int) -> 
     if not blocks:
         return None
     rows = []
-    for label, stat, getter in _aggregate_keys({str(i): b for i, b in enumerate(blocks)}):
-        rows.append([label, stat, *(getter(b)[0] for b in blocks)])
+    for path in aggregate_paths(block["aggregates"] for block in blocks):
+        cells = (_row_cells(block["aggregates"], path)[0] for block in blocks)
+        rows.append([*_row_label(path), *cells])
     return render_table(
         ["metric", "", *columns], rows, title="aggregates by training frames", digits=digits
     )
@@ -179,67 +180,58 @@ def _number_text(value: Any, digits: int) -> str:
     return f"{value:,.{digits}f}"
 
 
-Getter = Callable[[Mapping[str, Any]], tuple[Any, Any]]
+def aggregate_paths(blocks: Iterable[Mapping[str, Any]]) -> list[tuple[str, ...]]:
+    """Where each aggregate any block has sits in its ``aggregates``, in first-seen order.
 
-
-def _aggregate_keys(algorithms: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str, Getter]]:
-    """Rows of the aggregate table: (label, stat, getter of (value, interval)), over all blocks."""
-    keys: list[tuple[str, str, Getter]] = []
-    seen: set[tuple[str, str]] = set()
-
-    def add(label: str, stat: str, getter: Getter) -> None:
-        if (label, stat) not in seen:
-            seen.add((label, stat))
-            keys.append((label, stat, getter))
-
-    for entry in algorithms.values():
-        for key, value in entry["aggregates"].items():
+    ``("hns", "median")`` for a statistic of a metric, ``("atari5",)`` for a single number,
+    ``("classes", label)``, ``("learning_efficiency", metric, stat)``, and ``("missing",)``
+    last when any block misses games; the intervals (``ci``) are not rows of their own.
+    The text tables here and the HTML report list the same rows.
+    """
+    every = list(blocks)
+    paths: dict[tuple[str, ...], None] = {}
+    for aggregates in every:
+        for key, value in aggregates.items():
             if key in ("ci", "missing"):
                 continue
-            if key == "learning_efficiency":
+            if key == "learning_efficiency" and isinstance(value, Mapping):
                 for metric, stats in value.items():
-                    for stat in stats:
-                        add(
-                            f"{metric} per frame",
-                            stat,
-                            lambda e, m=metric, s=stat: (
-                                e["aggregates"].get("learning_efficiency", {}).get(m, {}).get(s),
-                                None,
-                            ),
-                        )
-            elif key == "classes":
-                for label in value:
-                    add(
-                        "classes",
-                        label,
-                        lambda e, c=label: (e["aggregates"].get("classes", {}).get(c), None),
-                    )
+                    for stat in stats if isinstance(stats, Mapping) else ():
+                        paths.setdefault((key, metric, stat))
             elif isinstance(value, Mapping):
                 for stat in value:
-                    add(
-                        key,
-                        stat,
-                        lambda e, k=key, s=stat: (
-                            e["aggregates"].get(k, {}).get(s),
-                            e["aggregates"].get("ci", {}).get(k, {}).get(s)
-                            if isinstance(e["aggregates"].get("ci", {}).get(k), Mapping)
-                            else None,
-                        ),
-                    )
+                    paths.setdefault((key, stat))
             else:
-                add(
-                    key,
-                    "",
-                    lambda e, k=key: (
-                        e["aggregates"].get(k),
-                        e["aggregates"].get("ci", {}).get(k)
-                        if isinstance(e["aggregates"].get("ci", {}).get(k), list)
-                        else None,
-                    ),
-                )
-    for entry in algorithms.values():
-        missing = entry["aggregates"].get("missing")
-        if missing is not None:
-            add("missing games", "", lambda e: (len(e["aggregates"].get("missing", [])), None))
-            break
-    return keys
+                paths.setdefault((key,))
+    if any(aggregates.get("missing") is not None for aggregates in every):
+        paths.setdefault(("missing",))
+    return list(paths)
+
+
+def dig(mapping: Any, path: Sequence[str]) -> Any:
+    """``mapping[path[0]][path[1]]...``, ``None`` where a level is missing or not a mapping."""
+    for key in path:
+        if not isinstance(mapping, Mapping):
+            return None
+        mapping = mapping.get(key)
+    return mapping
+
+
+def _row_label(path: tuple[str, ...]) -> tuple[str, str]:
+    """The metric and statistic columns of an aggregate row."""
+    if path[0] == "learning_efficiency":
+        return f"{path[1]} per frame", path[2]
+    if path == ("missing",):
+        return "missing games", ""
+    return path[0], path[1] if len(path) > 1 else ""
+
+
+def _row_cells(aggregates: Mapping[str, Any], path: tuple[str, ...]) -> tuple[Any, Any]:
+    """``(value, interval)`` of one aggregate row (``None`` where absent)."""
+    value = dig(aggregates, path)
+    if path == ("missing",):
+        return len(value or []), None
+    if path[0] in ("learning_efficiency", "classes"):
+        return value, None
+    interval = dig(aggregates, ("ci", *path))
+    return value, interval if isinstance(interval, list) else None

@@ -85,11 +85,13 @@ class ProtocolVecEnv(VecEnv):
     def reset(self) -> np.ndarray:
         """Reset every env (with the seeds given to :meth:`seed`, once); the observations."""
         seeds = None if all(s is None for s in self._seeds) else [int(s or 0) for s in self._seeds]
-        obs, info = self.venv.reset(seed=seeds)
+        # Sync/AsyncVectorEnv take one seed per env; VectorEnv.reset's annotation says one int
+        obs, info = self.venv.reset(seed=seeds)  # type: ignore[arg-type]
         self.reset_infos = _split(info, self.num_envs)
         self._reset_seeds()
         self._reset_options()
-        return obs
+        observations: np.ndarray = obs
+        return observations
 
     def step_async(self, actions: np.ndarray) -> None:
         """Remember the actions of the next step."""
@@ -175,7 +177,7 @@ class ProtocolCallback(BaseCallback):
         self,
         spec: str | Spec,
         game: str,
-        log_dir: str | os.PathLike | None,
+        log_dir: str | os.PathLike[str] | None,
         run: str = "0",
         every: int = 256,
         verbose: int = 0,
@@ -263,7 +265,9 @@ class SB3Policy:
             gives.
     """
 
-    def __init__(self, algorithm: str, path: str | os.PathLike, deterministic: bool = True) -> None:
+    def __init__(
+        self, algorithm: str, path: str | os.PathLike[str], deterministic: bool = True
+    ) -> None:
         self.algorithm = algorithm
         self.path = str(path)
         self.deterministic = deterministic
