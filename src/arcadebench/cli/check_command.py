@@ -20,7 +20,7 @@ from arcadebench.errors import InputError
 __all__ = ["register"]
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``check`` sub-command."""
     parser = subparsers.add_parser(
         "check",

@@ -48,7 +48,7 @@ print("x".join(map(str, obs.shape)))
 """
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``doctor`` sub-command."""
     parser = subparsers.add_parser(
         "doctor",
@@ -113,7 +113,7 @@ def _doctor(args: argparse.Namespace) -> int:
     specs = [load_spec(name) for name in (args.specs or list_specs())]
     problems: list[str] = []
     print(f"arcadebench {__version__} doctor\n")
-    rows = [["python", platform.python_version()], ["arcadebench", __version__]]
+    rows: list[list[object]] = [["python", platform.python_version()], ["arcadebench", __version__]]
     rows += [[name, _version(name)] for name in ("gymnasium", "ale-py", "stable-retro", "numpy")]
     print(render_table(["component", "version"], rows, title="versions"))
 
@@ -144,8 +144,9 @@ def _doctor(args: argparse.Namespace) -> int:
                     status.path or "-",
                 ]
             )
-            if status.problem():
-                problems.append(status.problem())
+            problem = status.problem()
+            if problem:
+                problems.append(problem)
         print()
         print(
             render_table(

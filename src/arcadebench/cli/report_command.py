@@ -12,7 +12,7 @@ from arcadebench.errors import InvalidArgument
 __all__ = ["register"]
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``report`` sub-command."""
     parser = subparsers.add_parser(
         "report",

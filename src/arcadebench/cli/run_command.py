@@ -20,7 +20,7 @@ from arcadebench.errors import JobsFailed
 __all__ = ["register"]
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``run`` sub-command."""
     parser = subparsers.add_parser(
         "run",

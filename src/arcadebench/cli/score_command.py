@@ -13,7 +13,7 @@ from arcadebench.errors import InputError
 __all__ = ["register"]
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``score`` sub-command."""
     parser = subparsers.add_parser(
         "score",

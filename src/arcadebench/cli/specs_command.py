@@ -15,7 +15,7 @@ __all__ = ["register"]
 _TEXT_WIDTH = 100  # the card's notes are wrapped to this terminal width
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``specs`` and ``show`` sub-commands."""
     specs = subparsers.add_parser("specs", help="list the protocols, their games and versions")
     specs.add_argument("--ids", metavar="SPEC", help="also list every environment id of SPEC")

@@ -31,7 +31,7 @@ from arcadebench.benchmarks.subset import (
 __all__ = ["register"]
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``subset`` sub-command."""
     parser = subparsers.add_parser(
         "subset",
@@ -134,13 +134,12 @@ def _subset(args: argparse.Namespace) -> int:
     prefix = args.prefix or ("Atari" if args.scores == ATARI5_DATASET else "Subset")
     print(_describe(data))
     print()
-    options = {"folds": args.folds, "seed": args.seed, "processes": args.processes}
     if args.nested:
         if args.intercept or args.always:
             raise SubsetError(
                 "`--nested` takes no --intercept or --always (the paper's layout fixes them)"
             )
-        fits = _nested(data, args, prefix, options)
+        fits = _nested(data, args, prefix)
         models_for = [
             name for name in (f"{prefix}-{args.size}", f"{prefix}-{2 * args.size}") if name in fits
         ]
@@ -153,7 +152,9 @@ def _subset(args: argparse.Namespace) -> int:
             always=args.always,
             intercept=args.intercept,
             top=args.top,
-            **options,
+            folds=args.folds,
+            seed=args.seed,
+            processes=args.processes,
         )
         _print_search(search.fits, args.intercept)
         print(
@@ -201,9 +202,7 @@ def _test_sizes(size: int) -> tuple[int, ...]:
     return tuple(sorted({s for s in (size, 3, 1) if s <= size}, reverse=True))
 
 
-def _nested(
-    data: SubsetData, args: argparse.Namespace, prefix: str, options: dict
-) -> dict[str, SubsetFit]:
+def _nested(data: SubsetData, args: argparse.Namespace, prefix: str) -> dict[str, SubsetFit]:
     sizes = _test_sizes(args.size)
     universe = set(data.resolve(args.within)) if args.within else set(data.candidates)
     excluded = set(data.resolve(args.exclude))
@@ -216,14 +215,13 @@ def _nested(
             f"{available} available"
         )
         validation = validation[:-1]
-    extended: int | None = 2 * args.size
-    if available - (validation[-1] if validation else 0) < extended:
+    wanted: int = 2 * args.size
+    largest_val = validation[-1] if validation else 0
+    extended = wanted if available - largest_val >= wanted else None
+    if extended is None:
         notes.append(
-            f"skipped {prefix}-{extended}: needs "
-            f"{extended + (validation[-1] if validation else 0)} "
-            f"games, {available} available"
+            f"skipped {prefix}-{wanted}: needs {wanted + largest_val} games, {available} available"
         )
-        extended = None
     fits = nested_selection(
         data,
         prefix,
@@ -232,7 +230,9 @@ def _nested(
         extended,
         exclude=args.exclude,
         within=args.within,
-        **options,
+        folds=args.folds,
+        seed=args.seed,
+        processes=args.processes,
     )
     rows = [
         [

@@ -11,6 +11,7 @@ fits, on the real data and on random data with missing scores.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import re
@@ -40,6 +41,7 @@ from arcadebench.benchmarks.subset import (
 from arcadebench.benchmarks.subset import fit as subset_fit
 from arcadebench.benchmarks.subset import search as subset_search
 from arcadebench.errors import ArcadebenchError, InputError, UnknownGame
+from arcadebench.specs.model import GameConstants
 
 SPEC = arcadebench.load_spec("atari5")
 TABLE_9 = SPEC.subsets  # with the Table 2 r2 / relative_error
@@ -492,6 +494,18 @@ def test_read_with_spec_names_and_constants(tmp_path):
     table = read_scores(path, spec="atari5")
     assert table.games == ("battle_zone", "pong")
     assert table.scores.tolist() == [[pytest.approx(100.0), pytest.approx(100.0)]]
+
+
+def test_a_spec_without_a_random_constant_names_the_game_not_a_nan_score(tmp_path):
+    # GameConstants types random as optional (NA); a spec built in code can leave it out, and the
+    # row then failed as "the score ... must be finite, got nan" instead of naming the constant
+    spec = arcadebench.load_spec("atari5")
+    constants = dict(spec.constants)
+    constants["pong"] = GameConstants(random=None, human=constants["pong"].human)
+    spec = dataclasses.replace(spec, constants=constants)
+    path = _write(tmp_path, "algorithm,game,score\nA,pong,14.6\n")
+    with pytest.raises(InputError, match="no random/human constants for 'pong'"):
+        read_scores(path, spec=spec)
 
 
 def test_identical_duplicates_merge_and_different_ones_fail(tmp_path):

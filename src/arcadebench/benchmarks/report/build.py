@@ -80,7 +80,7 @@ FIGURES: tuple[tuple[str, Draw, str, str], ...] = (
 )
 
 
-def write_report(data: ReportData, out: str | os.PathLike) -> Path:
+def write_report(data: ReportData, out: str | os.PathLike[str]) -> Path:
     """Draw every figure the data allows into ``out`` and write ``out/report.html``.
 
     Figures of an earlier report in ``out`` that this one does not draw are removed, so the
@@ -124,10 +124,10 @@ def write_report(data: ReportData, out: str | os.PathLike) -> Path:
 
 
 def report(
-    inputs: Sequence[str | os.PathLike | Results],
-    out: str | os.PathLike = "report",
+    inputs: Sequence[str | os.PathLike[str] | Results],
+    out: str | os.PathLike[str] = "report",
     *,
-    spec: str | os.PathLike | Spec | None = None,
+    spec: str | os.PathLike[str] | Spec | None = None,
     compare: Sequence[str] = (),
     metric: str | None = None,
     ci: float = 0.95,

@@ -42,7 +42,8 @@ def running_mean(values: NDArray[np.float64], window: int) -> NDArray[np.float64
     sums = np.cumsum(np.concatenate([[0.0], values]))
     ends = np.arange(1, len(values) + 1)
     starts = np.maximum(ends - window, 0)
-    return (sums[ends] - sums[starts]) / (ends - starts)
+    means: NDArray[np.float64] = (sums[ends] - sums[starts]) / (ends - starts)
+    return means
 
 
 def _frames_text(frames: float) -> str:
@@ -204,10 +205,10 @@ def levels_figure(data: ReportData) -> Figure | None:
             label=label(entry.name),
             zorder=2,
         )
-        for j in np.flatnonzero(np.isnan(values)):
+        for missing in np.flatnonzero(np.isnan(values)):
             ax.text(
                 0.0,
-                y[j] + (k - (n - 1) / 2) * bar,
+                y[missing] + (k - (n - 1) / 2) * bar,
                 " missing",
                 va="center",
                 fontsize=7,
@@ -216,13 +217,13 @@ def levels_figure(data: ReportData) -> Figure | None:
     published = spec.published
     if published is not None and "score" in published.columns:
         column = published.columns.index("score")
-        for s, (row, values) in enumerate(published.rows.items()):
+        for s, (row, cells) in enumerate(published.rows.items()):
             ax.axvline(
-                values[column],
+                cells[column],
                 color=f"{0.1 + 0.1 * (s % 5):.1f}",
                 linestyle=_BASELINE_STYLES[s % len(_BASELINE_STYLES)],
                 linewidth=1.1,
-                label=f"{label(row, 24)}: {values[column]:,.0f} ({published.source} test mean)",
+                label=f"{label(row, 24)}: {cells[column]:,.0f} ({published.source} test mean)",
                 zorder=3,
             )
     ax.set_yticks(y, [f"{label(g, 40)} ({spec.levels[g].split})" for g in levels])

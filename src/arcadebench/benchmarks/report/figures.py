@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import zlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -29,6 +29,7 @@ from numpy.typing import NDArray
 
 from arcadebench.benchmarks.report.report_data import (
     Entry,
+    Interval,
     ReportData,
     expected_range,
     metric_label,
@@ -46,6 +47,7 @@ from arcadebench.benchmarks.scoring.bootstrap import bootstrap_distribution, per
 from arcadebench.benchmarks.scoring.results import subset_key
 
 if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.artist import Artist
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
@@ -85,7 +87,9 @@ def _symlog(ax: Axes, axis: str = "x") -> None:
         ax.yaxis.set_major_formatter(formatter)
 
 
-def _whiskers(values: NDArray[np.float64], bounds: list, cap: float) -> NDArray[np.float64] | None:
+def _whiskers(
+    values: NDArray[np.float64], bounds: Sequence[Interval | None], cap: float
+) -> NDArray[np.float64] | None:
     """``xerr`` rows (below, above) from per-bar intervals; ``None`` without any interval."""
     if not any(b is not None for b in bounds):
         return None
@@ -131,7 +135,6 @@ def per_game_figure(data: ReportData) -> Figure | None:
         bounds = [entry.game_interval(g, metric) for g in games]
         has_ci = has_ci or any(b is not None for b in bounds)
         xerr = _whiskers(values[i], bounds, edge)
-        style = {"color": colour(i), "label": label(entry.name)}
         if dots:
             ax.errorbar(
                 shown,
@@ -144,7 +147,8 @@ def per_game_figure(data: ReportData) -> Figure | None:
                 markeredgecolor="white",
                 markeredgewidth=0.5,
                 zorder=3,
-                **style,
+                color=colour(i),
+                label=label(entry.name),
             )
         else:
             ax.barh(
@@ -157,7 +161,8 @@ def per_game_figure(data: ReportData) -> Figure | None:
                 linewidth=0.4,
                 error_kw={"elinewidth": 0.9, "capsize": 1.5, "ecolor": "0.15"},
                 zorder=2,
-                **style,
+                color=colour(i),
+                label=label(entry.name),
             )
         for j in np.flatnonzero(np.isposinf(values[i])):
             ax.text(edge, y[j] + offset, " \u221e", va="center", fontsize=9, color=colour(i))
@@ -197,6 +202,8 @@ def _nan(value: float | None) -> float:
 
 def classes_figure(data: ReportData) -> Figure | None:
     """Games per class of the spec's classification (SABER Section 3.2), entries side by side."""
+    from matplotlib.ticker import MaxNLocator
+
     scoring = data.spec.scoring
     entries = [e for e in data.entries if isinstance(e.aggregates.get("classes"), Mapping)]
     if not scoring.classes or not entries:
@@ -230,7 +237,9 @@ def classes_figure(data: ReportData) -> Figure | None:
         )
         ax.bar_label(bars, fontsize=7, padding=1)
     ax.set_xticks(x, [f"{name}\n{r}" for name, r in zip(names, ranges, strict=True)])
-    ax.yaxis.get_major_locator().set_params(integer=True)
+    locator = ax.yaxis.get_major_locator()
+    if isinstance(locator, MaxNLocator):  # the default AutoLocator is one: whole counts only
+        locator.set_params(integer=True)
     of = scoring.classes_of.upper() if scoring.classes_of else ""
     ax.set_xlabel(f"class of {metric_label(data.spec, scoring.classes_of or data.metric)}")
     ax.set_ylabel("games (count)")
@@ -364,7 +373,7 @@ def aggregates_figure(data: ReportData) -> Figure | None:
         ax.set_visible(False)
     axes[0, 0].set_yticks(range(len(entries)), [label(e.name, 34) for e in entries])
     axes[0, 0].set_ylim(len(entries) - 0.5, -0.5)
-    handles = []
+    handles: list[Artist] = []
     if "ci" in kinds:
         handles.append(Patch(color="0.6", alpha=0.5, label=f"{data.level * 100:g} % bootstrap CI"))
     if "published" in kinds:
@@ -435,7 +444,8 @@ def _profile(scores: NDArray[np.float64], taus: NDArray[np.float64]) -> NDArray[
     present = ~np.isnan(scores)
     above = (scores[..., None] > taus) & present[..., None]
     per_game = above.sum(axis=-3) / np.maximum(present.sum(axis=-2), 1)[..., None]
-    return per_game.mean(axis=-2)
+    fraction: NDArray[np.float64] = per_game.mean(axis=-2)
+    return fraction
 
 
 def _tau_grid(values: NDArray[np.float64], log: bool, percent: bool) -> NDArray[np.float64]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,7 @@ from arcadebench.benchmarks.report.report_data import (
     stat_label,
 )
 from arcadebench.benchmarks.scoring.results import subset_key
+from arcadebench.benchmarks.scoring.tables import aggregate_paths, dig
 from arcadebench.specs.card import protocol_card
 
 __all__ = ["FigureFile", "render_page"]
@@ -78,9 +79,6 @@ class FigureFile:
     path: Path
     title: str
     caption: str
-
-
-Getter = Callable[[Entry], tuple[Any, Any]]
 
 
 def _cell(
@@ -147,70 +145,49 @@ def _entries(data: ReportData) -> Markup:
     )
 
 
-def _aggregate_rows(entries: Sequence[Entry]) -> list[tuple[str, str, Getter]]:
-    """``(key, label, getter)`` of every aggregate any entry has, in first-seen order."""
-    rows: dict[str, tuple[str, Getter]] = {}
-    for entry in entries:
-        for key, value in entry.aggregates.items():
-            if key in ("ci", "missing"):
-                continue
-            if key == "classes" and isinstance(value, Mapping):
-                for name in value:
-                    rows.setdefault(
-                        f"classes.{name}",
-                        (
-                            f"{name} games",
-                            lambda e, n=name: (e.aggregates.get("classes", {}).get(n), None),
-                        ),
-                    )
-            elif key == "learning_efficiency" and isinstance(value, Mapping):
-                for metric, stats in value.items():
-                    for stat in stats if isinstance(stats, Mapping) else ():
-                        rows.setdefault(
-                            f"{key}.{metric}.{stat}",
-                            (
-                                f"{stat_label(metric, stat)} per training frame",
-                                lambda e, m=metric, s=stat: (
-                                    e.aggregates.get("learning_efficiency", {}).get(m, {}).get(s),
-                                    None,
-                                ),
-                            ),
-                        )
-            elif isinstance(value, Mapping):
-                for stat in value:
-                    text = stat_label(key, stat)
-                    if stat == "n_games":
-                        text = f"{key if key in ('raw', 'train', 'test') else key.upper()} games"
-                    rows.setdefault(
-                        f"{key}.{stat}", (text, lambda e, k=key, s=stat: e.aggregate(k, s))
-                    )
-            else:
-                rows.setdefault(
-                    key,
-                    (
-                        _SCALAR_LABELS.get(key, stat_label(key, None)),
-                        lambda e, k=key: e.aggregate(k),
-                    ),
-                )
-    if any("missing" in e.aggregates for e in entries):
-        rows["missing"] = (
-            "missing games",
-            lambda e: (len(e.aggregates["missing"]) if "missing" in e.aggregates else None, None),
-        )
-    return [(key, text, getter) for key, (text, getter) in rows.items()]
+def _aggregate_rows(entries: Sequence[Entry]) -> list[tuple[str, str, tuple[str, ...]]]:
+    """``(key, label, path)`` of every aggregate any entry has, in first-seen order."""
+    rows = []
+    for path in aggregate_paths(entry.aggregates for entry in entries):
+        key, stat = path[0], path[-1]
+        if key == "classes":
+            text = f"{stat} games"
+        elif key == "learning_efficiency":
+            text = f"{stat_label(path[1], stat)} per training frame"
+        elif key == "missing":
+            text = "missing games"
+        elif len(path) == 1:
+            text = _SCALAR_LABELS.get(key, stat_label(key, None))
+        elif stat == "n_games":
+            text = f"{key if key in ('raw', 'train', 'test') else key.upper()} games"
+        else:
+            text = stat_label(key, stat)
+        rows.append((".".join(path), text, path))
+    return rows
+
+
+def _aggregate_cell(entry: Entry, path: tuple[str, ...]) -> tuple[Any, Any]:
+    """``(value, interval)`` of one aggregate of an entry (intervals of metrics only)."""
+    if path == ("missing",):
+        missing = entry.aggregates.get("missing")
+        return (len(missing) if missing is not None else None), None
+    if path[0] in ("classes", "learning_efficiency"):
+        return dig(entry.aggregates, path), None
+    return entry.aggregate(*path)
 
 
 def _aggregates(data: ReportData) -> Markup:
     entries = list(data.entries)
     relative = {subset_key(s.name): s.relative_error for s in data.spec.subsets.values()}
     rows = []
-    for key, text, getter in _aggregate_rows(entries):
+    for key, text, path in _aggregate_rows(entries):
         cells = []
         for entry in entries:
-            value, interval = getter(entry)
+            value, interval = _aggregate_cell(entry, path)
             note = None
-            if key in relative and relative[key] is not None and isinstance(value, float):
-                low, high = expected_range(value, relative[key])
+            error = relative.get(key)
+            if error is not None and isinstance(value, float):
+                low, high = expected_range(value, error)
                 note = f"expected {format_cell(low)}\u2013{format_cell(high)}"
             title = None
             if key == "missing" and entry.aggregates.get("missing"):
@@ -294,12 +271,12 @@ def _published(data: ReportData) -> Markup | None:
     for entry in data.entries:
         if entry.kind == "reference":
             continue
-        values = [_comparable(entry, column) for column in published.columns]
+        ours = [_comparable(entry, column) for column in published.columns]
         rows.append(
-            element("tr", element("td", f"{entry.name} (this report)"), [_cell(v) for v in values])
+            element("tr", element("td", f"{entry.name} (this report)"), [_cell(v) for v in ours])
         )
-    for name, values in published.rows.items():
-        rows.append(element("tr", element("td", name, class_="ref"), [_cell(v) for v in values]))
+    for name, theirs in published.rows.items():
+        rows.append(element("tr", element("td", name, class_="ref"), [_cell(v) for v in theirs]))
     return _section(
         "published",
         f"Published results ({published.source})",
@@ -334,12 +311,12 @@ def _checkpoints(data: ReportData) -> Markup | None:
     if not columns:
         return None
     rows = []
-    for key, text, getter in _aggregate_rows([e for _, e in columns]):
+    for key, text, path in _aggregate_rows([e for _, e in columns]):
         rows.append(
             element(
                 "tr",
                 element("th", text),
-                [_cell(*getter(e)) for _, e in columns],
+                [_cell(*_aggregate_cell(e, path)) for _, e in columns],
                 data_key=f"checkpoint:{key}",
             )
         )

@@ -26,6 +26,7 @@ import csv
 import difflib
 import functools
 import importlib.resources
+import io
 import math
 import re
 import warnings
@@ -118,7 +119,8 @@ def _dataset() -> tuple[dict[str, dict[str, float]], dict[str, str]]:
         scores[algorithm] = games
     papers: dict[str, set[str]] = {}
     path = importlib.resources.files("arcadebench") / "data" / "atari5_dataset.csv"
-    with path.open(encoding="utf-8-sig", newline="") as handle:
+    # newline="" as csv wants it; Traversable.open does not take it, TextIOWrapper does
+    with path.open("rb") as raw, io.TextIOWrapper(raw, encoding="utf-8-sig", newline="") as handle:
         for row in csv.DictReader(handle):
             title = (row.get("Paper Title") or "").strip()
             source = (row.get("Source") or "").strip()
@@ -254,6 +256,8 @@ def _entry(spec: Spec, ref: Reference, only: Collection[str] | None) -> Entry:
 def _published_entry(spec: Spec, ref: Reference) -> Entry:
     """Aggregates of one ``published`` row: Table 3 ``median``/``atari5``, Table 1 ``score``."""
     published = spec.published
+    if published is None:  # a published reference is listed only by a spec with that section
+        raise UnknownReference(f"{ref.name!r}: the {spec.name!r} spec publishes no results")
     row = ref.name.removesuffix(f" ({published.source})")
     values = dict(zip(published.columns, published.rows[row], strict=True))
     aggregates: dict[str, Any] = {}

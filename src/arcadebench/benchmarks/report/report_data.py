@@ -37,7 +37,7 @@ __all__ = [
     "stat_label",
 ]
 
-_EMPTY: Mapping = MappingProxyType({})
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
 _STATS = {"mean": "mean", "median": "median", "iqm": "IQM", "optimality_gap": "optimality gap"}
 _SPLITS = {"raw": "raw score", "train": "train-level score", "test": "test-level score"}
 
@@ -71,12 +71,14 @@ class Entry:
     @property
     def games(self) -> Mapping[str, Mapping[str, Any]]:
         """Per-game cells (empty for aggregate-only references)."""
-        return self.block.get("games", _EMPTY)
+        games: Mapping[str, Mapping[str, Any]] = self.block.get("games", _EMPTY)
+        return games
 
     @property
     def aggregates(self) -> Mapping[str, Any]:
         """The aggregates object of the results format."""
-        return self.block.get("aggregates", _EMPTY)
+        aggregates: Mapping[str, Any] = self.block.get("aggregates", _EMPTY)
+        return aggregates
 
     def value(self, game: str, metric: str) -> float | None:
         """The per-game ``metric`` (``raw`` or a normalised score), ``None`` when absent."""
@@ -86,7 +88,7 @@ class Entry:
     def game_interval(self, game: str, metric: str) -> Interval | None:
         """The per-game bootstrap interval of ``metric``, when the game has several runs."""
         bounds = self.games.get(game, _EMPTY).get("ci", _EMPTY).get(metric)
-        return (float(bounds[0]), float(bounds[1])) if _is_pair(bounds) else None
+        return _interval(bounds)
 
     def aggregate(
         self, metric: str, stat: str | None = None
@@ -105,11 +107,11 @@ class Entry:
             value = group.get(stat) if isinstance(group, Mapping) else None
             metric_ci = ci.get(metric) if isinstance(ci, Mapping) else None
             bounds = metric_ci.get(stat) if isinstance(metric_ci, Mapping) else None
-        key = metric if stat is None else f"{metric}.{stat}"
-        if not _is_pair(bounds):
-            bounds = self.errors.get(key)
+        interval = _interval(bounds)
+        if interval is None:
+            interval = _interval(self.errors.get(metric if stat is None else f"{metric}.{stat}"))
         number = value if isinstance(value, int | float) and not isinstance(value, bool) else None
-        return number, ((float(bounds[0]), float(bounds[1])) if _is_pair(bounds) else None)
+        return number, interval
 
     def runs(self, game: str) -> list[float]:
         """The per-run raw scores of ``game`` (empty when absent)."""
@@ -117,13 +119,16 @@ class Entry:
         return [float(r) for r in runs if isinstance(r, int | float) and not isinstance(r, bool)]
 
 
-def _is_pair(value: object) -> bool:
-    return (
+def _interval(value: object) -> Interval | None:
+    """``value`` as an interval when it is a pair of numbers (a JSON ``[low, high]``), else None."""
+    if (
         isinstance(value, Sequence)
         and not isinstance(value, str)
         and len(value) == 2
         and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
-    )
+    ):
+        return float(value[0]), float(value[1])
+    return None
 
 
 @dataclass(frozen=True)

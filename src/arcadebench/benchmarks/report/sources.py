@@ -33,9 +33,9 @@ _PEEK_LINES = 64
 
 
 def load_report_data(
-    inputs: Sequence[str | os.PathLike | Results],
+    inputs: Sequence[str | os.PathLike[str] | Results],
     *,
-    spec: str | os.PathLike | Spec | None = None,
+    spec: str | os.PathLike[str] | Spec | None = None,
     compare: Sequence[str] = (),
     metric: str | None = None,
     ci: float = 0.95,
@@ -162,7 +162,7 @@ def _read_results(path: Path) -> Results | None:
 
 
 def _spec(
-    spec: str | os.PathLike | Spec | None,
+    spec: str | os.PathLike[str] | Spec | None,
     results: list[tuple[str, Results, Path | None]],
     logs: list[Path],
 ) -> Spec:

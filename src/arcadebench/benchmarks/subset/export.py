@@ -91,10 +91,13 @@ def to_yaml(
     table = data.table if isinstance(data, SubsetData) else data
     if not isinstance(digits, int) or not 1 <= digits <= 12:
         raise SubsetError(f"`digits` must be an integer in [1, 12], got {digits!r}")
-    if isinstance(subsets, Mapping):
-        subsets = [fit.renamed(key) for key, fit in subsets.items()]
-    subsets = list(subsets)
-    for fit in subsets:
+    fits = (
+        [fit.renamed(key) for key, fit in subsets.items()]
+        if isinstance(subsets, Mapping)
+        else list(subsets)
+    )
+    named: list[tuple[str, SubsetFit]] = []  # (name, fit): the name checked once, here
+    for fit in fits:
         if not fit.name:
             raise SubsetError(
                 f"every subset needs a name (use fit.renamed('X-5')), got {fit.games!r} without one"
@@ -103,6 +106,7 @@ def to_yaml(
             raise SubsetError(
                 f"subset {fit.name!r} has an intercept; a spec subset has none (Section 4.3)"
             )
+        named.append((fit.name, fit))
     if name is not None and not re.fullmatch(r"[a-z][a-z0-9_-]*", name):
         raise SubsetError(
             "`name` must be lower-case letters, digits, '_' or '-', starting with a letter, got "
@@ -154,10 +158,10 @@ def to_yaml(
         "# relative_error are the k-fold cross-validated figures (Table 2).",
         "subsets:",
     ]
-    for fit in subsets:
+    for subset_name, fit in named:
         games = ", ".join(_yaml_str(spec_names[g]) for g in fit.games)
         out += [
-            f"  {_yaml_str(fit.name)}:",
+            f"  {_yaml_str(subset_name)}:",
             f"    games: [{games}]",
             f"    coefficients: [{', '.join(_yaml_float(c, digits) for c in fit.coefficients)}]",
         ]

@@ -10,11 +10,11 @@ from __future__ import annotations
 import csv
 import math
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -22,6 +22,9 @@ from numpy.typing import NDArray
 from arcadebench.benchmarks.scoring.normalise import log_normalise, normalise
 from arcadebench.errors import InputError, SubsetError, UnknownGame, did_you_mean
 from arcadebench.specs import Spec, load_spec
+
+if TYPE_CHECKING:  # pragma: no cover
+    from _csv import Reader  # what csv.reader returns (it has line_num)
 
 __all__ = [
     "ATARI5_DATASET",
@@ -37,7 +40,7 @@ _DATASET_FILE = Path(__file__).resolve().parents[2] / "data" / "atari5_dataset.c
 
 Target = Literal["median", "mean"]
 _TARGETS = ("median", "mean")
-_EMPTY: Mapping = MappingProxyType({})
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
 _COLUMNS = {
@@ -227,7 +230,7 @@ def read_scores(path: str | Path, spec: str | Path | Spec | None = None) -> Scor
         raise InputError(str(path), None, f"is not valid CSV: {exc}") from None
 
 
-def _read_rows(reader: Iterator[list[str]], source: str, spec: Spec | None) -> ScoreTable:
+def _read_rows(reader: Reader, source: str, spec: Spec | None) -> ScoreTable:
     header = next(reader, None)
     if header is None:
         raise InputError(
@@ -267,8 +270,9 @@ def _read_rows(reader: Iterator[list[str]], source: str, spec: Spec | None) -> S
     constants: dict[str, tuple[float, float]] = {}
     constants_line: dict[str, int] = {}
     width = max([*index.values(), *flags]) + 1
+    reference = spec if mode == "spec" else None  # the spec whose constants normalise the rows
     for cells in reader:
-        line = reader.line_num  # type: ignore[attr-defined]
+        line = reader.line_num
         if not any(c.strip() for c in cells):
             continue
         if len(cells) < width:
@@ -288,23 +292,12 @@ def _read_rows(reader: Iterator[list[str]], source: str, spec: Spec | None) -> S
         value = _number(cells[index[value_column]], source, line, header[index[value_column]])
         if value is None:
             continue
-        if mode == "raw":
-            random = _number(
-                cells[index["random"]], source, line, header[index["random"]], required=True
-            )
-            human = _number(
-                cells[index["human"]], source, line, header[index["human"]], required=True
-            )
-        elif mode == "spec":
-            constant = spec.constants.get(game)
-            if constant is None or constant.human is None:
-                raise InputError(
-                    source,
-                    line,
-                    f"the {spec.name!r} spec has no random/human constants for {game!r}",
-                )
-            random, human = constant.random, constant.human
         if mode != "normalised":
+            random, human = (
+                _row_constants(cells, index, header, source, line)
+                if reference is None
+                else _spec_constants(reference, game, source, line)
+            )
             if game in constants and constants[game] != (random, human):
                 raise InputError(
                     source,
@@ -325,11 +318,36 @@ def _read_rows(reader: Iterator[list[str]], source: str, spec: Spec | None) -> S
     return _build_table(entries, constants, source)
 
 
-def _number(cell: str, source: str, line: int, column: str, required: bool = False) -> float | None:
+def _row_constants(
+    cells: list[str], index: Mapping[str, int], header: list[str], source: str, line: int
+) -> tuple[float, float]:
+    """``(random, human)`` from a row's own columns; both are required."""
+    random = _required_number(cells[index["random"]], source, line, header[index["random"]])
+    human = _required_number(cells[index["human"]], source, line, header[index["human"]])
+    return random, human
+
+
+def _spec_constants(spec: Spec, game: str, source: str, line: int) -> tuple[float, float]:
+    """``(random, human)`` of ``game`` from the spec, for files of raw scores without them."""
+    constant = spec.constants.get(game)
+    if constant is None or constant.random is None or constant.human is None:
+        raise InputError(
+            source, line, f"the {spec.name!r} spec has no random/human constants for {game!r}"
+        )
+    return constant.random, constant.human
+
+
+def _required_number(cell: str, source: str, line: int, column: str) -> float:
+    """A number a row must have (a missing one is an error, not a missing result)."""
+    value = _number(cell, source, line, column)
+    if value is None:
+        raise InputError(source, line, f"column {column!r} must be a number, got {cell!r}")
+    return value
+
+
+def _number(cell: str, source: str, line: int, column: str) -> float | None:
     text = cell.strip()
     if text.lower() in _MISSING:
-        if required:
-            raise InputError(source, line, f"column {column!r} must be a number, got {cell!r}")
         return None
     try:
         value = float(text.replace(",", ""))

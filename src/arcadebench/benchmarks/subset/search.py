@@ -16,7 +16,7 @@ import re
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 from numpy.typing import NDArray
@@ -74,7 +74,8 @@ def _presence_bits(present: NDArray[np.bool_]) -> NDArray[np.uint64]:
 def _unpack_bits(keys: NDArray[np.uint64], m: int) -> NDArray[np.bool_]:
     rows = np.arange(m)
     words, shifts = rows // 64, (rows % 64).astype(np.uint64)
-    return ((keys[:, words] >> shifts) & np.uint64(1)).astype(bool)
+    present: NDArray[np.bool_] = ((keys[:, words] >> shifts) & np.uint64(1)).astype(bool)
+    return present
 
 
 def _solve(gram: NDArray[np.float64], rhs: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -94,9 +95,11 @@ def _solve(gram: NDArray[np.float64], rhs: NDArray[np.float64]) -> NDArray[np.fl
         gram[batch, col, col] = 1.0
         rhs[batch, col] = 0.0
     try:
-        return np.linalg.solve(gram, rhs[..., None])[..., 0]
+        # numpy's stubs type the solution as any floating dtype: float64 in, float64 out (no copy)
+        beta = np.linalg.solve(gram, rhs[..., None])[..., 0].astype(np.float64, copy=False)
     except np.linalg.LinAlgError:  # exactly collinear columns: the minimum-norm solution
-        return (np.linalg.pinv(gram) @ rhs[..., None])[..., 0]
+        beta = (np.linalg.pinv(gram) @ rhs[..., None])[..., 0]
+    return beta
 
 
 def _mask_stats(
@@ -133,10 +136,52 @@ def _mask_stats(
 
 
 def _quadratic(beta: NDArray[np.float64], gram: NDArray[np.float64]) -> NDArray[np.float64]:
-    return np.einsum("...i,...ij,...j->...", beta, gram, beta)
+    value: NDArray[np.float64] = np.einsum("...i,...ij,...j->...", beta, gram, beta)
+    return value
 
 
-def _search_chunk(problem: _Problem, start: int, combos: NDArray[np.intp]) -> dict[str, Any]:
+class _Block(TypedDict):
+    """What a work unit sends back: its best subsets (rows aligned, best first) and its counts."""
+
+    index: NDArray[np.intp]  # (k,) enumeration number of each subset
+    combos: NDArray[np.intp]  # (k, q) column numbers of each subset
+    beta: NDArray[np.float64]  # (k, q)
+    mse: NDArray[np.float64]  # (k,) in-sample
+    cv_mse: NDArray[np.float64]  # (k,) k-fold: the ranking criterion
+    n: NDArray[np.float64]  # (k,) rows of each fit
+    fitted: int
+    nonnegative: int
+
+
+def _merge(blocks: Sequence[_Block], keep: int, q: int) -> _Block:
+    """The ``keep`` best subsets of ``blocks`` (by k-fold MSE, ties by enumeration order)."""
+    if not blocks:
+        return _Block(
+            index=np.empty(0, dtype=np.intp),
+            combos=np.empty((0, q), dtype=np.intp),
+            beta=np.empty((0, q)),
+            mse=np.empty(0),
+            cv_mse=np.empty(0),
+            n=np.empty(0),
+            fitted=0,
+            nonnegative=0,
+        )
+    index = np.concatenate([b["index"] for b in blocks])
+    cv_mse = np.concatenate([b["cv_mse"] for b in blocks])
+    best = np.lexsort((index, cv_mse))[:keep]
+    return _Block(
+        index=index[best],
+        combos=np.concatenate([b["combos"] for b in blocks])[best],
+        beta=np.concatenate([b["beta"] for b in blocks])[best],
+        mse=np.concatenate([b["mse"] for b in blocks])[best],
+        cv_mse=cv_mse[best],
+        n=np.concatenate([b["n"] for b in blocks])[best],
+        fitted=sum(b["fitted"] for b in blocks),
+        nonnegative=sum(b["nonnegative"] for b in blocks),
+    )
+
+
+def _search_chunk(problem: _Problem, start: int, combos: NDArray[np.intp]) -> _Block:
     """Fit, prune (Algorithm 1 line 14) and cross-validate one block of subsets.
 
     Returns the ``problem.keep`` best non-negative subsets of the block (by k-fold MSE, ties by
@@ -160,30 +205,31 @@ def _search_chunk(problem: _Problem, start: int, combos: NDArray[np.intp]) -> di
     x = problem.x[:, columns]
     per_mask = (problem.folds + 1) * len(columns) ** 2 * 8
     group = max(1, _STATS_BYTES // per_mask)
-    kept: list[tuple[NDArray, ...]] = []
-    n_fitted = n_nonnegative = 0
+    kept: list[_Block] = []
     usable = np.flatnonzero(enough)
     for lo in range(0, len(usable), group):
         group_masks = usable[lo : lo + group]
         slot = np.full(len(unique), -1)
         slot[group_masks] = np.arange(len(group_masks))
-        chosen = np.flatnonzero(slot[inverse] >= 0)
-        if not len(chosen):
+        fitted = np.flatnonzero(slot[inverse] >= 0)
+        if not len(fitted):
             continue
         stats = _mask_stats(x, problem.y, masks[group_masks], problem.folds, problem.seed)
-        mid = slot[inverse[chosen]]
-        sub = local[chosen]
-        gram = stats["gram"][mid[:, None, None], sub[:, :, None], sub[:, None, :]]
-        xy = stats["xy"][mid[:, None], sub]
-        beta = _solve(gram, xy)
-        n = stats["n"][mid]
-        sse = stats["yy"][mid] - 2.0 * np.sum(beta * xy, axis=1) + _quadratic(beta, gram)
-        n_fitted += len(chosen)
-        ok = np.all(beta[:, :n_weights] >= 0.0, axis=1)
-        n_nonnegative += int(ok.sum())
-        chosen, mid, sub, gram, xy, beta, sse, n = (
-            a[ok] for a in (chosen, mid, sub, gram, xy, beta, sse, n)
+        all_mid = slot[inverse[fitted]]
+        all_sub = local[fitted]
+        all_gram = stats["gram"][all_mid[:, None, None], all_sub[:, :, None], all_sub[:, None, :]]
+        all_xy = stats["xy"][all_mid[:, None], all_sub]
+        all_beta = _solve(all_gram, all_xy)
+        all_n = stats["n"][all_mid]
+        all_sse = (
+            stats["yy"][all_mid]
+            - 2.0 * np.sum(all_beta * all_xy, axis=1)
+            + _quadratic(all_beta, all_gram)
         )
+        ok = np.all(all_beta[:, :n_weights] >= 0.0, axis=1)
+        # only the subsets without a negative weight go on to cross-validation
+        chosen, mid, sub, n, sse = fitted[ok], all_mid[ok], all_sub[ok], all_n[ok], all_sse[ok]
+        gram, xy, beta = all_gram[ok], all_xy[ok], all_beta[ok]
         cv = np.empty(len(chosen))
         fold = np.arange(problem.folds)
         for b0 in range(0, len(chosen), _CV_BATCH):
@@ -208,34 +254,18 @@ def _search_chunk(problem: _Problem, start: int, combos: NDArray[np.intp]) -> di
             cv[sl] = np.mean(test_sse / stats["fold_n"][bm], axis=1)
         best = np.lexsort((chosen, cv))[: problem.keep]
         kept.append(
-            (
-                start + chosen[best],
-                combos[chosen[best]],
-                beta[best],
-                sse[best] / n[best],
-                cv[best],
-                n[best],
+            _Block(
+                index=start + chosen[best],
+                combos=combos[chosen[best]],
+                beta=beta[best],
+                mse=sse[best] / n[best],
+                cv_mse=cv[best],
+                n=n[best],
+                fitted=len(fitted),
+                nonnegative=int(ok.sum()),
             )
         )
-    if kept:
-        index, rows, betas, mse, cv, n = (
-            np.concatenate(parts) for parts in zip(*kept, strict=True)
-        )
-        best = np.lexsort((index, cv))[: problem.keep]
-        index, rows, betas, mse, cv, n = (a[best] for a in (index, rows, betas, mse, cv, n))
-    else:
-        index, rows = np.empty(0, dtype=np.intp), np.empty((0, q), dtype=np.intp)
-        betas, mse, cv, n = np.empty((0, q)), np.empty(0), np.empty(0), np.empty(0)
-    return {
-        "index": index,
-        "combos": rows,
-        "beta": betas,
-        "mse": mse,
-        "cv_mse": cv,
-        "n": n,
-        "fitted": n_fitted,
-        "nonnegative": n_nonnegative,
-    }
+    return _merge(kept, problem.keep, q)
 
 
 def _combination_blocks(
@@ -269,12 +299,12 @@ def _pool_context() -> multiprocessing.context.BaseContext:
 
 def _run_blocks(
     problem: _Problem, blocks: Iterator[tuple[int, NDArray[np.intp]]], processes: int
-) -> list[dict[str, Any]]:
+) -> list[_Block]:
     if processes <= 1:
         return [_search_chunk(problem, start, combos) for start, combos in blocks]
-    results = []
+    results: list[_Block] = []
     with concurrent.futures.ProcessPoolExecutor(processes, mp_context=_pool_context()) as pool:
-        pending: set[concurrent.futures.Future] = set()
+        pending: set[concurrent.futures.Future[_Block]] = set()
         for start, combos in blocks:  # at most 2 blocks per worker in flight: bounded memory
             pending.add(pool.submit(_search_chunk, problem, start, combos))
             if len(pending) >= 2 * processes:
@@ -413,29 +443,26 @@ def best_subsets(
     workers = _default_processes() if processes is None else processes
     workers = 1 if n_subsets < _PARALLEL_MIN else min(workers, -(-n_subsets // _CHUNK))
     parts = _run_blocks(problem, _combination_blocks(range(len(pool)), r, tail, _CHUNK), workers)
-    index = np.concatenate([p["index"] for p in parts])
-    cv = np.concatenate([p["cv_mse"] for p in parts])
-    combos = np.concatenate([p["combos"] for p in parts])
-    if not len(index):
+    found = _merge(parts, problem.keep, r + len(tail))
+    if not len(found["index"]):
         raise SubsetError(
             f"no subset of {size} games has non-negative weights and at least "
             f"{max(folds, size + 1)} "
             "algorithms with all of its games; widen the search or lower `folds`"
         )
-    order = np.lexsort((index, cv))[: problem.keep]
     names = (*pool, *always_games)
     n_weights = r + len(always_games)
     fits = [
-        fit_subset(data, [names[j] for j in combos[i, :n_weights]], intercept, folds, seed)
-        for i in order
+        fit_subset(data, [names[j] for j in row[:n_weights]], intercept, folds, seed)
+        for row in found["combos"]
     ]
     fits.sort(key=lambda fit: fit.cv_mse)  # stable: ties keep enumeration order
     return SubsetSearch(
         size=size,
         fits=tuple(fits[:top]),
         n_subsets=n_subsets,
-        n_fitted=sum(p["fitted"] for p in parts),
-        n_nonnegative=sum(p["nonnegative"] for p in parts),
+        n_fitted=found["fitted"],
+        n_nonnegative=found["nonnegative"],
         pool=pool,
         always=always_games,
         seconds=time.perf_counter() - started,
@@ -524,42 +551,42 @@ def nested_selection(
         raise SubsetError(f"`validation` must be increasing positive integers, got {validation!r}")
     if extended is not None and extended <= sizes[0]:
         raise SubsetError(f"`extended` must be larger than sizes[0]={sizes[0]}, got {extended!r}")
-    options = {
-        "folds": folds,
-        "seed": seed,
-        "processes": processes,
-        "max_subsets": max_subsets,
-        "top": 1,
-    }
     excluded = list(data.resolve(exclude, "excluded game"))
+
+    def best(
+        size: int,
+        exclude: Iterable[str],
+        within: Iterable[str] | None,
+        always: Iterable[str] = (),
+    ) -> SubsetFit:
+        """One search of the selection, with the options every search shares."""
+        return best_subsets(
+            data,
+            size,
+            exclude=exclude,
+            within=within,
+            always=always,
+            folds=folds,
+            seed=seed,
+            processes=processes,
+            max_subsets=max_subsets,
+            top=1,
+        ).best
+
     found: dict[str, SubsetFit] = {}
-    test = best_subsets(data, sizes[0], exclude=excluded, within=within, **options).best
+    test = best(sizes[0], excluded, within)
     found[f"{prefix}-{sizes[0]}"] = test.renamed(f"{prefix}-{sizes[0]}")
     previous = test
     for size in sizes[1:]:
-        previous = best_subsets(data, size, within=previous.games, exclude=excluded, **options).best
+        previous = best(size, excluded, previous.games)
         found[f"{prefix}-{size}"] = previous.renamed(f"{prefix}-{size}")
     val: SubsetFit | None = None
     val_fits: dict[str, SubsetFit] = {}
     for size in validation:
-        val = best_subsets(
-            data,
-            size,
-            exclude=[*excluded, *test.games],
-            within=within,
-            always=val.games if val else (),
-            **options,
-        ).best
+        val = best(size, [*excluded, *test.games], within, val.games if val else ())
         val_fits[f"{prefix}-{size}-Val"] = val.renamed(f"{prefix}-{size}-Val")
     if extended is not None:
-        fit = best_subsets(
-            data,
-            extended,
-            exclude=[*excluded, *(val.games if val else ())],
-            within=within,
-            always=test.games,
-            **options,
-        ).best
+        fit = best(extended, [*excluded, *(val.games if val else ())], within, test.games)
         found[f"{prefix}-{extended}"] = fit.renamed(f"{prefix}-{extended}")
     ordered = dict(sorted(found.items(), key=lambda item: len(item[1].games)))
     ordered.update(val_fits)
