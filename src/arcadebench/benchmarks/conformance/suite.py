@@ -27,7 +27,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from arcadebench._table import render_table
 from arcadebench._version import __version__
@@ -313,7 +313,7 @@ def check(
     frames: int = DEFAULT_FRAMES,
     seed: int = 0,
     workers: int = 2,
-    progress: str = "auto",
+    progress: Literal["auto", "bars", "off"] = "auto",
     env_kwargs: Mapping[str, Any] | None = None,
 ) -> CheckReport:
     """Play every game of an Atari ``spec`` in the emulator and verify each rule it declares.

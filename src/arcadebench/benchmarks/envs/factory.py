@@ -97,7 +97,7 @@ def make_protocol_env(
         raise
 
 
-def make(spec: str | Spec, game: str, **kwargs: Any) -> gym.Env:
+def make(spec: str | os.PathLike[str] | Spec, game: str, **kwargs: Any) -> gym.Env:
     """Make the protocol environment of ``game``; also works for a spec YAML file of your own.
 
     For built-in specs this is ``gym.make(env_id(spec, game), **kwargs)``.

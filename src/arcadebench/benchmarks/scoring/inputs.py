@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from arcadebench.benchmarks.scoring.log_scores import read_logs
 from arcadebench.benchmarks.scoring.raw_scores import RawScores, ScoreCollector
@@ -19,7 +20,13 @@ from arcadebench.benchmarks.scoring.score_files import read_csv, read_json, read
 from arcadebench.errors import InputError
 from arcadebench.specs import Spec
 
-__all__ = ["read_scores"]
+__all__ = ["ScoreSource", "Scores", "read_scores"]
+
+ScoreSource = str | os.PathLike[str] | Mapping[str, Any]
+"""One source of raw scores: a ``.csv``/``.json`` score file, a ``.jsonl`` episode log, a
+directory of logs, or a ``{"<algorithm>": {"<game>": score | [runs]}}`` mapping."""
+Scores = ScoreSource | Iterable[ScoreSource]
+"""What :func:`arcadebench.score` reads: one source or several."""
 
 
 def _expand(sources: object) -> list[object]:
@@ -37,7 +44,7 @@ def _expand(sources: object) -> list[object]:
     )
 
 
-def read_scores(spec: Spec, sources: object) -> RawScores:
+def read_scores(spec: Spec, sources: Scores) -> RawScores:
     """Read every source (``.csv``, ``.json``, ``.jsonl``, a directory of logs, or a mapping).
 
     Raises:

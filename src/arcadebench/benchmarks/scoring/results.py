@@ -37,7 +37,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from arcadebench.benchmarks.scoring.bootstrap import bootstrap_distribution, percentile_interval
-from arcadebench.benchmarks.scoring.inputs import read_scores
+from arcadebench.benchmarks.scoring.inputs import Scores, read_scores
 from arcadebench.benchmarks.scoring.metrics import (
     AGGREGATES,
     breakthroughs,
@@ -67,7 +67,7 @@ _VERSIONED = ("arcadebench", "numpy", "gymnasium", "ale-py", "stable-retro")
 
 def score(
     spec: str | os.PathLike[str] | Spec,
-    scores: object,
+    scores: Scores,
     *,
     ci: float = 0.95,
     reps: int = 2000,
