@@ -25,12 +25,15 @@ ends episodes on game over only). A finished episode's protocol return is in
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import gymnasium as gym
 import numpy as np
 import torch
 from torch import nn
+from torch.distributions import Categorical, Distribution
 
 import arcadebench
 
@@ -41,7 +44,7 @@ def make_envs(args: argparse.Namespace, log_dir: Path, run: str) -> gym.vector.V
             args.spec, args.game, args.num_envs, log_dir=log_dir, run=run, algorithm="ppo-cleanrl"
         )
 
-    def make_env(index: int):
+    def make_env(index: int) -> Callable[[], gym.Env]:
         def thunk() -> gym.Env:
             return arcadebench.make(
                 args.spec,
@@ -57,7 +60,7 @@ def make_envs(args: argparse.Namespace, log_dir: Path, run: str) -> gym.vector.V
     return gym.vector.SyncVectorEnv([make_env(i) for i in range(args.num_envs)])
 
 
-def finished_episodes(info: dict, n: int) -> list[dict]:
+def finished_episodes(info: dict[str, Any], n: int) -> list[dict[str, Any]]:
     """The summaries of the episodes that ended on a vector step, from either vector path.
 
     ``arcadebench.make_vec`` gives an array of summaries; Gymnasium's vector envs merge the
@@ -71,9 +74,13 @@ def finished_episodes(info: dict, n: int) -> list[dict]:
     return [summaries[i] for i in np.flatnonzero(mask)]
 
 
-def layer(module: nn.Module, std: float = np.sqrt(2)) -> nn.Module:
+Layer = TypeVar("Layer", nn.Conv2d, nn.Linear)
+
+
+def layer(module: Layer, std: float = np.sqrt(2)) -> Layer:
     nn.init.orthogonal_(module.weight, std)
-    nn.init.constant_(module.bias, 0.0)
+    if module.bias is not None:
+        nn.init.constant_(module.bias, 0.0)
     return module
 
 
@@ -97,11 +104,15 @@ class Agent(nn.Module):
         self.critic = layer(nn.Linear(512, 1), std=1.0)
 
     def value(self, x: torch.Tensor) -> torch.Tensor:
-        return self.critic(self.network(x / 255.0))
+        value: torch.Tensor = self.critic(self.network(x / 255.0))
+        return value
 
-    def act(self, x: torch.Tensor, action: torch.Tensor | None = None):
+    def act(
+        self, x: torch.Tensor, action: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
         hidden = self.network(x / 255.0)
-        dist = torch.distributions.Categorical(logits=self.actor(hidden))
+        # seen as a Distribution: Categorical overrides its annotated methods without annotations
+        dist: Distribution = Categorical(logits=self.actor(hidden))
         if action is None:
             action = dist.sample()
         return action, dist.log_prob(action), dist.entropy(), self.critic(hidden)
@@ -125,6 +136,8 @@ def main() -> None:
     out, run = Path(args.out), f"seed{args.seed}"
     envs = make_envs(args, out, run)
     n, steps = args.num_envs, args.num_steps
+    if not isinstance(envs.single_action_space, gym.spaces.Discrete):
+        raise SystemExit(f"{args.game}: PPO here needs a discrete action set")
     agent = Agent(int(envs.single_action_space.n))
     optimizer = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)
     obs_buf = torch.zeros((steps, n, 4, 84, 84), dtype=torch.uint8)
@@ -164,7 +177,7 @@ def main() -> None:
         b_obs, b_act = obs_buf.reshape(-1, 4, 84, 84).float(), act_buf.reshape(-1)
         b_logp, b_adv, b_ret = logp_buf.reshape(-1), advantages.reshape(-1), returns.reshape(-1)
         for _ in range(4):
-            for batch in torch.randperm(steps * n).split(max(1, steps * n // 4)):
+            for batch in torch.split(torch.randperm(steps * n), max(1, steps * n // 4)):
                 _, logp, entropy, value = agent.act(b_obs[batch], b_act[batch])
                 ratio = (logp - b_logp[batch]).exp()
                 adv = (b_adv[batch] - b_adv[batch].mean()) / (b_adv[batch].std() + 1e-8)
@@ -172,7 +185,7 @@ def main() -> None:
                 loss = policy_loss + 0.5 * ((value.flatten() - b_ret[batch]) ** 2).mean()
                 loss = loss - 0.01 * entropy.mean()
                 optimizer.zero_grad()
-                loss.backward()
+                torch.autograd.backward(loss)  # loss.backward(), which torch leaves unannotated
                 nn.utils.clip_grad_norm_(agent.parameters(), 0.5)
                 optimizer.step()
     envs.close()

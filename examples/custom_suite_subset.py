@@ -69,6 +69,14 @@ def simulate(
     return raw, normalised, random, expert
 
 
+def human_normalised(spec: arcadebench.Spec, task: str, raw: float) -> float:
+    """100 (raw - random) / (human - random), from the constants the spec was written with."""
+    constants = spec.constants[task]
+    if constants.random is None or constants.human is None:  # NA in a spec; not in this one
+        raise ValueError(f"{task} has no random or human score in spec {spec.name!r}")
+    return 100.0 * (raw - constants.random) / (constants.human - constants.random)
+
+
 def main(argv: list[str] | None = None) -> dict[str, float]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -129,12 +137,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     results = arcadebench.score(spec, {"new-agent": played}, reps=0)
     estimate = results.algorithms["new-agent"]["aggregates"]["mysuite3"]
     # the same number by hand: Eq. 1 on the log-normalised scores (Eqs. 3, 10-11)
-    hns = [
-        100.0
-        * (played[t] - spec.constants[t].random)
-        / (spec.constants[t].human - spec.constants[t].random)
-        for t in spec.subsets["MySuite-3"].games
-    ]
+    hns = [human_normalised(spec, t, played[t]) for t in spec.subsets["MySuite-3"].games]
     by_hand = float(subset_estimate(log_normalise(hns), spec.subsets["MySuite-3"].coefficients))
     true_median = float(np.median(new_normalised))
     print(

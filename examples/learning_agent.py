@@ -17,7 +17,9 @@ From the command line: `arcadebench run atari5 --agent learning_agent:BanditAgen
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
+import gymnasium as gym
 import numpy as np
 
 import arcadebench
@@ -26,7 +28,7 @@ import arcadebench
 class BanditAgent:
     """Epsilon-greedy action values from per-step rewards (sign-clipped, as DQN clips)."""
 
-    def __init__(self, action_space, game, epsilon=0.1):
+    def __init__(self, action_space: gym.spaces.Discrete, game: str, epsilon: float = 0.1) -> None:
         self.n = int(action_space.n)
         self.game = game
         self.epsilon = epsilon
@@ -35,16 +37,16 @@ class BanditAgent:
         self.rng = np.random.default_rng(0)
         self.last_action = 0
 
-    def reset_level(self, level):
+    def reset_level(self, level: str) -> None:
         """A new game or level: forget what was learnt (Sonic's per-test-level reset)."""
         self.values[:] = 0.0
         self.counts[:] = 0
 
-    def seed(self, seed):
+    def seed(self, seed: int) -> None:
         """Called before every episode with a seed derived from (job seed, episode)."""
         self.rng = np.random.default_rng(seed)
 
-    def act(self, obs):
+    def act(self, obs: Any) -> int:
         if self.rng.random() < self.epsilon:
             self.last_action = int(self.rng.integers(self.n))
         else:
@@ -52,7 +54,9 @@ class BanditAgent:
             self.last_action = int(self.rng.choice(best))
         return self.last_action
 
-    def observe(self, obs, reward, terminated, truncated, info):
+    def observe(
+        self, obs: Any, reward: float, terminated: bool, truncated: bool, info: dict[str, Any]
+    ) -> None:
         a = self.last_action
         self.counts[a] += 1
         self.values[a] += (np.sign(reward) - self.values[a]) / self.counts[a]

@@ -38,6 +38,7 @@ import numpy as np
 import torch
 from stable_baselines3 import PPO
 from stable_baselines3.common.vec_env import VecEnvWrapper
+from stable_baselines3.common.vec_env.base_vec_env import VecEnvObs, VecEnvStepReturn
 
 import arcadebench
 from arcadebench.benchmarks.training.sb3 import ProtocolCallback, make_sb3_vec_env
@@ -46,10 +47,10 @@ from arcadebench.benchmarks.training.sb3 import ProtocolCallback, make_sb3_vec_e
 class ClipRewards(VecEnvWrapper):
     """The sign of the reward, for learning only: above the protocol env and its log."""
 
-    def reset(self) -> np.ndarray:
+    def reset(self) -> VecEnvObs:
         return self.venv.reset()
 
-    def step_wait(self):
+    def step_wait(self) -> VecEnvStepReturn:
         obs, rewards, dones, infos = self.venv.step_wait()
         return obs, np.sign(rewards), dones, infos
 
@@ -107,7 +108,7 @@ def main() -> None:
         progress="off",
     )
     print(evaluated.table())
-    arcadebench.report([trained], out / "report", reps=0)
+    arcadebench.report([trained], out / "report", spec=args.spec, reps=0)  # a YAML spec too
     print(f"report: {out / 'report' / 'report.html'}")
 
 

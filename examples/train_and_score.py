@@ -58,6 +58,8 @@ def main() -> None:
         resume=args.resume,
         algorithm="reinforce-linear",
     )
+    if not isinstance(env.action_space, gym.spaces.Discrete):
+        raise SystemExit(f"{args.env_id}: this agent needs a discrete action set")
     n_actions = int(env.action_space.n)
     weights = np.zeros((n_actions, 21 * 21 + 1))
     baseline = 0.0
@@ -71,7 +73,8 @@ def main() -> None:
         probs /= probs.sum()
         action = int(rng.choice(n_actions, p=probs))
         obs, reward, terminated, truncated, info = env.step(action)
-        trajectory.append((phi, probs, action, float(np.sign(reward))))  # clipped for learning only
+        clipped = float(np.sign(float(reward)))  # clipped for learning only
+        trajectory.append((phi, probs, action, clipped))
         if terminated or truncated:
             # REINFORCE: discounted clipped returns, minus a running baseline
             returns, g = np.empty(len(trajectory)), 0.0
@@ -89,6 +92,8 @@ def main() -> None:
             obs, _ = env.reset()
     env.close()  # the episode in flight is not logged (like a killed process)
 
+    if env.spec is None:  # gym.make always sets it
+        raise SystemExit(f"{args.env_id} has no EnvSpec")
     spec = env.spec.kwargs["spec"]
     log = next(Path(args.log_dir, spec).rglob(f"seed{args.seed}.jsonl"))
     results = arcadebench.score(spec, [log], reps=0)  # the scorer reads the monitor's log

@@ -14,6 +14,7 @@ Needs rliable (``pip install rliable "pandas<3"``). Writes perf/results/bench_bo
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 
 import numpy as np
 from _timing import interleave, median, parser, ratio, table, timed, write_json
@@ -47,7 +48,7 @@ def ours(scores: np.ndarray, reps: int, seed: int) -> np.ndarray:
 def theirs(scores: np.ndarray, reps: int, seed: int) -> np.ndarray:
     from rliable import library, metrics
 
-    def func(x):
+    def func(x: np.ndarray) -> np.ndarray:
         return np.array(
             [
                 metrics.aggregate_mean(x),
@@ -58,16 +59,16 @@ def theirs(scores: np.ndarray, reps: int, seed: int) -> np.ndarray:
         )
 
     np.random.seed(seed)  # rliable draws from the global RNG whatever its random_state
-    return library.get_interval_estimates({"a": scores}, func, reps=reps)[1]["a"]
+    return np.asarray(library.get_interval_estimates({"a": scores}, func, reps=reps)[1]["a"])
 
 
 def main() -> None:
-    args = parser(__doc__)
-    args.add_argument("--games", type=int, default=57)
-    args.add_argument("--runs", type=int, default=10)
-    args.add_argument("--reps", type=int, default=2000)
-    args.add_argument("--repeat", type=int, default=5, help="interleaved rounds")
-    args = args.parse_args()
+    cli = parser(__doc__)
+    cli.add_argument("--games", type=int, default=57)
+    cli.add_argument("--runs", type=int, default=10)
+    cli.add_argument("--reps", type=int, default=2000)
+    cli.add_argument("--repeat", type=int, default=5, help="interleaved rounds")
+    args = cli.parse_args()
 
     rng = np.random.default_rng(0)
     # human-normalised-like scores (fraction of human): a per-game level times run noise
@@ -76,9 +77,11 @@ def main() -> None:
     )
 
     seeds = itertools.count(100)
-    results = {}
+    results: dict[str, np.ndarray] = {}
 
-    def case(function, name):  # noqa: ANN001, ANN202
+    def case(
+        function: Callable[[np.ndarray, int, int], np.ndarray], name: str
+    ) -> Callable[[], float]:
         def compute() -> None:
             results[name] = function(scores, args.reps, next(seeds))
 

@@ -37,11 +37,13 @@ Writes perf/results/bench_envs.json.
 
 from __future__ import annotations
 
+import argparse
 import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any, SupportsFloat
 
 import gymnasium as gym
 import numpy as np
@@ -68,7 +70,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 PROTOCOLS = {"SABER": "saber", "HWR": "hwr", "Atari5": "atari5"}
 
 
-def native(spec: str) -> dict:
+def native(spec: str) -> dict[str, Any]:
     settings = protocol_kwargs(arcadebench.load_spec(spec))
     return {
         "frameskip": settings["frameskip"],
@@ -78,7 +80,7 @@ def native(spec: str) -> dict:
     }
 
 
-def layer_cost(env: gym.Env, actions: list, rounds: int) -> dict[str, float]:
+def layer_cost(env: gym.Env, actions: list[int], rounds: int) -> dict[str, float]:
     """Time inside the emulator's own ``step`` and around it, in the same loop.
 
     The emulator env's ``step`` is timed per call while the whole stack is stepped, so the
@@ -90,13 +92,13 @@ def layer_cost(env: gym.Env, actions: list, rounds: int) -> dict[str, float]:
     spent = [0.0]
     clock = time.perf_counter
 
-    def timed_step(action):  # noqa: ANN001, ANN202
+    def timed_step(action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
         start = clock()
         result = original(action)
         spent[0] += clock() - start
         return result
 
-    inner.step = timed_step
+    inner.step = timed_step  # type: ignore[method-assign]  # timed per call; `del` below restores it
     totals, inners = [], []
     try:
         play = step_player(env, actions)
@@ -111,13 +113,16 @@ def layer_cost(env: gym.Env, actions: list, rounds: int) -> dict[str, float]:
     return {"layers_us_per_step": median(layers), "emulator_share": median(share)}
 
 
-def ale_player(actions: list) -> Callable[[], float]:
+def ale_player(actions: list[int]) -> Callable[[], float]:
+    rom = roms.get_rom_path("pong")
+    if rom is None:
+        raise SystemExit("ale-py has no Pong ROM: reinstall ale-py (its ROMs ship with it)")
     ALEInterface.setLoggerMode(LoggerMode.Error)
     ale = ALEInterface()
     ale.setFloat("repeat_action_probability", 0.25)
     ale.setInt("max_num_frames_per_episode", 108_000)
     ale.setInt("random_seed", 0)
-    ale.loadROM(roms.get_rom_path("pong"))
+    ale.loadROM(rom)
     start_state = ale.cloneState(include_rng=True)
     legal = ale.getLegalActionSet()
     screen = np.zeros((*ale.getScreenDims(), 3), np.uint8)
@@ -141,7 +146,9 @@ def ale_player(actions: list) -> Callable[[], float]:
     return play
 
 
-def atari(args) -> tuple[dict, list[Target], list[list]]:
+def atari(
+    args: argparse.Namespace,
+) -> tuple[dict[str, dict[str, Any]], list[Target], list[list[object]]]:
     actions = np.random.default_rng(0).integers(18, size=args.steps).tolist()
     envs: dict[str, gym.Env] = {}
     separate_of, alone_of = {}, {}
@@ -202,18 +209,26 @@ def atari(args) -> tuple[dict, list[Target], list[list]]:
     return report, targets, rows
 
 
-def retro(args) -> tuple[dict, list[Target], list[list]]:
-    from sonic_helpers import TEST_LEVELS, write_sonic_airstriker
+def retro(
+    args: argparse.Namespace,
+) -> tuple[dict[str, dict[str, Any]], list[Target], list[list[object]]]:
+    from sonic_helpers import (  # type: ignore[import-not-found]  # tests/, on sys.path at run time only
+        TEST_LEVELS,
+        write_sonic_airstriker,
+    )
 
     with tempfile.TemporaryDirectory() as tmp:
         spec = str(write_sonic_airstriker(Path(tmp)))
         env = arcadebench.make(spec, TEST_LEVELS[0])
         raw = env.unwrapped
+        pads, choices = raw.action_space, env.action_space
+        if not isinstance(pads, gym.spaces.MultiBinary) or not isinstance(
+            choices, gym.spaces.Discrete
+        ):
+            raise TypeError(f"expected MultiBinary buttons under Discrete, got {pads}, {choices}")
         rng = np.random.default_rng(0)
-        buttons = rng.integers(0, 2, size=(args.retro_steps, raw.action_space.shape[0])).astype(
-            np.int8
-        )
-        discrete = rng.integers(env.action_space.n, size=args.retro_steps).tolist()
+        buttons = rng.integers(0, 2, size=(args.retro_steps, pads.shape[0])).astype(np.int8)
+        discrete = rng.integers(choices.n, size=args.retro_steps).tolist()
 
         def play_raw() -> float:
             raw.reset()
@@ -258,11 +273,11 @@ def retro(args) -> tuple[dict, list[Target], list[list]]:
 
 
 def main() -> None:
-    args = parser(__doc__)
-    args.add_argument("--steps", type=int, default=1000)
-    args.add_argument("--rounds", type=int, default=15)
-    args.add_argument("--retro-steps", type=int, default=300)
-    args = args.parse_args()
+    cli = parser(__doc__)
+    cli.add_argument("--steps", type=int, default=1000)
+    cli.add_argument("--rounds", type=int, default=15)
+    cli.add_argument("--retro-steps", type=int, default=300)
+    args = cli.parse_args()
     columns = ["case", "steps/s", "us/step", "x reference", "min-max", "reference"]
     atari_report, atari_targets, atari_rows = atari(args)
     print(

@@ -20,6 +20,7 @@ from __future__ import annotations
 import tempfile
 import timeit
 from pathlib import Path
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -40,42 +41,47 @@ from arcadebench.wrappers.monitor import EpisodeMonitor, find_monitor
 
 ENV_ID = "arcadebench/SABER-Pong-v0"
 BASE = "without monitor"
+NOOP = np.int64(0)  # the one observation and the action of NullEnv, a Discrete space's element
 
 
-class NullEnv(gym.Env):
+class NullEnv(gym.Env[np.int64, np.int64]):
     """Steps in no time, with a protocol-like ``info`` (frame counter, ``info["arcadebench"]``)."""
 
     observation_space = gym.spaces.Discrete(1)
     action_space = gym.spaces.Discrete(18)
 
     def __init__(self) -> None:
-        self.info = {"episode_frame_number": 0, "arcadebench": {"stuck_frames": 0}}
+        self.info: dict[str, Any] = {"episode_frame_number": 0, "arcadebench": {"stuck_frames": 0}}
 
-    def reset(self, *, seed=None, options=None):  # noqa: ANN001, ANN201
-        return 0, self.info
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.int64, dict[str, Any]]:
+        return NOOP, self.info
 
-    def step(self, action):  # noqa: ANN001, ANN201
-        return 0, 0.0, False, False, self.info
+    def step(self, action: np.int64) -> tuple[np.int64, float, bool, bool, dict[str, Any]]:
+        return NOOP, 0.0, False, False, self.info
 
 
 def per_step_cost_us(n: int = 500_000) -> float:
     """Microseconds the monitor adds to one step (best of 5)."""
     bare, watched = NullEnv(), EpisodeMonitor(NullEnv(), "saber", "pong")
     watched.reset(seed=0)
-    bare_t = min(timeit.repeat(lambda: bare.step(0), number=n, repeat=5))
-    watched_t = min(timeit.repeat(lambda: watched.step(0), number=n, repeat=5))
+    bare_t = min(timeit.repeat(lambda: bare.step(NOOP), number=n, repeat=5))
+    watched_t = min(timeit.repeat(lambda: watched.step(NOOP), number=n, repeat=5))
     return (watched_t - bare_t) / n * 1e6
 
 
 def main() -> None:
-    args = parser(__doc__)
-    args.add_argument("--steps", type=int, default=5000)
-    args.add_argument("--rounds", type=int, default=21)
-    args = args.parse_args()
+    cli = parser(__doc__)
+    cli.add_argument("--steps", type=int, default=5000)
+    cli.add_argument("--rounds", type=int, default=21)
+    args = cli.parse_args()
     actions = np.random.default_rng(0).integers(18, size=args.steps).tolist()
     with tempfile.TemporaryDirectory() as tmp:
         # one emulator for all cases: separate ALE instances differ by a few % on their own
         quiet = find_monitor(gym.make(ENV_ID, disable_env_checker=True))
+        if quiet is None:
+            raise SystemExit(f"{ENV_ID} has no episode monitor")
         below = quiet.env  # the protocol stack without its monitor
         logged = EpisodeMonitor(below, "saber", "pong", log=Path(tmp) / "log.jsonl")
         envs = {BASE: below, "monitor, no log": quiet, "monitor, logging": logged}

@@ -25,7 +25,8 @@ from __future__ import annotations
 import tempfile
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any, TypedDict
 
 from _timing import (
     Target,
@@ -44,7 +45,17 @@ import arcadebench
 from arcadebench.benchmarks.envs.reload_free import ReloadFreeAtariEnv
 from arcadebench.errors import ArcadebenchError, NonCompliantWarning
 
-NATIVE = {
+
+class NativeSettings(TypedDict):
+    """``AtariEnv`` arguments: the protocols' emulator settings, HWR/Atari-5 frame cap."""
+
+    frameskip: int
+    repeat_action_probability: float
+    full_action_space: bool
+    max_num_frames_per_episode: int
+
+
+NATIVE: NativeSettings = {
     "frameskip": 4,
     "repeat_action_probability": 0.25,
     "full_action_space": True,
@@ -53,14 +64,19 @@ NATIVE = {
 
 
 def runner_case(
-    workers: int, frames: list[int], *, games=("phoenix",), seeds=(0, 1, 2, 3), **quota
+    workers: int,
+    frames: list[int],
+    *,
+    games: Sequence[str] | None = ("phoenix",),
+    seeds: Sequence[int] = (0, 1, 2, 3),
+    **quota: Any,
 ) -> Callable[[], float]:
     """A case: ``arcadebench.evaluate`` of the workload; appends the frames played."""
 
     def run() -> float:
         played = 0
 
-        def count(event: tuple) -> None:
+        def count(event: tuple[Any, ...]) -> None:
             nonlocal played
             if event[0] == "episode":
                 played += event[2]["frames"]
@@ -90,11 +106,13 @@ def runner_case(
     return run
 
 
-def scaling(steps: int, rounds: int, main_job: bool) -> tuple[list[list], dict, list[Target]]:
+def scaling(
+    steps: int, rounds: int, main_job: bool
+) -> tuple[list[list[object]], dict[str, dict[str, Any]], list[Target]]:
     """Runner workloads with 1 and 2 workers: table rows, report, target."""
     frames: dict[str, list[int]] = {}
-    cases = {}
-    workloads = {"balanced": {"steps": steps}}
+    cases: dict[str, Callable[[], float]] = {}
+    workloads: dict[str, dict[str, Any]] = {"balanced": {"steps": steps}}
     if main_job:
         workloads["atari5 main job"] = {"episodes": 2, "games": None, "seeds": (0,)}
     for label, quota in workloads.items():
@@ -105,7 +123,8 @@ def scaling(steps: int, rounds: int, main_job: bool) -> tuple[list[list], dict, 
     # warm-up: the first evaluate() starts the forkserver (and imports in it); not a round
     runner_case(1, [], seeds=(0,), steps=10)()
     samples = interleave(cases, rounds, warmup=0)
-    rows, report = [], {}
+    rows: list[list[object]] = []
+    report: dict[str, dict[str, Any]] = {}
     for name in cases:
         base = name.rsplit(",", 1)[0] + ", 1 worker"
         played = median(frames[name])
@@ -176,11 +195,11 @@ def job_cost(rounds: int) -> float:
 
 
 def main() -> None:
-    args = parser(__doc__)
-    args.add_argument("--steps", type=int, default=3000, help="agent steps per balanced job")
-    args.add_argument("--rounds", type=int, default=3)
-    args.add_argument("--main", action="store_true", help="also the Atari-5 main job")
-    args = args.parse_args()
+    cli = parser(__doc__)
+    cli.add_argument("--steps", type=int, default=3000, help="agent steps per balanced job")
+    cli.add_argument("--rounds", type=int, default=3)
+    cli.add_argument("--main", action="store_true", help="also the Atari-5 main job")
+    args = cli.parse_args()
     rows, report, targets = scaling(args.steps, args.rounds, args.main)
     print(
         table(

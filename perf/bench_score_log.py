@@ -27,6 +27,7 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from _timing import Target, interleave, median, parser, report_targets, table, write_json
 
@@ -115,13 +116,14 @@ def write_logs(folder: Path, episodes: int, runs: int) -> tuple[int, int]:
 
 
 def main() -> None:
-    args = parser(__doc__)
-    args.add_argument("--episodes", type=int, default=100_000)
-    args.add_argument("--reps", type=int, default=2000)
-    args.add_argument("--rounds", type=int, default=3, help="fresh processes per case")
-    args = args.parse_args()
+    cli = parser(__doc__)
+    cli.add_argument("--episodes", type=int, default=100_000)
+    cli.add_argument("--reps", type=int, default=2000)
+    cli.add_argument("--rounds", type=int, default=3, help="fresh processes per case")
+    args = cli.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        layouts, results = {}, {}
+        layouts: dict[str, dict[str, float]] = {}
+        results: dict[str, list[dict[str, Any]]] = {}
         for runs in (1, 5):
             name = f"{runs} run{'s' if runs > 1 else ''}"
             folder = Path(tmp) / name.replace(" ", "_")
@@ -145,7 +147,7 @@ def main() -> None:
                 )
                 result = json.loads(done.stdout.strip().splitlines()[-1])
                 results[name].append(result)
-                return result["seconds"]
+                return float(result["seconds"])
 
             return run
 

@@ -20,19 +20,20 @@ from __future__ import annotations
 
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from _timing import median, parser, table, timed, write_json
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))
 
-from sonic_helpers import write_sonic_airstriker  # noqa: E402
+from sonic_helpers import write_sonic_airstriker  # type: ignore[import-not-found]  # noqa: E402 - tests/, on sys.path at run time only
 
 import arcadebench  # noqa: E402
 from arcadebench.benchmarks.envs.joint import JointSonicEnv  # noqa: E402
 
 
-def repeated(function, repeat: int) -> float:  # noqa: ANN001
+def repeated(function: Callable[[], object], repeat: int) -> float:
     """Median seconds of ``function()`` over ``repeat`` calls in a row.
 
     Not interleaved: each case is a sequence of level switches that needs its own previous level.
@@ -41,16 +42,16 @@ def repeated(function, repeat: int) -> float:  # noqa: ANN001
 
 
 def main() -> None:
-    args = parser(__doc__)
-    args.add_argument("--repeat", type=int, default=40)
-    args = args.parse_args()
+    cli = parser(__doc__)
+    cli.add_argument("--repeat", type=int, default=40)
+    args = cli.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         spec = str(write_sonic_airstriker(Path(tmp)))
         env = JointSonicEnv(
             spec, levels=["AirstrikerA-Zone0", "AirstrikerA-Zone1", "AirstrikerB-Zone0"]
         )
         env.reset(seed=0, options={"level": "AirstrikerA-Zone0"})
-        cases = {}
+        cases: dict[str, float] = {}
         cases["reset"] = repeated(
             lambda: env.reset(options={"level": "AirstrikerA-Zone0"}), args.repeat
         )

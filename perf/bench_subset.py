@@ -27,9 +27,9 @@ from arcadebench.benchmarks.subset import (
 
 
 def main() -> None:
-    args = parser(__doc__)
-    args.add_argument("--quick", action="store_true", help="only size 5 on all processes")
-    args = args.parse_args()
+    cli = parser(__doc__)
+    cli.add_argument("--quick", action="store_true", help="only size 5 on all processes")
+    args = cli.parse_args()
     host = machine()
     spec = arcadebench.load_spec("atari5")
     started = time.perf_counter()

@@ -80,12 +80,12 @@ def test_cleanrl_ppo_on_both_vector_paths(tmp_path):
         out = run_example(
             "cleanrl_ppo.py",
             *("--vector", vector, "--spec", SPEC, "--num-envs", "4", "--num-steps", "32"),
-            *("--total-steps", "1024", "--out", vector),
+            *("--total-steps", "2048", "--out", vector),  # 512 steps each: past the 500-step cap
             cwd=tmp_path,
         )
         assert "run frames" in out and "per game" in out
         (log,) = (tmp_path / vector).rglob("*.jsonl")
         episodes = [json.loads(line) for line in log.read_text().splitlines()][1:]
-        assert {r["env"] for r in episodes} <= {0, 1, 2, 3} and len(episodes) >= 4
+        assert {r["env"] for r in episodes} == {0, 1, 2, 3}  # every env ended an episode
         # the run's frames when an episode ended: every env's, the episodes in flight included
         assert episodes[-1]["total_frames"] >= sum(r["frames"] for r in episodes)
