@@ -24,16 +24,19 @@ from arcadebench.errors import SpecError, UnknownSpec, did_you_mean
 from arcadebench.specs.model import (
     AtariSettings,
     Breakthrough,
+    EpisodeAggregate,
     Evaluation,
     GameConstants,
     Level,
     Normalisation,
+    Platform,
     PredictionModels,
     Published,
     RetroGame,
     RetroSettings,
     Scoring,
     Spec,
+    Split,
     Subset,
 )
 from arcadebench.specs.names import name_key
@@ -336,10 +339,8 @@ def _scoring(node: Node, columns: set[str]) -> Scoring:
 
 def _evaluation(node: Node) -> Evaluation:
     f = node.mapping(optional=("episode_aggregate", "k", "checkpoints", "budget"))
-    aggregate = (
-        f["episode_aggregate"].string(choices=("mean", "last_k"))
-        if "episode_aggregate" in f
-        else "mean"
+    aggregate: EpisodeAggregate = (
+        f["episode_aggregate"].choice(_EPISODE_AGGREGATES) if "episode_aggregate" in f else "mean"
     )
     k = f["k"].integer(minimum=1) if "k" in f else None
     if aggregate == "last_k" and k is None:
@@ -354,7 +355,7 @@ def _evaluation(node: Node) -> Evaluation:
         b = f["budget"].mapping(optional=("frames", "steps"))
         budget_frames = b["frames"].integer(minimum=1) if "frames" in b else None
         budget_steps = b["steps"].integer(minimum=1) if "steps" in b else None
-    return Evaluation(aggregate, k, checkpoints, budget_frames, budget_steps)  # type: ignore[arg-type]
+    return Evaluation(aggregate, k, checkpoints, budget_frames, budget_steps)
 
 
 def _action_sets(node: Node, buttons: list[str]) -> dict[str, tuple[tuple[str, ...], ...]]:
@@ -416,7 +417,7 @@ def _levels(node: Node, retro_games: dict[str, RetroGame]) -> dict[str, Level]:
         level = Level(
             game=game,
             state=_game_name(state_n),
-            split=split_n.string(choices=("train", "test")),  # type: ignore[arg-type]
+            split=split_n.choice(_SPLITS),
             zone=zone_n.integer(minimum=0),
             act=act_n.integer(minimum=0),
         )
@@ -505,7 +506,9 @@ _TOP_OPTIONAL = (
     "action_count_exceptions",
     "notes",
 )
-_PLATFORM_SECTIONS = {
+_EPISODE_AGGREGATES: tuple[EpisodeAggregate, ...] = ("mean", "last_k")
+_SPLITS: tuple[Split, ...] = ("train", "test")
+_PLATFORM_SECTIONS: dict[Platform, tuple[set[str], set[str]]] = {
     "atari": ({"environment", "constants"}, {"buttons", "action_sets", "retro_games", "levels"}),
     "retro": (
         {"environment", "buttons", "action_sets", "retro_games", "levels"},
@@ -541,7 +544,7 @@ def parse_spec(text: str, source: str = "<string>") -> Spec:
         raise top["id_prefix"].fail(
             "letters and digits, starting with a letter (it starts the env ids)"
         )
-    platform = top["platform"].string(choices=tuple(_PLATFORM_SECTIONS))
+    platform = top["platform"].choice(tuple(_PLATFORM_SECTIONS))
     needed, forbidden = _PLATFORM_SECTIONS[platform]
     for key in sorted(needed - set(top)):
         raise SpecError(source, key, f"is required for platform {platform!r} but missing")
@@ -606,7 +609,7 @@ def parse_spec(text: str, source: str = "<string>") -> Spec:
         env_version=top["env_version"].integer(minimum=0) if "env_version" in top else 0,
         citation=" ".join(top["citation"].string().split()),
         url=top["url"].string() if "url" in top else None,
-        platform=platform,  # type: ignore[arg-type]
+        platform=platform,
         environment=environment,
         games=games,
         default_games=default_games,

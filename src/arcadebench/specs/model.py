@@ -35,6 +35,8 @@ __all__ = [
 ]
 
 Platform = Literal["atari", "retro", "none"]
+EpisodeAggregate = Literal["mean", "last_k"]
+Split = Literal["train", "test"]
 EMPTY: Mapping[Any, Any] = MappingProxyType({})
 
 
@@ -177,7 +179,7 @@ class Evaluation:
         budget_steps: agent steps one run may use (``None``: unlimited).
     """
 
-    episode_aggregate: Literal["mean", "last_k"] = "mean"
+    episode_aggregate: EpisodeAggregate = "mean"
     k: int | None = None
     checkpoints: tuple[int, ...] = ()
     budget_frames: int | None = None
@@ -203,7 +205,7 @@ class Level:
 
     game: str
     state: str
-    split: Literal["train", "test"]
+    split: Split
     zone: int
     act: int
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterator
-from typing import Any, Literal, overload
+from typing import Any, Literal, TypeVar, overload
 
 from arcadebench.errors import SpecError, did_you_mean
 
@@ -25,6 +25,9 @@ _PLAIN_KEY = re.compile(r"^[A-Za-z0-9_.,=*+()' -]+$")
 def _key(key: str) -> str:
     """A key as it appears in a path: plain keys as they are, odd ones (newlines...) quoted."""
     return key if _PLAIN_KEY.match(key) else repr(key)
+
+
+C = TypeVar("C", bound=str)
 
 
 def _show(value: Any) -> str:
@@ -110,6 +113,10 @@ class Node:
         if choices is not None and self.value not in choices:
             raise self.fail(f"one of {', '.join(_one_line(choice) for choice in choices)}")
         return self.value
+
+    def choice(self, choices: tuple[C, ...]) -> C:
+        """One of ``choices``, typed as they are (a tuple of literals gives that literal)."""
+        return choices[choices.index(self.string(choices))]
 
     def boolean(self) -> bool:
         """``true`` or ``false``."""

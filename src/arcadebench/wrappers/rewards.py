@@ -18,7 +18,7 @@ import gymnasium as gym
 
 from arcadebench.errors import InvalidArgument
 from arcadebench.wrappers._checks import check_int, check_real
-from arcadebench.wrappers._info import protocol_info, set_end_reason
+from arcadebench.wrappers._info import EndReason, protocol_info, set_end_reason
 from arcadebench.wrappers.rules import correct_rollovers
 
 __all__ = [
@@ -214,7 +214,7 @@ class ContestProgress:
             self._prev_act, self._prev_screen_x = act, screen_x
         return min(max(x + self._offset_x, 0), self._end_x) / self._end_x
 
-    def _done(self, ram: Mapping[str, Any]) -> tuple[bool, str | None]:
+    def _done(self, ram: Mapping[str, Any]) -> tuple[bool, EndReason | None]:
         for name, value in self.end_when.items():
             if ram[name] == value:
                 return True, "special_stage"
@@ -234,7 +234,9 @@ class ContestProgress:
         self._restart()
         self.update(ram, frame=0)
 
-    def update(self, ram: Mapping[str, Any], frame: int) -> tuple[float, bool, str | None, float]:
+    def update(
+        self, ram: Mapping[str, Any], frame: int
+    ) -> tuple[float, bool, EndReason | None, float]:
         """One frame: ``(reward, done, end reason or None, progress)``.
 
         ``frame`` is the number of frames played since reset, counting this one.
@@ -411,7 +413,7 @@ class SonicProgressReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
         if done:
             terminated = True
             if reason is not None:
-                set_end_reason(info, reason)  # type: ignore[arg-type]
+                set_end_reason(info, reason)
         return obs, reward, terminated, truncated, info
 
 

@@ -11,9 +11,10 @@ Functions: correct_rollovers, last_reward_frame, stuck_frames, limit_reached, dr
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, SupportsFloat, overload
 
 import numpy as np
+from numpy.typing import NDArray
 
 __all__ = [
     "LIFE_KEYS",
@@ -24,7 +25,8 @@ __all__ = [
     "stuck_frames",
 ]
 
-T = TypeVar("T")
+Frames = NDArray[np.int64]
+"""Per-env frame numbers of a vector env; a single env's are ints."""
 
 LIFE_KEYS = ("lives", "_lives")
 """The ``info`` keys of ale-py's life counter (a vector env adds the ``_lives`` mask)."""
@@ -45,7 +47,13 @@ def correct_rollovers(rewards: Any, threshold: float, correction: float) -> tupl
     return np.where(mask, np.add(rewards, correction), rewards), mask
 
 
-def last_reward_frame(previous: T, frames: T, rewards: Any) -> T:
+@overload
+def last_reward_frame(previous: int, frames: int, rewards: SupportsFloat) -> int: ...
+@overload
+def last_reward_frame(previous: Frames, frames: Frames, rewards: NDArray[Any]) -> Frames: ...
+def last_reward_frame(
+    previous: int | Frames, frames: int | Frames, rewards: SupportsFloat | NDArray[Any]
+) -> int | Frames:
     """The frame of the last non-zero reward after a step (SABER's max stuck time, Table 1).
 
     A step with a non-zero reward restarts the count at that step's last frame, ``frames``
@@ -57,17 +65,23 @@ def last_reward_frame(previous: T, frames: T, rewards: Any) -> T:
         >>> last_reward_frame(np.array([8, 8]), np.array([20, 20]), np.array([0.0, -2.0]))
         array([ 8, 20])
     """
-    return previous + (frames - previous) * (rewards != 0)  # type: ignore[operator,no-any-return]
+    frame: int | Frames = previous + (frames - previous) * (rewards != 0)
+    return frame
 
 
-def stuck_frames(frames: T, last_reward: T) -> T:
+@overload
+def stuck_frames(frames: int, last_reward: int) -> int: ...
+@overload
+def stuck_frames(frames: Frames, last_reward: Frames) -> Frames: ...
+def stuck_frames(frames: int | Frames, last_reward: int | Frames) -> int | Frames:
     """Frames since the last non-zero reward (or since the episode began).
 
     Example:
         >>> stuck_frames(18_000, 0)
         18000
     """
-    return frames - last_reward  # type: ignore[operator,no-any-return]
+    stuck: int | Frames = frames - last_reward
+    return stuck
 
 
 def limit_reached(count: Any, limit: Any, ended: Any) -> Any:

@@ -347,8 +347,9 @@ def _json_score(value: object, file: str, line: int | None, what: str) -> float 
                 file, line, f'score of {what} must be a number, "inf" or null, got {value!r}'
             )
         return value
-    if hasattr(value, "dtype") and getattr(value, "shape", None) == ():  # numpy scalar in a mapping
-        return _json_score(value.item(), file, line, what)  # type: ignore[attr-defined]
+    item = getattr(value, "item", None)
+    if callable(item) and getattr(value, "shape", None) == ():  # a numpy scalar in a mapping
+        return _json_score(item(), file, line, what)
     if isinstance(value, str):
         try:
             return parse_score(value)
