@@ -242,7 +242,10 @@ class ProtocolCallback(BaseCallback):
                     self.logger.record(f"arcadebench/checkpoint_{checkpoint}/{metric}", value)
 
     def _on_training_end(self) -> None:
+        # A checkpoint can only be scored once an episode has ended past it, which is often
+        # after the last of SB3's own dumps: dump once more so the final scores are not lost.
         self._record()
+        self.logger.dump(self.num_timesteps)
 
 
 class SB3Policy:
