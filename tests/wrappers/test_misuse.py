@@ -9,7 +9,7 @@ import warnings
 import gymnasium as gym
 import numpy as np
 import pytest
-from stable_baselines3.common.atari_wrappers import AtariWrapper
+from stable_baselines3.common.atari_wrappers import AtariWrapper, MaxAndSkipEnv
 from stable_baselines3.common.env_util import make_atari_env
 
 from arcadebench.errors import InvalidArgument, NonCompliantWarning
@@ -72,6 +72,27 @@ def test_make_atari_env_is_caught_in_its_own_envs(tmp_path):
         for _ in range(5):
             envs.step(np.zeros(2, dtype=np.int64))
     envs.close()
+
+
+class ThirtyNoops(gym.Wrapper):
+    """NoopResetEnv at its longest start: 30 no-ops, each a step of the env below, at reset."""
+
+    def reset(self, **kwargs):
+        self.env.reset(**kwargs)
+        for _ in range(30):
+            obs, *_, info = self.env.step(0)
+        return obs, info
+
+
+def test_a_second_frame_skip_is_caught_after_long_no_op_starts(tmp_path):
+    # the no-ops at reset are steps too: they must not use up the steps watched after a reset
+    env = MaxAndSkipEnv(ThirtyNoops(gym.make(PONG, log_dir=tmp_path, run="n")), skip=4)
+    with pytest.warns(NonCompliantWarning) as caught:
+        play(env, 3)
+    env.close()
+    messages = " ".join(str(w.message) for w in caught)
+    assert "MaxAndSkipEnv steps the environment several times per agent step" in messages
+    assert "ThirtyNoops plays actions at reset" in messages
 
 
 def test_a_plain_loop_and_the_vector_envs_are_not_flagged(tmp_path):

@@ -142,13 +142,14 @@ class MisuseDetector:
             self._watch = max(self._watch, self.AFTER_LIFE)
         if self._watch <= 0 and self._steps % self.EVERY:
             return None
-        self._watch -= 1
         chain = _wrapper_chain(sys._getframe(2))
         previous, self._previous = self._previous, chain
         found = None
+        in_reset = False  # a step played by a wrapper's reset (no-op starts: up to 30 of them)
         for frame in chain:
             if frame.f_code.co_name == "reset":
                 if any(frame is f for f in self._reset_chain):
+                    in_reset = True
                     found = found or self._report(
                         "reset_actions",
                         f"{_owner(frame)} plays actions at reset (no-op or FIRE starts)",
@@ -165,4 +166,6 @@ class MisuseDetector:
                     f"{_owner(frame)} steps the environment several times per agent step (a "
                     "second frame skip)",
                 )
+        if not in_reset:  # the watched steps are the agent's first ones after the reset
+            self._watch -= 1
         return found
