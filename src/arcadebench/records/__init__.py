@@ -3,15 +3,17 @@
 One place owns the format (DEVELOPING.md, "Episode log"): the record types
 (:mod:`~arcadebench.records.schema`), where logs live (:mod:`~arcadebench.records.writer`), a
 run shared by many environments and processes (:mod:`~arcadebench.records.live`), one
-environment's part of it behind every monitor (:mod:`~arcadebench.records.recorder`) and the
-reader (:mod:`~arcadebench.records.reader`). It sits
+environment's part of it behind every monitor (:mod:`~arcadebench.records.recorder`), a stream
+logged by another process (:mod:`~arcadebench.records.relay`) and the reader
+(:mod:`~arcadebench.records.reader`). It sits
 at the bottom of the package with the specs: the wrappers write through it, the benchmark
 stages read through it, and it imports neither.
 """
 
-from arcadebench.records.live import LiveRun, counters_path, read_totals
+from arcadebench.records.live import LiveRun, Relay, StreamStart, counters_path, read_totals
 from arcadebench.records.reader import LogWarning, RunLog, parse_log
-from arcadebench.records.recorder import NO_LIMIT, RunRecorder, check_budget
+from arcadebench.records.recorder import NO_LIMIT, RunRecorder, check_budget, continue_run
+from arcadebench.records.relay import RunReceiver
 from arcadebench.records.schema import (
     END_REASONS,
     EPISODE_FIELDS,
@@ -43,11 +45,15 @@ __all__ = [
     "HeaderRecord",
     "LiveRun",
     "LogWarning",
+    "Relay",
     "RunIdentity",
     "RunLog",
+    "RunReceiver",
     "RunRecorder",
+    "StreamStart",
     "check_budget",
     "check_run",
+    "continue_run",
     "counters_path",
     "cut_partial_line",
     "episode_record",

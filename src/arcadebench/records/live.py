@@ -27,12 +27,19 @@ POSIX locks belong to a process, not to a file descriptor, so the streams of one
 one :class:`LiveRun` (one descriptor, one mapping) and take their slots from it. A run without a
 log is a :class:`LiveRun` kept in memory.
 
-Classes: LiveRun.
+A stream can also be played in a process that cannot reach the log at all (a Ray task on another
+machine): the process that holds the log (:class:`~arcadebench.records.relay.RunReceiver`, in
+the runner's driver) claims the stream's slot and sends a :class:`StreamStart`; the playing
+process keeps a :class:`RelayedRun`, the run's counters in memory from that start, whose lines
+go to the holder instead of a file (a :class:`Relay`).
+
+Classes: LiveRun, RelayedRun, StreamStart, Relay.
 Functions: counters_path, read_totals.
 """
 
 from __future__ import annotations
 
+import itertools
 import mmap
 import os
 import struct
@@ -40,16 +47,28 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 from arcadebench.errors import ArcadebenchError, LogInUse
 
 try:  # POSIX record locks; without them (Windows) a run is one process
     import fcntl
+
+    _EXCLUSIVE, _SHARED, _UNLOCK = fcntl.LOCK_EX, fcntl.LOCK_SH, fcntl.LOCK_UN
 except ImportError:  # pragma: no cover - not on Linux/macOS
     fcntl = None  # type: ignore[assignment]
+    _EXCLUSIVE = _SHARED = _UNLOCK = 0
 
-__all__ = ["MAX_STREAMS", "LiveRun", "StreamState", "counters_path", "read_totals"]
+__all__ = [
+    "MAX_STREAMS",
+    "LiveRun",
+    "Relay",
+    "RelayedRun",
+    "StreamStart",
+    "StreamState",
+    "counters_path",
+    "read_totals",
+]
 
 MAX_STREAMS = 1024
 _MAGIC = b"ABRUN\x00\x00\x01"
@@ -62,6 +81,35 @@ _RUN_LOCK, _APPEND_LOCK, _SLOT_LOCKS = 0, 1, 16
 
 StreamState = tuple[int, int, int, int]
 """A stream's ``(steps, frames, next episode, complete episodes)``."""
+
+_RELAYED_RUNS = itertools.count()
+
+
+class StreamStart(NamedTuple):
+    """Where a stream played in another process starts: the run as its log holds it.
+
+    Attributes:
+        slot: the stream's index, claimed by the process that holds the log.
+        streams: every stream's ``(steps, frames, next episode, complete episodes)``.
+        lost: ``(steps, frames)`` played by streams whose process was killed mid-episode.
+        header: the log has no header yet, so the stream's first line is its header.
+    """
+
+    slot: int
+    streams: dict[int, StreamState]
+    lost: tuple[int, int]
+    header: bool
+
+
+class Relay(NamedTuple):
+    """A stream's way to a log another process writes: where it starts, and how lines go there.
+
+    ``send(line)`` hands one complete line (a header or an episode record, newline included) to
+    the log's holder, in the order the stream produces them.
+    """
+
+    start: StreamStart
+    send: Callable[[bytes], None]
 
 
 def counters_path(log: Path) -> Path:
@@ -162,19 +210,19 @@ class LiveRun:
             self._words = memoryview(self._map).cast("q")
             self._log_file = open(log, "ab", buffering=0)  # noqa: SIM115 - closed by release()
             while True:
-                if _lock(fd, fcntl.LOCK_EX if fcntl else 0, _RUN_LOCK, wait=False):
+                if _lock(fd, _EXCLUSIVE, _RUN_LOCK, wait=False):
                     self._words[1] = 0  # not ready until set up
                     setup(self)
                     self._words[1] = 1
-                    _lock(fd, fcntl.LOCK_SH if fcntl else 0, _RUN_LOCK, wait=True)  # atomic
+                    _lock(fd, _SHARED, _RUN_LOCK, wait=True)  # atomic
                     self.first = True
                     return
-                _lock(fd, fcntl.LOCK_SH if fcntl else 0, _RUN_LOCK, wait=True)
+                _lock(fd, _SHARED, _RUN_LOCK, wait=True)
                 if self._words[1] == 1:  # set up by a live stream: join it
                     self.first = False
                     return
                 # its first process failed to set it up; try again
-                _lock(fd, fcntl.LOCK_UN if fcntl else 0, _RUN_LOCK, wait=True)
+                _lock(fd, _UNLOCK, _RUN_LOCK, wait=True)
         except BaseException:
             self._close()
             raise
@@ -205,7 +253,7 @@ class LiveRun:
                 if slot in self._claimed:
                     continue
                 if self._fd is not None and not _lock(
-                    self._fd, fcntl.LOCK_EX if fcntl else 0, _SLOT_LOCKS + slot, wait=False
+                    self._fd, _EXCLUSIVE, _SLOT_LOCKS + slot, wait=False
                 ):
                     continue
                 self._claimed.add(slot)
@@ -248,18 +296,25 @@ class LiveRun:
         """How many streams the run has had (the slots used)."""
         return self._words[2]
 
+    def snapshot(self) -> tuple[dict[int, StreamState], tuple[int, int]]:
+        """Every stream's state and the frames lost: what :meth:`rebuild` takes, as it is now."""
+        return {slot: self.state(slot) for slot in range(self.streams())}, (
+            self._words[3],
+            self._words[4],
+        )
+
     # -- the log --------------------------------------------------------------------------
     @contextmanager
     def appending(self) -> Iterator[None]:
         """Hold the run's append lock (this process's streams and the other processes')."""
         with self.lock:
             if self._fd is not None:
-                _lock(self._fd, fcntl.LOCK_EX if fcntl else 0, _APPEND_LOCK, wait=True)
+                _lock(self._fd, _EXCLUSIVE, _APPEND_LOCK, wait=True)
             try:
                 yield
             finally:
                 if self._fd is not None:
-                    _lock(self._fd, fcntl.LOCK_UN if fcntl else 0, _APPEND_LOCK, wait=True)
+                    _lock(self._fd, _UNLOCK, _APPEND_LOCK, wait=True)
 
     def write(self, line: bytes) -> None:
         """Append one line with one ``write`` and ``fsync`` it (inside :meth:`appending`)."""
@@ -273,7 +328,7 @@ class LiveRun:
         with self.lock:
             self._claimed.discard(slot)
             if self._fd is not None:
-                _lock(self._fd, fcntl.LOCK_UN if fcntl else 0, _SLOT_LOCKS + slot, wait=True)
+                _lock(self._fd, _UNLOCK, _SLOT_LOCKS + slot, wait=True)
             if self._claimed:
                 return
         with LiveRun._attach_lock:
@@ -291,3 +346,42 @@ class LiveRun:
         if self._fd is not None:
             os.close(self._fd)  # releases this process's locks on the run
             self._fd = None
+
+
+class RelayedRun(LiveRun):
+    """A run whose log another process writes: its counters in memory, its lines sent on.
+
+    The counters start from the :class:`StreamStart` the log's holder sent, so the stream
+    continues its slot's numbering and totals and sees the run's totals as the log had them; the
+    other streams' progress since then is not seen (the runner's runs have one stream each).
+    :meth:`write` hands each line to :attr:`Relay.send`; the holder appends it with the append
+    lock and ``fsync`` of a local stream.
+
+    Args:
+        log: the log, for messages (this process does not open it).
+        relay: where the stream starts and where its lines go.
+    """
+
+    def __init__(self, log: Path, relay: Relay) -> None:
+        super().__init__(log, f"relayed-{next(_RELAYED_RUNS)}")
+        self.rebuild(relay.start.streams, relay.start.lost)
+        self.relay = relay
+
+    def claim(self) -> tuple[int, StreamState]:
+        """The slot the log's holder claimed for this stream.
+
+        Raises:
+            LogInUse: the slot is claimed already (one stream per relay).
+        """
+        slot = self.relay.start.slot
+        with self.lock:
+            if slot in self._claimed:
+                raise LogInUse(f"{self.log}: stream {slot} of this run is played already")
+            self._claimed.add(slot)
+            if slot >= self._words[2]:
+                self._words[2] = slot + 1
+            return slot, self.state(slot)
+
+    def write(self, line: bytes) -> None:
+        """Send one line to the log's holder."""
+        self.relay.send(line)

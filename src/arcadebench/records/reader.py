@@ -336,7 +336,7 @@ def _header_algorithm(record: dict[str, Any]) -> str | None:
     return name.strip() if isinstance(name, str) and name.strip() else None
 
 
-def parse_log(spec: Spec, path: str | os.PathLike) -> list[RunLog]:
+def parse_log(spec: Spec, path: str | os.PathLike[str]) -> list[RunLog]:
     """Stream one log file and return its runs (usually one).
 
     Raises:

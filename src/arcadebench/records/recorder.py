@@ -7,7 +7,12 @@ numbers it, adds it to the run and writes its record. The budget rule (SABER Sec
 training frames; Sonic Section 3.9: 1M timesteps per level) and the record format are written
 once, whatever drives the environments — a single env, a vector env, or several processes.
 
+A stream whose log is written by another process (a Ray task, whose driver holds the log) is
+opened with a :class:`~arcadebench.records.live.Relay`: everything above is the same, only its
+lines travel (:mod:`~arcadebench.records.relay`).
+
 Classes: RunRecorder.
+Functions: check_budget, continue_run.
 """
 
 from __future__ import annotations
@@ -21,13 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from arcadebench.errors import ArcadebenchError
-from arcadebench.records.live import LiveRun
+from arcadebench.records.live import LiveRun, Relay, RelayedRun
 from arcadebench.records.reader import RunLog, parse_log
 from arcadebench.records.schema import EpisodeRecord, RunIdentity, episode_record, header_record
 from arcadebench.records.writer import check_run, cut_partial_line, package_versions, tightest
 from arcadebench.specs import Spec
 
-__all__ = ["NO_LIMIT", "RunRecorder", "check_budget"]
+__all__ = ["NO_LIMIT", "RunRecorder", "check_budget", "continue_run"]
 
 NO_LIMIT = sys.maxsize
 """A budget that is never reached (a run without one)."""
@@ -37,9 +42,57 @@ _MEMORY_RUNS = itertools.count()
 
 def check_budget(name: str, value: object) -> int | None:
     """Return ``value`` if it is a positive ``int`` or ``None`` (no budget), else raise."""
-    if value is not None and (type(value) is not int or value <= 0):  # type: ignore[operator]
+    if value is not None and (type(value) is not int or value <= 0):
         raise ArcadebenchError(f"`{name}` must be a positive integer or None, got {value!r}")
-    return value  # type: ignore[return-value]
+    return value
+
+
+def continue_run(live: LiveRun, spec: Spec, game: str, run: str, *, resume: bool) -> bool:
+    """Set the counters of a run no stream of which is live from its log; whether it needs a header.
+
+    The log is the truth (a crashed run's counters are not): its streams' totals and numbering
+    go on, and the frames the last record counted in other streams' episodes in flight, lost
+    with their process, stay counted, so the run's totals never go back.
+
+    Raises:
+        ArcadebenchError: the log holds episodes and ``resume`` is off, or it holds another run.
+        InputError: the log is corrupt or belongs to another spec.
+    """
+    if live.log is None or not live.log.exists():
+        live.rebuild({}, (0, 0))
+        return True
+    cut_partial_line(live.log)
+    previous = _previous_run(spec, game, run, live.log)
+    if previous is not None and not resume:
+        raise ArcadebenchError(
+            f"{live.log} already holds {len(previous.returns)} episodes of run "
+            f"{run!r}; continue that run with resume=True (`arcadebench run --resume`), "
+            "or start a new one under another run id or log directory"
+        )
+    if previous is None:
+        live.rebuild({}, (0, 0))
+        return live.log.stat().st_size == 0
+    streams = dict(previous.streams)
+    logged = (
+        int(previous.total_steps[-1]) - sum(s[0] for s in streams.values()),
+        int(previous.total_frames[-1]) - sum(s[1] for s in streams.values()),
+    )
+    live.rebuild(streams, (max(0, logged[0]), max(0, logged[1])))
+    return False
+
+
+def _previous_run(spec: Spec, game: str, run: str, path: Path) -> RunLog | None:
+    """The run already in ``path``, or ``None``."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # deviations were reported when they were recorded
+        runs = parse_log(spec, path)
+    for found in runs:
+        if found.game != game or found.run != run:
+            raise ArcadebenchError(
+                f"{path} holds {found.game} run {found.run!r}, not {game} run "
+                f"{run!r}; one log per run: pick another log file"
+            )
+    return runs[0] if runs else None
 
 
 class RunRecorder:
@@ -155,11 +208,20 @@ class RunRecorder:
         """Record a departure from the protocol found while running (e.g. a frame-skip wrapper)."""
         self.deviations[key] = {"spec": spec_value, "used": used}
 
-    def open(self, path: str | os.PathLike, *, run: str | None = None, resume: bool) -> None:
+    def open(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        run: str | None = None,
+        resume: bool,
+        relay: Relay | None = None,
+    ) -> None:
         """Write this stream's episodes to the run logged at ``path``.
 
         A run other environments are writing now is joined; otherwise an existing log with
         episodes is continued only with ``resume`` (its streams' totals and numbering go on).
+        With ``relay`` another process holds the log and has decided all that: the stream
+        starts where the relay says and sends its lines there.
 
         Raises:
             ArcadebenchError: already logging, or the log holds episodes and ``resume`` is off.
@@ -172,56 +234,25 @@ class RunRecorder:
         run = check_run(run if run is not None else self.run)
         self.close()
         self.run = run
-        self._attach(Path(path), resume=resume)
+        self._attach(Path(path), resume=resume, relay=relay)
 
-    def _attach(self, log: Path | None, *, resume: bool) -> None:
-        # without a log a run has no identity to share: each environment is a run of its own
-        key = str(log.resolve()) if log is not None else f"memory-{next(_MEMORY_RUNS)}"
-        self._live = LiveRun.attach(log, key, lambda live: self._set_up(live, resume))
+    def _attach(self, log: Path | None, *, resume: bool, relay: Relay | None = None) -> None:
+        if relay is not None and log is not None:
+            self._live = RelayedRun(log, relay)
+            if relay.start.header:
+                self._write_header(self._live)
+        else:
+            # without a log a run has no identity to share: each environment is a run of its own
+            key = str(log.resolve()) if log is not None else f"memory-{next(_MEMORY_RUNS)}"
+            self._live = LiveRun.attach(log, key, lambda live: self._set_up(live, resume))
         self._slot, (steps, frames, self.episode, self.complete_episodes) = self._live.claim()
         self.total_steps, self.total_frames = steps, frames  # this stream's finished episodes
         self.exhausted = self._run_used_up(*self._live.totals())
 
     def _set_up(self, live: LiveRun, resume: bool) -> None:
         """No stream of the run is live anywhere: continue it from its log, or start it."""
-        if live.log is None or not live.log.exists():
-            live.rebuild({}, (0, 0))
+        if continue_run(live, self.spec, self.game, self.run, resume=resume):
             self._write_header(live)
-            return
-        cut_partial_line(live.log)
-        previous = self._previous_run(live.log)
-        if previous is not None and not resume:
-            raise ArcadebenchError(
-                f"{live.log} already holds {len(previous.returns)} episodes of run "
-                f"{self.run!r}; continue that run with resume=True (`arcadebench run --resume`), "
-                "or start a new one under another run id or log directory"
-            )
-        if previous is None:
-            live.rebuild({}, (0, 0))
-            if live.log.stat().st_size == 0:
-                self._write_header(live)
-            return
-        streams = dict(previous.streams)
-        logged = (
-            int(previous.total_steps[-1]) - sum(s[0] for s in streams.values()),
-            int(previous.total_frames[-1]) - sum(s[1] for s in streams.values()),
-        )
-        # frames the run's last record counted in other streams' episodes in flight, lost with
-        # their process: they were played, so the run's totals never go back
-        live.rebuild(streams, (max(0, logged[0]), max(0, logged[1])))
-
-    def _previous_run(self, path: Path) -> RunLog | None:
-        """The run already in ``path``, or ``None``."""
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # deviations were reported when they were recorded
-            runs = parse_log(self.spec, path)
-        for found in runs:
-            if found.game != self.game or found.run != self.run:
-                raise ArcadebenchError(
-                    f"{path} holds {found.game} run {found.run!r}, not {self.game} run "
-                    f"{self.run!r}; one log per run: pick another log file"
-                )
-        return runs[0] if runs else None
 
     def _write_header(self, live: LiveRun, **extra: Any) -> None:
         header = header_record(

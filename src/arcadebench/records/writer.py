@@ -29,7 +29,7 @@ LOG_DIR_ENV = "ARCADEBENCH_LOG_DIR"
 _RUN_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
-def log_path(log_dir: str | os.PathLike, spec: str, game: str, run: str) -> Path:
+def log_path(log_dir: str | os.PathLike[str], spec: str, game: str, run: str) -> Path:
     """Where a run's episodes go: ``<log_dir>/<spec>/<game>/<run>.jsonl`` (DEVELOPING.md).
 
     Example:

@@ -32,12 +32,18 @@ class ProtocolInfo(TypedDict, total=False):
             (:class:`~arcadebench.wrappers.MaxStuckTime`).
         progress: Sonic progress through the level in [0, 1]
             (:class:`~arcadebench.wrappers.SonicProgressReward`).
+        episode: on the last step of a logged episode, its summary
+            (:func:`~arcadebench.wrappers.monitor.episode_summary`).
+        budget_exhausted: at a reset once the run's frame budget is used up
+            (:class:`~arcadebench.wrappers.EpisodeMonitor`).
     """
 
     end_reason: EndReason
     rollover_rewards: list[float]
     stuck_frames: int
     progress: float
+    episode: dict[str, Any]
+    budget_exhausted: bool
 
 
 def protocol_info(info: dict[str, Any]) -> ProtocolInfo:

@@ -36,7 +36,7 @@ from typing import Any, SupportsFloat
 import gymnasium as gym
 
 from arcadebench.errors import ArcadebenchError, BudgetExhausted
-from arcadebench.records import LOG_DIR_ENV, EpisodeRecord, RunRecorder, log_path
+from arcadebench.records import LOG_DIR_ENV, EpisodeRecord, Relay, RunRecorder, log_path
 from arcadebench.specs import Spec, load_spec
 from arcadebench.wrappers._info import protocol_info
 from arcadebench.wrappers.misuse import MisuseDetector
@@ -140,7 +140,7 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
         spec: Spec | str,
         game: str,
         *,
-        log: str | os.PathLike | None = None,
+        log: str | os.PathLike[str] | None = None,
         run: str = "0",
         seed: int | None = None,
         resume: bool = False,
@@ -265,17 +265,19 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
     # -- logging --------------------------------------------------------------------------
     def open_log(
         self,
-        path: str | os.PathLike,
+        path: str | os.PathLike[str],
         *,
         run: str | None = None,
         seed: int | None = None,
         resume: bool = False,
+        relay: Relay | None = None,
     ) -> None:
         """Write this environment's episodes to the run logged at ``path``.
 
         A run that other environments are writing now is joined (one training run, many
         environments); otherwise an existing log with episodes is continued only with
-        ``resume``.
+        ``resume``. With ``relay`` another process holds the log (a Ray task's driver): the
+        episodes are sent there (:mod:`arcadebench.records.relay`).
 
         Raises:
             ArcadebenchError: already logging, or called after the environment's first step.
@@ -286,7 +288,7 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
             raise ArcadebenchError(
                 "attach the log before the first step, so that no episode is missed"
             )
-        recorder.open(path, run=run, resume=resume)
+        recorder.open(path, run=run, resume=resume, relay=relay)
         recorder.note_seed(seed)
         self._start_episode_counters()
 
@@ -399,15 +401,16 @@ def find_monitor(env: gym.Env) -> EpisodeMonitor | None:
 
 def monitor(
     env: gym.Env,
-    log: str | os.PathLike | None = None,
+    log: str | os.PathLike[str] | None = None,
     *,
-    log_dir: str | os.PathLike | None = None,
+    log_dir: str | os.PathLike[str] | None = None,
     run: str = "0",
     seed: int | None = None,
     resume: bool = False,
     algorithm: str | None = None,
     spec: Spec | str | None = None,
     game: str | None = None,
+    relay: Relay | None = None,
 ) -> gym.Env:
     """Record every episode of ``env`` to a log; returns the environment to use.
 
@@ -427,6 +430,8 @@ def monitor(
         algorithm: the agent's name, recorded in the log header.
         spec: the protocol, for a non-arcadebench environment.
         game: the game, for a non-arcadebench environment.
+        relay: the log is another process's (a Ray task's driver): send the episodes there
+            (:mod:`arcadebench.records.relay`).
 
     Example:
         >>> import json, tempfile, gymnasium as gym, arcadebench
@@ -465,5 +470,5 @@ def monitor(
         log = log_path(log_dir, inner.protocol.name, inner.game, run)  # type: ignore[arg-type]
     if algorithm is not None:
         inner.recorder.algorithm = algorithm
-    inner.open_log(log, run=run, seed=seed, resume=resume)
+    inner.open_log(log, run=run, seed=seed, resume=resume, relay=relay)
     return env

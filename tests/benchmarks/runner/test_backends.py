@@ -1,4 +1,8 @@
-"""The Ray backend on a local Ray instance: the same logs and results as the local backend."""
+"""The Ray backend on a local Ray instance: the same logs and results as the local backend.
+
+The tasks send their records to the driver, which writes the logs (and a failed job's stderr):
+on one machine as on a cluster without a shared file system (test_ray_cluster.py).
+"""
 
 from __future__ import annotations
 
@@ -97,6 +101,19 @@ def test_a_ray_job_that_fails_fails_alone(tmp_path, local_ray):
     failed = failing_run(tmp_path, "runner_agents:RaisingAgent")
     ((key, reason),) = failed.failures
     assert key == "phoenix/0" and "episode 2 (step 9): ValueError: boom" in reason
+    assert [len(v) for v in episodes(tmp_path).values()] == [2, 3]
+    # the task's stderr came back with its result: the traceback is on the driver
+    assert "ValueError: boom" in (tmp_path / "atari5" / "phoenix" / "0.stderr.txt").read_text()
+    assert not (tmp_path / "atari5" / "qbert" / "0.stderr.txt").exists()
+
+
+def test_a_ray_worker_that_crashes_fails_its_job_with_its_last_words(tmp_path, local_ray):
+    failed = failing_run(tmp_path, "runner_agents:CrashingAgent")
+    ((key, reason),) = failed.failures
+    assert key == "phoenix/0"
+    assert "the Ray worker process died (WorkerCrashedError)" in reason
+    assert "Segmentation fault" in reason  # faulthandler's trace, read on the task's node
+    assert "Segmentation fault" in (tmp_path / "atari5" / "phoenix" / "0.stderr.txt").read_text()
     assert [len(v) for v in episodes(tmp_path).values()] == [2, 3]
 
 

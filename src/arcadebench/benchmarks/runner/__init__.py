@@ -1,7 +1,8 @@
 """The runner: plays agents through a spec's environments in worker processes and scores them.
 
 :mod:`~.evaluate` plans the (game, seed) jobs and scores what they logged; :mod:`~.worker` plays
-one job; :mod:`~.backends` runs jobs in local processes or on Ray; :mod:`~.progress` shows them;
+one job; :mod:`~.backends` runs jobs in local processes and :mod:`~.ray_backend` on Ray (the
+driver writing the logs); :mod:`~.progress` shows them;
 :mod:`~.agents` loads agents (built-in, ``module:attr``, policies, learners) and :mod:`~.jerk` is
 the Sonic paper's scripted baseline.
 """

@@ -31,7 +31,7 @@ import importlib
 import inspect
 import pickle
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +66,7 @@ class RandomAgent:
         [15, 11, 9, 4, 5]
     """
 
-    def __init__(self, action_space: gym.Space) -> None:
+    def __init__(self, action_space: gym.Space[Any]) -> None:
         self.action_space = action_space
         self._n = int(action_space.n) if isinstance(action_space, gym.spaces.Discrete) else None
         self._rng = np.random.default_rng(0)
@@ -86,7 +86,7 @@ class RandomAgent:
 class NoopAgent:
     """Always action 0 (NOOP on Atari; the first combination of a discrete action set)."""
 
-    def __init__(self, action_space: gym.Space) -> None:
+    def __init__(self, action_space: gym.Space[Any]) -> None:
         self._action = (
             0 if isinstance(action_space, gym.spaces.Discrete) else action_space.sample() * 0
         )
@@ -161,7 +161,7 @@ def agent_name(agent: Any) -> str:
             return Path(agent.removesuffix(":stochastic").split(":", 2)[-1]).stem
         return agent
     if isinstance(getattr(agent, "name", None), str) and not inspect.isclass(agent):
-        return agent.name
+        return str(agent.name)
     target = agent if inspect.isclass(agent) or inspect.isroutine(agent) else type(agent)
     module = getattr(target, "__module__", None) or "?"
     if module == "__main__":  # a script's agent: name it after the script
@@ -186,6 +186,7 @@ def _is_factory(obj: Any) -> bool:
 
 
 def _call_factory(factory: Callable[..., Any], **available: Any) -> Any:
+    params: Mapping[str, inspect.Parameter]
     try:
         params = inspect.signature(factory).parameters
     except (TypeError, ValueError):

@@ -1,8 +1,10 @@
 """The runner: play an agent through a protocol, in parallel, resumably, and score the logs.
 
 :func:`evaluate` (and ``arcadebench run``) turns a spec into jobs, one per (game or level, seed);
-each job runs in a worker process of its own (:mod:`~arcadebench.benchmarks.runner.backends`),
-writing its episodes to ``<log_dir>/<spec>/<game>/<seed>.jsonl`` through the environment's monitor.
+each job runs in a worker process of its own (:mod:`~arcadebench.benchmarks.runner.backends`,
+:mod:`~arcadebench.benchmarks.runner.ray_backend`), its episodes logged to
+``<log_dir>/<spec>/<game>/<seed>.jsonl`` through the environment's monitor (a local worker
+writes its log; a Ray task sends its records to this process, which writes them).
 When the jobs are over, the logs are scored by the scorer (:func:`arcadebench.score`) and the
 results written to ``<log_dir>/results.json``.
 
@@ -35,8 +37,9 @@ from typing import Any
 from arcadebench.benchmarks.envs.resolve import resolve, warn_deviations
 from arcadebench.benchmarks.envs.roms import require_roms
 from arcadebench.benchmarks.runner.agents import agent_env_kwargs, agent_name, check_agent
-from arcadebench.benchmarks.runner.backends import JobOutcome, run_local, run_ray
+from arcadebench.benchmarks.runner.backends import JobOutcome, run_local
 from arcadebench.benchmarks.runner.progress import RunProgress
+from arcadebench.benchmarks.runner.ray_backend import check_reachable, import_ray, run_ray
 from arcadebench.benchmarks.runner.worker import Job
 from arcadebench.benchmarks.scoring.results import Results, score
 from arcadebench.errors import ArcadebenchError, InputError, JobsFailed
@@ -180,7 +183,7 @@ def plan_jobs(
     games: Sequence[str],
     seeds: Sequence[int],
     *,
-    log_dir: str | os.PathLike,
+    log_dir: str | os.PathLike[str],
     agent: Any,
     algorithm: str,
     episodes: int | None,
@@ -196,7 +199,9 @@ def plan_jobs(
         InputError: a log to resume is corrupt or belongs to another spec.
     """
     ref = _spec_ref(spec)
-    to_run, finished, existing = [], [], []
+    to_run: list[Job] = []
+    finished: list[Job] = []
+    existing: list[str] = []
     for game in games:
         for seed in seeds:
             path = log_path(log_dir, spec.name, game, str(seed))
@@ -241,14 +246,14 @@ def _stderr_path(job: Job) -> str:
 
 def evaluate(
     agent: Any,
-    spec: str | os.PathLike | Spec,
+    spec: str | os.PathLike[str] | Spec,
     games: Sequence[str] | str | None = None,
     *,
     episodes: int | None = None,
     steps: int | None = None,
     seeds: Sequence[int] | int = (0,),
     workers: int = 1,
-    log_dir: str | os.PathLike = "results",
+    log_dir: str | os.PathLike[str] = "results",
     backend: str = "local",
     address: str | None = None,
     resume: bool = False,
@@ -258,7 +263,7 @@ def evaluate(
     progress: str = "auto",
     reps: int = 2000,
     command: str | None = None,
-    on_event: Callable[[tuple], None] | None = None,
+    on_event: Callable[[tuple[Any, ...]], None] | None = None,
 ) -> Results:
     """Play ``agent`` through ``spec``'s games, one worker process per (game, seed), and score it.
 
@@ -286,6 +291,7 @@ def evaluate(
         command: the command line for the provenance (default: ``sys.argv``).
         on_event: also called with every progress event (``("episode", job key, record)``...;
             see :mod:`~arcadebench.benchmarks.runner.backends`), e.g. to watch a long run.
+            With the Ray backend, events arrive in batches (every quarter second).
 
     Returns:
         The scored :class:`~arcadebench.benchmarks.scoring.results.Results`, also written to
@@ -322,11 +328,9 @@ def evaluate(
     env_kwargs = {**agent_env_kwargs(sent, spec), **env_kwargs}
     warn_deviations(resolve(spec, env_kwargs), f"this {spec.name} run", stacklevel=2)
     if backend == "ray":
-        from arcadebench.benchmarks.runner.backends import _check_reachable, _import_ray
-
-        _import_ray()  # fail before anything runs when Ray is missing
+        import_ray()  # fail before anything runs when Ray is missing
         if address is not None:
-            _check_reachable(address)
+            check_reachable(address)
     log_dir = Path(log_dir)
     to_run, finished = plan_jobs(
         spec,
@@ -348,7 +352,8 @@ def evaluate(
             stacklevel=2,
         )
     log_dir.mkdir(parents=True, exist_ok=True)
-    quota, unit = (episodes, "episodes") if episodes is not None else (steps, "steps")
+    # one of the two quotas is set (_check_arguments)
+    quota, unit = (episodes, "episodes") if episodes is not None else (steps or 0, "steps")
     outcomes: list[JobOutcome] = []
     if to_run:
         with RunProgress(to_run, quota, unit, mode=progress) as display:
@@ -403,9 +408,9 @@ def _learns(agent: Any) -> bool:
 
 
 def _both(
-    first: Callable[[tuple], None], second: Callable[[tuple], None]
-) -> Callable[[tuple], None]:
-    def call(event: tuple) -> None:
+    first: Callable[[tuple[Any, ...]], None], second: Callable[[tuple[Any, ...]], None]
+) -> Callable[[tuple[Any, ...]], None]:
+    def call(event: tuple[Any, ...]) -> None:
         first(event)
         second(event)
 

@@ -72,7 +72,7 @@ class JerkAgent:
 
     def __init__(
         self,
-        action_space: gym.Space | None = None,
+        action_space: gym.Space[Any] | None = None,
         seed: int = 0,
         *,
         explore_steps: int = 100,
@@ -177,6 +177,7 @@ class JerkAgent:
         """The next button vector (observations are ignored)."""
         if self._new_episode:
             self._begin_episode()
+        action: np.ndarray
         if self._mode == _EXPLOIT:
             sequence = self._replay[1]  # type: ignore[index]
             if self._replay_index < len(sequence):

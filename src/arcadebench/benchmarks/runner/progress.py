@@ -116,7 +116,7 @@ class RunProgress:
         return (self.total - self.completed) * (time.monotonic() - self.start) / done
 
     # -- events ---------------------------------------------------------------------------
-    def __call__(self, event: tuple) -> None:
+    def __call__(self, event: tuple[Any, ...]) -> None:
         """Handle one backend event."""
         kind, key = event[0], event[1]
         if kind == "start":
@@ -163,6 +163,8 @@ class RunProgress:
             if self.mode != "off":
                 self._line(f"{key} FAILED: {event[2]}")
             self._remove(key)
+        elif kind == "waiting" and self.mode != "off":
+            self._line(event[2])
         self._refresh(key)
 
     def _summary(self) -> str:

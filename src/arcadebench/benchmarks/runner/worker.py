@@ -3,8 +3,11 @@
 A job is ``(game, seed)``: it makes the protocol environment, attaches the monitor's log
 (``<log_dir>/<spec>/<game>/<seed>.jsonl``), and plays until its quota (``episodes`` complete
 episodes, or ``steps`` agent steps) or the protocol's budget is reached. It reports progress as
-small tuples through ``send`` (a pipe to the parent, or a Ray queue); the log, written and
-fsynced by the monitor, is the record.
+small tuples through ``send`` (a pipe to the parent, or the Ray driver's mailbox); the log,
+written and fsynced by the monitor, is the record. A local worker writes the log itself; a Ray
+task, which may run on a machine that cannot see it, plays through a
+:class:`~arcadebench.records.Relay` and the driver writes it
+(:mod:`~arcadebench.benchmarks.runner.ray_backend`).
 
 Determinism: episode ``i`` of a job is reset with a seed, and the agent seeded with another,
 both derived from ``(job seed, i)`` by :func:`episode_seeds`. Episodes therefore do not depend
@@ -30,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from arcadebench.errors import AgentError, ArcadebenchError
+from arcadebench.records import Relay
 
 __all__ = ["HEARTBEAT_STEPS", "Job", "episode_seeds", "run_job", "worker_main"]
 
@@ -86,8 +90,13 @@ def episode_seeds(job_seed: int, episode: int) -> tuple[int, int]:
     return int(state[0]), int(state[1])
 
 
-def run_job(job: Job, send: Callable[[tuple], None]) -> dict[str, Any]:
+def run_job(
+    job: Job, send: Callable[[tuple[Any, ...]], None], relay: Relay | None = None
+) -> dict[str, Any]:
     """Play ``job`` to its quota; returns a summary (also sent as the ``"done"`` event).
+
+    With ``relay`` the log is the caller's (a Ray driver's): the episodes are sent there, and
+    the job starts where the driver's log says.
 
     Raises:
         AgentError: the agent raised (names game, run and episode; earlier episodes are logged).
@@ -111,6 +120,7 @@ def run_job(job: Job, send: Callable[[tuple], None]) -> dict[str, Any]:
             seed=job.seed,
             resume=job.resume,
             algorithm=job.algorithm,
+            relay=relay,
         )
         if job.steps is not None:
             mon.set_budget(steps=job.steps)
@@ -145,7 +155,7 @@ def run_job(job: Job, send: Callable[[tuple], None]) -> dict[str, Any]:
                     f"{type(error).__name__}: {error}"
                 ) from error
             played += 1
-            record = mon.last_episode or {}
+            record: dict[str, Any] = dict(mon.last_episode or {})
             send(
                 (
                     "episode",
@@ -212,7 +222,7 @@ def worker_main(job: Job, conn: Any, stderr_path: str | None = None) -> None:
         os.close(fd)
     faulthandler.enable()  # an emulator crash leaves its trace in stderr_path
 
-    def send(message: tuple) -> None:
+    def send(message: tuple[Any, ...]) -> None:
         try:
             conn.send(message)
         except OSError:  # the parent is gone: stop (the log is closed on the way out)
