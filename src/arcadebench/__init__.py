@@ -15,14 +15,24 @@ from arcadebench.benchmarks.envs import (
     register_joint_envs,
 )
 from arcadebench.benchmarks.report import report
-from arcadebench.benchmarks.runner.evaluate import evaluate
+from arcadebench.benchmarks.runner import (
+    ActingAgent,
+    Agent,
+    LearningAgent,
+    PredictingAgent,
+    evaluate,
+)
 from arcadebench.benchmarks.scoring.results import score
 from arcadebench.errors import ArcadebenchError, SpecError
 from arcadebench.specs import Spec, list_specs, load_spec
 from arcadebench.wrappers.monitor import monitor
 
 __all__ = [
+    "ActingAgent",
+    "Agent",
     "ArcadebenchError",
+    "LearningAgent",
+    "PredictingAgent",
     "Spec",
     "SpecError",
     "__version__",

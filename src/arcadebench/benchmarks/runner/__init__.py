@@ -7,6 +7,13 @@ driver writing the logs); :mod:`~.progress` shows them;
 the Sonic paper's scripted baseline.
 """
 
+from arcadebench.benchmarks.runner.agents import (
+    ActingAgent,
+    Agent,
+    LearningAgent,
+    Policy,
+    PredictingAgent,
+)
 from arcadebench.benchmarks.runner.evaluate import evaluate
 
-__all__ = ["evaluate"]
+__all__ = ["ActingAgent", "Agent", "LearningAgent", "Policy", "PredictingAgent", "evaluate"]

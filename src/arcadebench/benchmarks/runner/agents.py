@@ -21,7 +21,11 @@ run is resumed. An agent declares what it needs from the environment with attrib
 ``action_set`` (e.g. Sonic's raw ``"buttons"``; retro protocols only) or a dict ``env_kwargs``
 passed to the environment (a setting of the spec that differs is recorded as a deviation).
 
-Classes: RandomAgent, NoopAgent, Actor.
+The kinds are typed for a user's editor and type checker: :class:`ActingAgent`,
+:class:`LearningAgent`, :class:`PredictingAgent`, :data:`Policy`, and :data:`Agent` for
+whatever :func:`~arcadebench.evaluate` takes.
+
+Classes: ActingAgent, LearningAgent, PredictingAgent, RandomAgent, NoopAgent, Actor.
 Functions: load_agent, make_actor, agent_name.
 """
 
@@ -33,7 +37,7 @@ import pickle
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 import gymnasium as gym
 import numpy as np
@@ -44,8 +48,13 @@ from arcadebench.specs import Spec
 
 __all__ = [
     "BUILTIN_AGENTS",
+    "ActingAgent",
     "Actor",
+    "Agent",
+    "LearningAgent",
     "NoopAgent",
+    "Policy",
+    "PredictingAgent",
     "RandomAgent",
     "agent_env_kwargs",
     "agent_name",
@@ -55,6 +64,49 @@ __all__ = [
 ]
 
 _FACTORY_KEYWORDS = ("action_space", "observation_space", "spec", "game", "seed")
+
+
+@runtime_checkable
+class ActingAgent(Protocol):
+    """An agent that chooses actions with ``act(obs)`` and does not learn (e.g. a frozen policy).
+
+    It may also define ``seed(seed)`` (called before every episode), ``reset_level(level)`` or
+    ``reset()`` (called when a job starts), ``action_set`` and ``env_kwargs`` (module docstring).
+    """
+
+    def act(self, obs: Any, /) -> Any:
+        """The action for ``obs`` (an element of the environment's action space)."""
+
+
+@runtime_checkable
+class LearningAgent(ActingAgent, Protocol):
+    """An agent that learns while it is evaluated: Sonic's protocol plays 1M learning timesteps.
+
+    ``observe`` is called after every step with the next observation, the protocol reward
+    (before any clipping), the step's end flags and its ``info``.
+    """
+
+    def observe(
+        self, obs: Any, reward: float, terminated: bool, truncated: bool, info: dict[str, Any], /
+    ) -> None:
+        """Learn from one step."""
+
+
+@runtime_checkable
+class PredictingAgent(Protocol):
+    """A stable-baselines3-style model: ``predict(obs)`` returns ``(action, state)``."""
+
+    def predict(self, obs: Any, /) -> Any:
+        """``(action, recurrent state)``; only the action is used."""
+
+
+Policy: TypeAlias = Callable[[Any], Any]
+"""A callable ``obs -> action``."""
+
+Agent: TypeAlias = str | ActingAgent | PredictingAgent | Callable[..., Any]
+"""What the runner plays: a built-in name or ``"module:attr"`` path, an agent object (acting,
+learning or predicting), a policy, or a factory (a class or zero-argument callable, called once
+per job, that returns one of these)."""
 
 
 class RandomAgent:
@@ -149,7 +201,7 @@ def load_agent(path: str) -> Any:
     return obj
 
 
-def agent_name(agent: Any) -> str:
+def agent_name(agent: Agent) -> str:
     """A stable identifier for results: the built-in name, the path, or ``module.qualname``.
 
     Example:
@@ -160,8 +212,9 @@ def agent_name(agent: Any) -> str:
         if agent.startswith(SB3_PREFIX):  # a saved model is named after its file
             return Path(agent.removesuffix(":stochastic").split(":", 2)[-1]).stem
         return agent
-    if isinstance(getattr(agent, "name", None), str) and not inspect.isclass(agent):
-        return str(agent.name)
+    name = getattr(agent, "name", None)
+    if isinstance(name, str) and not inspect.isclass(agent):
+        return name
     target = agent if inspect.isclass(agent) or inspect.isroutine(agent) else type(agent)
     module = getattr(target, "__module__", None) or "?"
     if module == "__main__":  # a script's agent: name it after the script
@@ -196,7 +249,7 @@ def _call_factory(factory: Callable[..., Any], **available: Any) -> Any:
     return factory(**kwargs)
 
 
-def check_agent(agent: Any) -> Any:
+def check_agent(agent: Agent) -> Agent:
     """Check ``agent`` before any job starts; returns what to send to the workers.
 
     Raises:
@@ -226,7 +279,7 @@ def check_agent(agent: Any) -> Any:
     return agent
 
 
-def agent_env_kwargs(agent: Any, spec: Spec) -> dict[str, Any]:
+def agent_env_kwargs(agent: Agent, spec: Spec) -> dict[str, Any]:
     """What ``agent`` (or its class) asks of the environment: ``env_kwargs``, ``action_set``.
 
     Raises:
@@ -265,8 +318,10 @@ class Actor:
         seed: the job seed.
     """
 
-    def __init__(self, agent: Any, env: gym.Env, spec: Spec, game: str, seed: int) -> None:
-        obj = load_agent(agent) if isinstance(agent, str) else agent
+    def __init__(
+        self, agent: Agent, env: gym.Env[Any, Any], spec: Spec, game: str, seed: int
+    ) -> None:
+        obj: Any = load_agent(agent) if isinstance(agent, str) else agent
         if isinstance(obj, str):
             obj = BUILTIN_AGENTS[obj](env.action_space)
         elif _is_factory(obj):
@@ -279,9 +334,9 @@ class Actor:
                 seed=seed,
             )
         self.agent = obj
-        if hasattr(obj, "act"):
+        if isinstance(obj, ActingAgent):
             self.act: Callable[[Any], Any] = obj.act
-        elif hasattr(obj, "predict"):
+        elif isinstance(obj, PredictingAgent):
             predict = obj.predict
 
             def act(obs: Any) -> Any:
@@ -296,8 +351,9 @@ class Actor:
                 f"agent {agent_name(obj)} has no act(obs), predict(obs) or __call__(obs); "
                 "it cannot choose actions"
             )
-        observe = getattr(obj, "observe", None)
-        self.observe: Callable[..., Any] | None = observe if callable(observe) else None
+        self.observe: Callable[..., Any] | None = (
+            obj.observe if isinstance(obj, LearningAgent) else None
+        )
         self._seed = getattr(obj, "seed", None) if callable(getattr(obj, "seed", None)) else None
         start = getattr(obj, "reset_level", None)
         if callable(start):
@@ -311,6 +367,6 @@ class Actor:
             self._seed(seed)
 
 
-def make_actor(agent: Any, env: gym.Env, spec: Spec, game: str, seed: int) -> Actor:
+def make_actor(agent: Agent, env: gym.Env[Any, Any], spec: Spec, game: str, seed: int) -> Actor:
     """Build the job's :class:`Actor` (a fresh agent when ``agent`` is a factory or a path)."""
     return Actor(agent, env, spec, game, seed)

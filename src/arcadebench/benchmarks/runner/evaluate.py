@@ -32,18 +32,24 @@ import sys
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from arcadebench.benchmarks.envs.resolve import resolve, warn_deviations
 from arcadebench.benchmarks.envs.roms import require_roms
-from arcadebench.benchmarks.runner.agents import agent_env_kwargs, agent_name, check_agent
+from arcadebench.benchmarks.runner.agents import (
+    Agent,
+    agent_env_kwargs,
+    agent_name,
+    check_agent,
+)
 from arcadebench.benchmarks.runner.backends import JobOutcome, run_local
-from arcadebench.benchmarks.runner.progress import RunProgress
+from arcadebench.benchmarks.runner.progress import ProgressMode, RunProgress
 from arcadebench.benchmarks.runner.ray_backend import check_reachable, import_ray, run_ray
 from arcadebench.benchmarks.runner.worker import Job
 from arcadebench.benchmarks.scoring.results import Results, score
 from arcadebench.errors import ArcadebenchError, InputError, JobsFailed
 from arcadebench.specs import Spec, list_specs, load_spec
+from arcadebench.specs.model import Split
 from arcadebench.wrappers.monitor import log_path
 
 __all__ = ["RESULTS_FILE", "evaluate", "plan_jobs"]
@@ -184,7 +190,7 @@ def plan_jobs(
     seeds: Sequence[int],
     *,
     log_dir: str | os.PathLike[str],
-    agent: Any,
+    agent: Agent,
     algorithm: str,
     episodes: int | None,
     steps: int | None,
@@ -245,7 +251,7 @@ def _stderr_path(job: Job) -> str:
 
 
 def evaluate(
-    agent: Any,
+    agent: Agent,
     spec: str | os.PathLike[str] | Spec,
     games: Sequence[str] | str | None = None,
     *,
@@ -254,13 +260,13 @@ def evaluate(
     seeds: Sequence[int] | int = (0,),
     workers: int = 1,
     log_dir: str | os.PathLike[str] = "results",
-    backend: str = "local",
+    backend: Literal["local", "ray"] = "local",
     address: str | None = None,
     resume: bool = False,
     episode_time_limit: float | None = None,
-    split: str | None = None,
+    split: Split | None = None,
     env_kwargs: dict[str, Any] | None = None,
-    progress: str = "auto",
+    progress: ProgressMode = "auto",
     reps: int = 2000,
     command: str | None = None,
     on_event: Callable[[tuple[Any, ...]], None] | None = None,

@@ -13,11 +13,14 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO, TypeAlias
 
 from arcadebench.benchmarks.runner.worker import Job
 
-__all__ = ["RunProgress"]
+__all__ = ["ProgressMode", "RunProgress"]
+
+ProgressMode: TypeAlias = Literal["auto", "bars", "lines", "off"]
+"""How a run shows its progress: ``"auto"`` is bars on a terminal, else lines."""
 
 _PLAIN_INTERVAL = 30.0  # seconds between plain progress lines of a long episode
 
@@ -46,7 +49,7 @@ class RunProgress:
         quota: int,
         unit: str,
         stream: TextIO | None = None,
-        mode: str = "auto",
+        mode: ProgressMode = "auto",
     ) -> None:
         self.stream = stream or sys.stderr
         if mode == "auto":
