@@ -56,7 +56,7 @@ try:  # POSIX record locks; without them (Windows) a run is one process
 
     _EXCLUSIVE, _SHARED, _UNLOCK = fcntl.LOCK_EX, fcntl.LOCK_SH, fcntl.LOCK_UN
 except ImportError:  # pragma: no cover - not on Linux/macOS
-    fcntl = None  # type: ignore[assignment]
+    fcntl = None  # type: ignore[assignment]  # the module is absent off POSIX
     _EXCLUSIVE = _SHARED = _UNLOCK = 0
 
 __all__ = [

@@ -12,7 +12,7 @@ Functions: header_record, episode_record.
 from __future__ import annotations
 
 import time
-from typing import Any, Literal, NamedTuple, TypedDict
+from typing import Any, Literal, NamedTuple, TypedDict, get_args
 
 __all__ = [
     "END_REASONS",
@@ -40,7 +40,7 @@ EndReason = Literal[
     "budget",  # the run's budget ran out mid-episode (monitor; the episode is incomplete)
     "reset",  # the agent reset before the episode ended (monitor; the episode is incomplete)
 ]
-END_REASONS: tuple[str, ...] = EndReason.__args__  # type: ignore[attr-defined]
+END_REASONS: tuple[str, ...] = get_args(EndReason)
 
 
 class HeaderRecord(TypedDict, total=False):
@@ -151,7 +151,7 @@ def header_record(
             "time": round(time.time(), 3),
         }
     )
-    return header  # type: ignore[return-value]
+    return header  # type: ignore[return-value]  # built key by key, **extra included
 
 
 def episode_record(
@@ -203,4 +203,4 @@ def episode_record(
         "wall_time": round(wall_time, 4),
         "time": round(time.time(), 3),
     }
-    return record  # type: ignore[return-value]
+    return record  # type: ignore[return-value]  # a dict literal is not a TypedDict to mypy

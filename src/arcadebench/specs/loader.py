@@ -73,8 +73,7 @@ class _StrictSafeLoader(yaml.SafeLoader):
         if self.check_event(yaml.AliasEvent):
             self.aliases += 1
             if self.aliases > MAX_ALIASES:
-                # types-PyYAML leaves Parser.peek_event unannotated
-                mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+                mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]  # stubs: no hint
                 raise yaml.YAMLError(
                     f"more than {MAX_ALIASES} YAML aliases (line {mark.line + 1}); "
                     "a spec needs none — write the values out"

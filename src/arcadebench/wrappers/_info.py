@@ -70,8 +70,7 @@ def protocol_info(info: dict[str, Any]) -> ProtocolInfo:
         namespaced = info[KEY] = {}
     elif not isinstance(namespaced, dict):
         raise InvalidArgument(f"`info[{KEY!r}]` must be a dict, got {namespaced!r}")
-    # the dict in info is the namespace ProtocolInfo describes; mypy sees no TypedDict in a dict
-    return namespaced  # type: ignore[return-value]
+    return namespaced  # type: ignore[return-value]  # the dict ProtocolInfo describes
 
 
 def set_end_reason(info: dict[str, Any], reason: EndReason) -> None:

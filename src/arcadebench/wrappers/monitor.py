@@ -31,7 +31,7 @@ import time
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, SupportsFloat
+from typing import Any, Literal, SupportsFloat, get_args
 
 import gymnasium as gym
 
@@ -52,7 +52,8 @@ __all__ = [
     "monitor",
 ]
 
-SUMMARY_FIELDS = ("env", "episode", "return", "steps", "frames", "complete", "end_reason")
+_SummaryField = Literal["env", "episode", "return", "steps", "frames", "complete", "end_reason"]
+SUMMARY_FIELDS: tuple[_SummaryField, ...] = get_args(_SummaryField)
 _UNLOGGED_WARNED: set[str] = set()
 
 
@@ -82,7 +83,7 @@ def episode_summary(record: EpisodeRecord) -> dict[str, Any]:
     (``run_steps``, ``run_frames``: every environment of the run), for a training loop's own
     logging (the SB3 callback's, for example).
     """
-    summary: dict[str, Any] = {key: record[key] for key in SUMMARY_FIELDS}  # type: ignore[literal-required]
+    summary: dict[str, Any] = {key: record[key] for key in SUMMARY_FIELDS}
     summary["run_steps"] = record["total_steps"]
     summary["run_frames"] = record["total_frames"]
     return summary
@@ -448,13 +449,6 @@ def monitor(
         >>> [json.loads(line)["kind"] for line in lines]
         ['header', 'episode']
     """
-    if log is None:
-        log_dir = log_dir if log_dir is not None else os.environ.get(LOG_DIR_ENV) or None
-        if log_dir is None:
-            raise ArcadebenchError(
-                f"`log` or `log_dir` must be given (or ${LOG_DIR_ENV} set), got neither: "
-                "where should the episodes go?"
-            )
     inner = find_monitor(env)
     if inner is None:
         if spec is None or game is None:
@@ -467,7 +461,13 @@ def monitor(
             )
         env = inner = EpisodeMonitor(env, spec, game, run=run, seed=seed, algorithm=algorithm)
     if log is None:
-        log = log_path(log_dir, inner.protocol.name, inner.game, run)  # type: ignore[arg-type]
+        directory = log_dir if log_dir is not None else os.environ.get(LOG_DIR_ENV) or None
+        if directory is None:
+            raise ArcadebenchError(
+                f"`log` or `log_dir` must be given (or ${LOG_DIR_ENV} set), got neither: "
+                "where should the episodes go?"
+            )
+        log = log_path(directory, inner.protocol.name, inner.game, run)
     if algorithm is not None:
         inner.recorder.algorithm = algorithm
     inner.open_log(log, run=run, seed=seed, resume=resume, relay=relay)

@@ -142,7 +142,7 @@ class ReloadFreeSeeding:
         if template is not None and seed != -1 and _load_settings(ale) == template.settings:
             ale.restoreState(ALEState(template.serialized(seed)))
             return
-        super().load_game()  # type: ignore[misc]
+        super().load_game()  # type: ignore[misc]  # a mixin: AtariEnv, next in the MRO, has it
         if seed != -1 and (template is not None or not self._template_tried):
             self._template_tried = True
             self._seed_template = _SeedTemplate.capture(ale, seed)

@@ -22,8 +22,6 @@ __all__ = ["GENESIS_BUTTONS", "JerkAgent"]
 GENESIS_BUTTONS = ("B", "A", "MODE", "START", "UP", "DOWN", "LEFT", "RIGHT", "C", "Y", "X", "Z")
 _B, _LEFT, _RIGHT = (GENESIS_BUTTONS.index(b) for b in ("B", "LEFT", "RIGHT"))
 
-_EXPLORE, _EXPLOIT = "explore", "exploit"
-
 
 class JerkAgent:
     """JERK as a learning agent: explore by running right and jumping, replay the best run.
@@ -119,7 +117,6 @@ class JerkAgent:
         self.solutions: list[tuple[list[float], list[np.ndarray]]] = []
         self.total_steps = 0
         self._new_episode = True
-        self._mode = _EXPLORE
         self._start_episode_memory()
 
     def seed(self, seed: int) -> None:
@@ -145,10 +142,7 @@ class JerkAgent:
         exploit = self.exploit_bias + self.total_steps / self.horizon_steps
         if self.solutions and self._rng.random() < exploit:
             self.solutions = sorted(self.solutions, key=lambda pair: float(np.mean(pair[0])))
-            self._replay = self.solutions[-1]
-            self._mode = _EXPLOIT
-        else:
-            self._mode = _EXPLORE
+            self._replay = self.solutions[-1]  # exploit: replay the best solution (else explore)
 
     def _start_segment(self, left: bool) -> None:
         self._segment_left = left
@@ -178,8 +172,8 @@ class JerkAgent:
         if self._new_episode:
             self._begin_episode()
         action: np.ndarray
-        if self._mode == _EXPLOIT:
-            sequence = self._replay[1]  # type: ignore[index]
+        if self._replay is not None:
+            sequence = self._replay[1]
             if self._replay_index < len(sequence):
                 action = sequence[self._replay_index].copy()
             else:
@@ -200,8 +194,8 @@ class JerkAgent:
         self._segment_reward += float(reward)
         if not (terminated or truncated):
             return
-        if self._mode == _EXPLOIT:
-            self._replay[0].append(self._return)  # type: ignore[index]
+        if self._replay is not None:
+            self._replay[0].append(self._return)
         else:
             peak = max(self._cumulative)
             first = self._cumulative.index(peak)

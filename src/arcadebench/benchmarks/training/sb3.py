@@ -86,7 +86,7 @@ class ProtocolVecEnv(VecEnv):
         """Reset every env (with the seeds given to :meth:`seed`, once); the observations."""
         seeds = None if all(s is None for s in self._seeds) else [int(s or 0) for s in self._seeds]
         # Sync/AsyncVectorEnv take one seed per env; VectorEnv.reset's annotation says one int
-        obs, info = self.venv.reset(seed=seeds)  # type: ignore[arg-type]
+        obs, info = self.venv.reset(seed=seeds)  # type: ignore[arg-type]  # a list: see above
         self.reset_infos = _split(info, self.num_envs)
         self._reset_seeds()
         self._reset_options()
