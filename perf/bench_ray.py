@@ -32,7 +32,7 @@ import tempfile
 import time
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from _timing import interleave, median, parser, table, write_json
 
@@ -42,7 +42,12 @@ from arcadebench.errors import NonCompliantWarning
 GAME = "pong"
 
 
-def run_case(backend: str, jobs: int, workers: int, frames: int) -> Callable[[], float]:
+BACKENDS: tuple[Literal["local", "ray"], ...] = ("local", "ray")
+
+
+def run_case(
+    backend: Literal["local", "ray"], jobs: int, workers: int, frames: int
+) -> Callable[[], float]:
     """A case: ``evaluate`` of ``jobs`` one-episode jobs; returns its wall seconds."""
 
     def run() -> float:
@@ -114,7 +119,7 @@ def fixed_costs(jobs: int, frames: int, rounds: int) -> dict[str, Any]:
     try:
         cases = {
             f"{backend}, {n} job{'s' if n > 1 else ''}": run_case(backend, n, 1, frames)
-            for backend in ("local", "ray")
+            for backend in BACKENDS
             for n in (1, 1 + jobs)
         }
         samples = interleave(cases, rounds)
@@ -132,7 +137,7 @@ def fixed_costs(jobs: int, frames: int, rounds: int) -> dict[str, Any]:
         "samples": samples,
         "ray_task_s": {name: median(values) for name, values in tasks.items()},
     }
-    for backend in ("local", "ray"):
+    for backend in BACKENDS:
         one, many = samples[f"{backend}, 1 job"], samples[f"{backend}, {1 + jobs} jobs"]
         report[backend] = {
             "one_job_run_s": median(one),
@@ -146,7 +151,7 @@ def throughput(many: int, frames: int, rounds: int) -> dict[str, Any]:
     ray = start_ray(2)
     try:
         samples = interleave(
-            {backend: run_case(backend, many, 2, frames) for backend in ("local", "ray")},
+            {backend: run_case(backend, many, 2, frames) for backend in BACKENDS},
             rounds,
             warmup=0,
         )
@@ -184,7 +189,7 @@ def main() -> None:
             ["backend", "run of 1 job s", "per extra job ms"],
             [
                 [backend, costs[backend]["one_job_run_s"], 1e3 * costs[backend]["per_job_s"]]
-                for backend in ("local", "ray")
+                for backend in BACKENDS
             ],
             f"fixed cost of a job: one {args.frames}-frame episode of Pong, 1 worker / 1 Ray CPU; "
             f"runs of 1 and {1 + args.jobs} jobs, {args.rounds} interleaved rounds (medians)",
@@ -210,7 +215,7 @@ def main() -> None:
                     rates[backend]["jobs_per_s"],
                     rates[backend]["jobs_per_s"] / rates["local"]["jobs_per_s"],
                 ]
-                for backend in ("local", "ray")
+                for backend in BACKENDS
             ],
             f"a run of {args.many} such jobs, 2 workers / 2 Ray CPUs, "
             f"{args.many_rounds} round(s) (medians)",

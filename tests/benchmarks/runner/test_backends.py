@@ -89,7 +89,7 @@ def failing_run(tmp, agent, **kwargs) -> JobsFailed:
                 workers=2,
                 log_dir=tmp,
                 backend="ray",
-                env_kwargs=SHORT,
+                env_kwargs=kwargs.pop("env_kwargs", SHORT),
                 progress="off",
                 reps=0,
                 **kwargs,
@@ -118,7 +118,17 @@ def test_a_ray_worker_that_crashes_fails_its_job_with_its_last_words(tmp_path, l
 
 
 def test_a_hanging_ray_task_is_cancelled_by_the_episode_time_limit(tmp_path, local_ray):
-    failed = failing_run(tmp_path, "runner_agents:HangingAgent", episode_time_limit=3)
+    # 100-step episodes: a few ms each, far inside the limit even on a loaded machine, where a
+    # fresh Ray worker's first seeded reset alone can take a second
+    failed = failing_run(
+        tmp_path,
+        "runner_agents:HangingAgent",
+        episode_time_limit=5,
+        env_kwargs={"max_episode_frames": 400},
+    )
     ((key, reason),) = failed.failures
-    assert key == "phoenix/0" and "ran past the wall-clock limit of 3 s" in reason
+    assert (
+        key == "phoenix/0"
+        and "episode 2 of phoenix run '0' ran past the wall-clock limit of 5 s" in reason
+    )
     assert [len(v) for v in episodes(tmp_path).values()] == [2, 3]
