@@ -17,7 +17,11 @@ What they need from the env below (``benchmarks/envs/batched.py``'s ``AtariProto
   (``reset(options={"reset_mask": ...})``), which next-step autoreset could not express: the
   step after the end would have to be a step the env does not take;
 - ``info["episode_frame_number"]``: per env, the emulator frames of the episode the step
-  belongs to (on its last step, the finished episode's), as the single-env ``info`` has it.
+  belongs to (on its last step, the finished episode's), as the single-env ``info`` has it;
+- ``info["next_episode_frame_number"]`` on a step that ends an episode: per env, where one
+  ended, the next episode's count after its reset, i.e. the start-up frames ALE's reset
+  emulates (0 on most ROMs; 8 on Air Raid, 134 on Name This Game), which the single env counts
+  in the next episode (in its stuck time too).
 
 ``info["arcadebench"]`` holds the protocol's additions as per-env arrays, each with a
 Gymnasium-style ``_<key>`` mask where only some envs have a value:
@@ -111,15 +115,19 @@ def _reset_now(env: VectorEnv, obs: Any, info: dict[str, Any], ended: np.ndarray
     """Reset the envs in ``ended`` now (same-step autoreset).
 
     Their next episode's first observation goes into ``obs``, the one they ended on into
-    ``info["final_obs"]``.
+    ``info["final_obs"]``, the next episode's frame count into
+    ``info["next_episode_frame_number"]``.
     """
     if "final_obs" not in info:
         info["final_obs"] = np.zeros_like(obs)
         info["_final_obs"] = np.zeros(len(ended), dtype=bool)
     info["final_obs"][ended] = obs[ended]
     info["_final_obs"] = info["_final_obs"] | ended
-    first, _ = env.reset(options={"reset_mask": ended})
+    first, reset_info = env.reset(options={"reset_mask": ended})
     obs[ended] = first[ended]
+    if "next_episode_frame_number" not in info:
+        info["next_episode_frame_number"] = np.zeros(len(ended), dtype=np.int64)
+    info["next_episode_frame_number"][ended] = reset_info["episode_frame_number"][ended]
 
 
 class VectorRolloverGuard(VectorWrapper, gym.utils.RecordConstructorArgs):
@@ -200,7 +208,8 @@ class VectorMaxStuckTime(VectorWrapper, gym.utils.RecordConstructorArgs):
             set_end_reasons(info, hit, "stuck")
             _reset_now(self.env, obs, info, hit)
         if _any(terminated) or _any(truncated):
-            last[terminated | truncated] = 0
+            ended = terminated | truncated  # counted from the next episode's start, as at reset
+            last[ended] = info["next_episode_frame_number"][ended]
         return obs, rewards, terminated, truncated, info
 
 
@@ -503,6 +512,8 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
                 reasons[i] = "game_over" if terminated[i] else "time_limit"
                 marked[i] = True
             summaries[i] = self._finish(i, complete=True, end_reason=reasons[i])
+        if _any(ended):  # the next episodes have started, with their start-up frames
+            self._ep_frames[ended] = info["next_episode_frame_number"][ended]
         if over:
             for i in np.flatnonzero(~ended).tolist():
                 summaries[i] = self._finish(i, complete=False, end_reason="budget")

@@ -81,7 +81,9 @@ def lockstep(spec, game, seeds, actions, *, log_dir=None, **kwargs):
                     assert protocol["end_reason"][i] == inf["arcadebench"]["end_reason"]
                     assert info["_final_obs"][i]
                     # at a game over or mid-skip, ale-py's vector env max-pools other frames
-                    # into the final observation (documented); truncations at a step's end agree
+                    # into the final observation's newest frame (documented); the older frames
+                    # agree, and so do truncations at a step's end
+                    assert np.array_equal(info["final_obs"][i][:-1], o[:-1])
                     if tr and inf["episode_frame_number"] % 4 == 0:
                         assert np.array_equal(info["final_obs"][i], o)
                     running.discard(i)
@@ -122,6 +124,66 @@ def test_episodes_equal_the_single_env_where_ale_takes_the_seed():
     vec, found = lockstep("hwr", "pong", ACCEPTED[:2], random_actions(1))
     vec.close()
     assert {r["end_reason"] for r in found} == {"game_over"}
+
+
+@pytest.mark.parametrize(
+    "game",
+    [
+        "space_invaders",  # flicker: the max-pool matters
+        "ms_pacman",
+        "air_raid",  # PAL: ALE's other palette, 250-row screens
+    ],
+)
+def test_standard_observations_equal_the_single_envs_byte_for_byte(game):
+    """Every observation of the batch (the reset's included) is the single env's standard
+    observation for the same seed and actions, until each env's first episode ends; of a final
+    observation, all frames but the newest (the documented difference)."""
+    seeds = ACCEPTED[:2]
+    vec = make_vec("saber", game, 2, log_dir=False)
+    singles = [arcadebench.make("saber", game, obs_type="standard", log_dir=False) for _ in seeds]
+    rng = np.random.default_rng(3)
+    try:
+        obs, _ = vec.reset(seed=seeds)
+        for i, (env, seed) in enumerate(zip(singles, seeds, strict=True)):
+            assert np.array_equal(obs[i], env.reset(seed=seed)[0])
+        running = {0, 1}
+        while running:
+            actions = rng.integers(18, size=2)
+            obs, rewards, terminated, truncated, info = vec.step(actions)
+            for i in sorted(running):
+                o, r, te, tr, _ = singles[i].step(int(actions[i]))
+                assert (r, te, tr) == (rewards[i], terminated[i], truncated[i])
+                if te or tr:
+                    assert np.array_equal(info["final_obs"][i][:-1], o[:-1])
+                    running.discard(i)
+                else:
+                    assert np.array_equal(obs[i], o)
+    finally:
+        vec.close()
+        for env in singles:
+            env.close()
+
+
+def test_episode_frames_agree_on_roms_with_start_up_frames():
+    """Air Raid's reset emulates 8 start-up frames, which ale-py's vector env plays within the
+    step that ends an episode: they count in the next episode (its frames, its stuck time, the
+    run's frames), as in the single env, and not in the one that ended."""
+    vec, found = lockstep("saber", "air_raid", ACCEPTED[:2], random_actions(3))
+    single = arcadebench.make("saber", "air_raid", obs_type="standard", log_dir=False)
+    try:
+        after_reset = single.reset(seed=0)[1]["episode_frame_number"]
+        first = single.step(0)[4]
+        assert (after_reset, first["episode_frame_number"]) == (8, 12)
+        # the env whose episode ended on lockstep's last step has just started its next one
+        last = int(np.argmax([record["steps"] for record in found]))
+        assert vec.total_frames[last] == found[last]["frames"] + after_reset
+        info = vec.step(np.zeros(2, dtype=np.int64))[4]
+        assert info["episode_frame_number"][last] == first["episode_frame_number"]
+        stuck = info["arcadebench"]["stuck_frames"][last]
+        assert stuck == first["arcadebench"]["stuck_frames"] == 4
+    finally:
+        vec.close()
+        single.close()
 
 
 def test_a_stuck_noop_breakout_is_truncated_at_exactly_18000_frames_in_every_env():
@@ -406,6 +468,11 @@ def test_bad_arguments_are_one_line_errors(tmp_path):
         make_vec("saber", "pong", 0)
     with pytest.raises(InvalidArgument, match="`obs_type` must be one of"):
         make_vec("saber", "pong", 2, obs_type="pixels")
+    with pytest.raises(
+        InvalidArgument,
+        match=re.escape("`log_dir` must be a directory, None or False (no log), got True"),
+    ):
+        make_vec("saber", "pong", 2, log_dir=True)
     with pytest.raises(InvalidArgument, match="`sticky` is not an option of saber"):
         make_vec("saber", "pong", 2, sticky=0.1)
     with pytest.warns(NonCompliantWarning, match="repeat_action_probability=0.0"):

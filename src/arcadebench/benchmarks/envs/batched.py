@@ -22,19 +22,26 @@ C++ threads (one call per batch step, preprocessing in C++) with the protocol's 
   step for step (tested). Unseeded first resets are seeded from the clock by ALE;
 - observations: ``obs_type="standard"`` (default) is the observation of
   :class:`~arcadebench.wrappers.StandardAtariEnv` (grayscale, max-pool of the last two
-  frames, ``INTER_AREA`` 84x84, stack of 4, oldest first), with the stack padded by the reset
-  frame as Gymnasium's frame stack does (ale-py pads with zeros); ``"rgb"`` and
-  ``"grayscale"`` are ``AtariEnv``'s 210x160 screens;
+  frames, ``INTER_AREA`` 84x84, stack of 4, oldest first), computed by ale-py in its threads
+  and returned as is (no copy), with the stack padded by the reset frame as Gymnasium's frame
+  stack does (ale-py pads with zeros): byte for byte the single env's for the same seed and
+  actions, resets included, NTSC and PAL games alike (tested on five games; perf/bench_vector.py
+  counts them), except a final observation (below). ``"rgb"`` and ``"grayscale"`` are
+  ``AtariEnv``'s 210x160 screens;
 - same-step autoreset, and ``info["episode_frame_number"]`` the frames of the episode each
-  env's step belongs to (ale-py reports the next episode's 0 on a step that ends one); see
-  :mod:`arcadebench.wrappers.vector`.
+  env's step belongs to, as the single env counts them: ale-py reports the next episode's
+  count on a step that ends one, and its reset has emulated that episode's start-up frames
+  there (8 on Air Raid), which count in the next episode (frame counts feed budgets and
+  checkpoints); see :mod:`arcadebench.wrappers.vector`.
 
 Differences from the single env that remain, both at the end of an episode:
 
 1. the final observation (``info["final_obs"]``) of an episode that ends with a game over, or
-   mid-skip (a cap that is no multiple of the frame skip), is max-pooled from other frames by
-   ale-py's vector env (as Gymnasium's ``AtariPreprocessing`` does mid-skip); it is not part
-   of any score, and truncations at a step's end (stuck time, caps) agree exactly;
+   mid-skip (a cap that is no multiple of the frame skip), has its newest frame max-pooled
+   from other frames by ale-py's vector env (as Gymnasium's ``AtariPreprocessing`` does
+   mid-skip): measured on Pong, Breakout, Space Invaders, Ms. Pac-Man and Air Raid, 6 to 320 of
+   that frame's 7,056 pixels differ, the three older frames never. It is not part of any
+   score, and truncations at a step's end (stuck time, caps) agree exactly;
 2. a game over mid-skip stops the skip there, while ale-py's ``AtariEnv`` plays it out without
    emulating (ALE refuses to) but drawing sticky-action random numbers, so an env's later,
    unseeded episodes follow another random stream than a single env reset without a seed
@@ -159,17 +166,8 @@ class AtariProtocolVectorEnv(VectorEnv):
         cap = max_num_frames_per_episode
         if cap is not None:
             check_int("max_num_frames_per_episode", cap, minimum=1)
-        image = (
-            {"img_height": 84, "img_width": 84, "grayscale": True, "stack_num": 4, "maxpool": True}
-            if obs_type == "standard"
-            else {
-                "img_height": 210,
-                "img_width": 160,
-                "grayscale": obs_type == "grayscale",
-                "stack_num": 1,
-                "maxpool": False,
-            }
-        )
+        standard = obs_type == "standard"
+        height, width, stack = (84, 84, 4) if standard else (210, 160, 1)
         self._ale = AtariVectorEnv(
             game,
             num_envs,
@@ -185,18 +183,22 @@ class AtariProtocolVectorEnv(VectorEnv):
             episodic_life=False,
             life_loss_info=False,
             reward_clipping=False,
-            **image,
+            img_height=height,
+            img_width=width,
+            grayscale=obs_type != "rgb",
+            stack_num=stack,
+            maxpool=standard,
         )
         self.num_envs = num_envs
         self.obs_type = obs_type
-        shape = self._ale.single_observation_space.shape
-        if obs_type != "standard":
-            shape = shape[1:]  # one frame: AtariEnv's screen
+        # the standard stack, oldest first, or one frame (AtariEnv's screen, no stack axis)
+        frame = (height, width) if obs_type != "rgb" else (height, width, 3)
+        shape = (stack, *frame) if standard else frame
         self.single_observation_space = gym.spaces.Box(0, 255, shape, np.uint8)
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.single_action_space = self._ale.single_action_space
         self.action_space = batch_space(self.single_action_space, num_envs)
-        self._stack = image["stack_num"] if obs_type == "standard" else 0
+        self._stack = stack if standard else 0
         self._age = np.zeros(num_envs, dtype=np.int64)  # steps since reset, up to stack - 1
         self._young = num_envs if self._stack > 1 else 0  # envs whose stack still needs padding
         self._start = np.zeros(num_envs, dtype=np.int32)  # ALE's frame_number at episode start
@@ -258,9 +260,10 @@ class AtariProtocolVectorEnv(VectorEnv):
         self._send(actions, self._strength)
         obs, rewards, terminated, truncated, info = self._recv()
         frames = info["frame_number"]
+        next_episode = info["episode_frame_number"]  # ale-py's: the next episode's where one ended
         info["episode_frame_number"] = frames - self._start
         if _any(terminated) or _any(truncated):
-            self._episodes_ended(terminated | truncated, frames, info)
+            self._episodes_ended(terminated | truncated, frames, next_episode, info)
         elif self._young:
             self._age += 1
             self._young = int(np.count_nonzero(self._age < self._stack - 1))
@@ -268,9 +271,23 @@ class AtariProtocolVectorEnv(VectorEnv):
             self._pad(obs, np.flatnonzero(self._age < self._stack - 1).tolist())
         return self._view(obs), rewards.astype(np.float64), terminated, truncated, info
 
-    def _episodes_ended(self, ended: np.ndarray, frames: np.ndarray, info: dict[str, Any]) -> None:
-        """Restart the counts of the envs whose episode ended (ale-py reset them already)."""
-        self._start[ended] = frames[ended]
+    def _episodes_ended(
+        self,
+        ended: np.ndarray,
+        frames: np.ndarray,
+        next_episode: np.ndarray,
+        info: dict[str, Any],
+    ) -> None:
+        """Restart the counts of the envs whose episode ended (ale-py reset them already).
+
+        ale-py's reset emulated the next episode's start-up frames (``next_episode``: 0 on most
+        ROMs, 8 on Air Raid) within this step: they belong to the next episode, as the single
+        env counts them, and not to the one that ended here.
+        """
+        starts = frames[ended] - next_episode[ended]
+        info["episode_frame_number"][ended] = starts - self._start[ended]
+        info["next_episode_frame_number"] = next_episode
+        self._start[ended] = starts
         info["_final_obs"] = ended
         if not self._stack:
             info["final_obs"] = info["final_obs"][:, 0]
@@ -295,7 +312,7 @@ def make_vec(
     num_envs: int,
     *,
     obs_type: str = "standard",
-    log_dir: str | os.PathLike | bool | None = None,
+    log_dir: str | os.PathLike[str] | bool | None = None,
     run: str = "0",
     resume: bool = False,
     algorithm: str | None = None,
@@ -335,6 +352,15 @@ def make_vec(
         ((2, 4, 84, 84), Discrete(18))
         >>> envs.close()
     """
+    unlogged_ok = log_dir is False
+    if log_dir is False:
+        log_dir = None
+    elif log_dir is None:
+        log_dir = os.environ.get(LOG_DIR_ENV) or None
+    if log_dir is True or (log_dir is not None and not isinstance(log_dir, str | os.PathLike)):
+        raise InvalidArgument(
+            f"`log_dir` must be a directory, None or False (no log), got {log_dir!r}"
+        )
     spec = load_spec(spec)
     game = spec.resolve_game(game)
     if spec.platform != "atari":
@@ -365,9 +391,6 @@ def make_vec(
     try:
         for rule, arguments in protocol_layers(atari):
             env = _VECTOR_WRAPPERS[rule](env, **arguments)
-        unlogged_ok = log_dir is False
-        if log_dir is None:
-            log_dir = os.environ.get(LOG_DIR_ENV) or None
         return VectorEpisodeMonitor(
             env,
             spec,
