@@ -11,18 +11,24 @@ loop and cost a Python step per frame. So the standard observation is a mode of 
 ``gym.make("arcadebench/SABER-Pong-v0", obs_type="standard")`` builds :class:`StandardAtariEnv`,
 an ``AtariEnv`` whose ``step`` runs the identical per-frame loop (same ``ale.act`` calls, so the
 same per-frame sticky actions from the same ALE random stream, the same frame cap and the same
-``info``) and only reads the screen differently: ALE's own grayscale screen of the last two
-frames into preallocated buffers, their maximum in place, an OpenCV ``INTER_AREA`` resize to
-84x84 (area averaging, what ``AtariPreprocessing`` and baselines' ``WarpFrame`` use) written
-straight into a preallocated stack of 4. The resize is the costliest part of the preprocessing
-(about 50 us a frame: a scalar loop in OpenCV), and consecutive Atari frames mostly differ in a
-few rows (paddles, a ball, sprites), so :class:`_BandedAreaResize` recomputes only the bands of
-rows that changed: 210 rows become 84 in 42 independent bands of 5 source rows to 2 output rows,
-and OpenCV computes a band resized on its own exactly as inside the whole frame (same weights,
-same order of operations; tested against ``cv2.resize`` of every frame). The protocol wrappers
-(stuck time, frame limit, rollover guard, no life information) sit on top unchanged, and
-``obs_type`` is not a protocol setting, so no deviation is recorded. Its output equals
-``AtariPreprocessing(AtariEnv(frameskip=1), frame_skip=4, noop_max=0, screen_size=84) +
+``info``) and only reads the screen differently, into preallocated buffers and straight into
+a preallocated stack of 4: the max of the grayscale screens of the last two frames, resized
+to 84x84 with OpenCV's ``INTER_AREA`` (area averaging, what ``AtariPreprocessing`` and
+baselines' ``WarpFrame`` use). Two things make that cheap without changing a byte
+(:class:`_StandardFrame`; issue 18). ALE's grayscale screen converts every pixel through its
+palette in a scalar loop (14 us a screen) while its palette-index screen is a copy (1 us), so
+the env reads indices and looks them up in ALE's own grayscale table
+(:mod:`arcadebench.wrappers.ale_palette`), pooling after the lookup as before. And consecutive
+Atari frames mostly differ in a few places (paddles, a ball, sprites), so only the cells whose
+indices changed are looked up, pooled and resized (the resize alone costs 50 us a whole frame):
+210x160 becomes 84x84 in 42 x 4 independent cells of 5 x 40 pixels to 2 x 21, and OpenCV
+computes a cell resized on its own exactly as inside the whole frame (same weights, same order
+of operations). Tests compare every observation with the plain computation from ALE's
+grayscale screens on NTSC and PAL games, through resets, game overs and sticky actions.
+
+The protocol wrappers (stuck time, frame limit, rollover guard, no life information) sit on top
+unchanged, and ``obs_type`` is not a protocol setting, so no deviation is recorded. Its output
+equals ``AtariPreprocessing(AtariEnv(frameskip=1), frame_skip=4, noop_max=0, screen_size=84) +
 FrameStackObservation(4)`` for the same seed and actions (tested), except on an episode's last
 step, where ``AtariPreprocessing`` stops mid-skip and keeps stale buffers while ale-py stops
 emulating at the terminal frame.
@@ -46,118 +52,165 @@ from typing import Any, ClassVar
 import cv2
 import gymnasium as gym
 import numpy as np
-from ale_py.env import AtariEnv
+from ale_py.env import AtariEnv, AtariEnvStepMetadata
 from gymnasium.wrappers import FrameStackObservation, ResizeObservation
 
 from arcadebench.errors import InvalidArgument
 from arcadebench.wrappers._checks import check_int
+from arcadebench.wrappers.ale_palette import grayscale_table
 
 __all__ = ["CvGrayscaleObservation", "StandardAtariEnv", "standard_retro_observations"]
 
 
-class _BandedAreaResize:
-    """``cv2.resize(..., INTER_AREA)`` of a frame, recomputing only the bands that changed.
+class _StandardFrame:
+    """The newest frame of the standard observation, from a step's screens, recomputed by cells.
 
-    An area resize (OpenCV's ``INTER_AREA`` shrinking a frame) from ``height`` rows to ``size``
-    rows splits into ``gcd(height, size)`` bands: output rows of one band average input rows of
-    that band only (their boundaries meet on whole input rows). When the rows per output band
-    are a power of two, the vertical scale is a dyadic number, every weight OpenCV derives for a
-    band alone equals the one it derives for that band inside the whole frame, and OpenCV
-    computes each output row on its own, in the same order: so a band resized alone gives
-    exactly the rows the whole resize gives. (Checked once per shape on random frames too;
-    without bands, or if the check fails, every frame is resized whole.)
+    Per step the env reads the screens of its last one or two frames (:meth:`next` gives the
+    buffers) as ALE palette indices; :meth:`update` turns them into ``cv2.resize(max(table[a],
+    table[b]), INTER_AREA)``: the max-pool is taken after the grayscale table, as ALE's grayscale
+    screens were pooled (the gray of the larger index is not the larger gray). Consecutive
+    frames mostly differ in a few places (paddles, a ball, sprites), so only the cells whose
+    indices changed since the last step are looked up, pooled and resized: gathered into one
+    column of cells, so that a step costs one call of each whatever changed. The rest of ``out``
+    (the previous frame's resize, which the env copied there) stays: unchanged indices give
+    unchanged grays.
 
-    :meth:`update` takes the new frame, the previous one and ``out`` holding the resize of the
-    previous one, compares the bands (8 bytes at a time) and resizes the changed runs of bands
-    into ``out``; when that would cost more than resizing the whole frame (most bands changed,
-    or many runs), it resizes the whole frame.
+    Why cells are exact: an area resize (OpenCV's ``INTER_AREA`` shrinking a frame) of
+    ``height`` rows to ``size`` splits into ``gcd(height, size)`` bands whose output rows
+    average input rows of that band only (their boundaries meet on whole input rows), and the
+    columns likewise into ``gcd(width, size)`` blocks: 210x160 to 84x84 is 42 x 4 cells of 5 x
+    40 pixels to 2 x 21. OpenCV computes each output pixel on its own, from weights it derives
+    per row and per column (in double, rounded to float32) and accumulates in a fixed order, so
+    a cell resized on its own gives the pixels of the whole resize if it gets the same weights.
+    It does: for a cell the products behind them are shifted by whole pixels, which changes
+    them by about 1e-14, and the exact weights (multiples of 1/5 and 1/40 here) are never that
+    close to a float32 rounding boundary. Checked once per shape on random frames; a shape that
+    fails is recomputed whole (one cell).
     """
 
     _checked: ClassVar[dict[tuple[int, int, int], bool]] = {}
-    # a cv2.resize call costs about as much as resizing two bands (210x160 -> 84x84: 2 us a
-    # call, 1.2 us a band), so runs cost their bands + CALL_COST, the whole frame all + CALL_COST
-    CALL_COST = 2
 
-    def __init__(self, height: int, width: int, size: int) -> None:
-        self._size = (size, size)
-        bands = math.gcd(height, size)
-        rows_in, rows_out = height // bands, size // bands
-        usable = (  # OpenCV averages areas only when shrinking (else it interpolates)
-            size < height
-            and size <= width
-            and bands > 1
-            and rows_out & (rows_out - 1) == 0
-            and (rows_in * width) % 8 == 0
-        )
-        self._bands = bands if usable else 0
-        self._rows_in, self._rows_out, self._width = rows_in, rows_out, width
-        if usable:
-            self._differ = np.empty((bands, rows_in * width // 8), bool)
-            self._changed = np.empty(bands, bool)
-            key = (height, width, size)
-            if key not in self._checked:
-                self._checked[key] = self._agrees(height, width)
-            if not self._checked[key]:
-                self._bands = 0
+    def __init__(
+        self,
+        height: int,
+        width: int,
+        size: int,
+        screens: int,
+        table: np.ndarray,
+        *,
+        by_cells: bool = True,
+    ) -> None:
+        """Frames of ``height`` x ``width`` to ``size`` x ``size``, pooling ``screens`` (1 or 2)."""
+        self.table = table
+        self._size = size
+        self._screens = [np.zeros((screens, height, width), np.uint8) for _ in range(2)]
+        self._newest = 0
+        # OpenCV averages areas only when shrinking (else it interpolates)
+        usable = by_cells and size < height and size <= width
+        key = (height, width, size)
+        if usable and key not in self._checked:
+            self._set_cells(math.gcd(height, size), math.gcd(width, size))
+            self._checked[key] = self._agrees()
+        if usable and self._checked[key]:
+            self._set_cells(math.gcd(height, size), math.gcd(width, size))
+        else:
+            self._set_cells(1, 1)
 
-    def _agrees(self, height: int, width: int) -> bool:
-        """Whether banded updates reproduce whole resizes on random frames."""
+    @property
+    def cells(self) -> tuple[int, int]:
+        """The grid the frame is recomputed by: ``(bands, blocks)`` (``(1, 1)``: whole)."""
+        return self._bands, self._blocks
+
+    def _set_cells(self, bands: int, blocks: int) -> None:
+        screens, height, width = self._screens[0].shape
+        size = self._size
+        rows_in, cols_in = height // bands, width // blocks
+        self._bands, self._blocks = bands, blocks
+        self._rows_out, self._cols_out = size // bands, size // blocks
+        word = math.gcd(cols_in, 8)  # compare up to 8 bytes at once, never across blocks
+        self._words = [s.view(f"u{word}") for s in self._screens]
+        differ = np.zeros(self._words[0].shape, bool)
+        self._differ, self._differ_first, self._differ_last = differ, differ[0], differ[-1]
+        # per (row, word) whether either screen changed, as 0/1 floats: their area average
+        # over a cell (an integer-factor resize) is non-zero exactly where the cell changed
+        self._marks = np.zeros(differ.shape[1:], np.float32)
+        self._changed = np.zeros((bands, blocks), np.float32)
+        # (screens, band, block, rows, columns) views: cells gathered screen by screen
+        self._by_cell = [
+            s.reshape(screens, bands, rows_in, blocks, cols_in).swapaxes(2, 3)
+            for s in self._screens
+        ]
+        cells = bands * blocks
+        self._grays = np.zeros(screens * cells * rows_in * cols_in, np.uint8)
+        self._pooled = np.zeros(cells * rows_in * cols_in, np.uint8)
+        self._resized = np.zeros(cells * self._rows_out * self._cols_out, np.uint8)
+
+    def _agrees(self) -> bool:
+        """Whether updates by cells reproduce whole resizes, on random frames (identity table)."""
+        table, self.table = self.table, np.arange(256, dtype=np.uint8)
         rng = np.random.default_rng(0)
-        previous = rng.integers(0, 256, (height, width), dtype=np.uint8)
-        out = cv2.resize(previous, self._size, interpolation=cv2.INTER_AREA)
-        for step in range(4):
-            frame = previous.copy()
-            for band in rng.choice(self._bands, size=min(1 + step, self._bands), replace=False):
-                rows = slice(band * self._rows_in, (band + 1) * self._rows_in)
-                frame[rows] = rng.integers(0, 256, (self._rows_in, width), dtype=np.uint8)
-            self.update(frame, previous, out)
-            if not np.array_equal(out, cv2.resize(frame, self._size, interpolation=cv2.INTER_AREA)):
-                return False
-            previous = frame
-        return True
+        screens, height, width = self._screens[0].shape
+        rows_in, cols_in = height // self._bands, width // self._blocks
+        out = np.empty((self._size, self._size), np.uint8)
+        frames = self.next()
+        frames[:] = rng.integers(0, 256, frames.shape, dtype=np.uint8)
+        self.reset(out)
+        cells = self._bands * self._blocks
+        agrees = True
+        for step in range(6):  # a few cells, more, most of the frame, all of it
+            previous, frames = frames, self.next()
+            frames[:] = previous
+            count = (1, 3, 8, cells // 2, cells - 1, cells)[step]
+            for cell in rng.choice(cells, size=min(count, cells), replace=False):
+                band, block = divmod(int(cell), self._blocks)
+                rows = slice(band * rows_in, (band + 1) * rows_in)
+                cols = slice(block * cols_in, (block + 1) * cols_in)
+                frames[:, rows, cols] = rng.integers(0, 256, (screens, rows_in, cols_in))
+            self.update(out)
+            whole = cv2.resize(frames.max(axis=0), (self._size,) * 2, interpolation=cv2.INTER_AREA)
+            agrees = agrees and np.array_equal(out, whole)
+        self.table = table
+        return agrees
 
-    def full(self, frame: np.ndarray, out: np.ndarray) -> None:
-        """Resize the whole ``frame`` into ``out``."""
-        cv2.resize(frame, self._size, dst=out, interpolation=cv2.INTER_AREA)
+    def next(self) -> np.ndarray:
+        """The buffers for this step's screens: ``(screens, height, width)``, oldest first."""
+        self._newest ^= 1
+        return self._screens[self._newest]
 
-    def update(self, frame: np.ndarray, previous: np.ndarray, out: np.ndarray) -> None:
-        """Make ``out`` (the resize of ``previous``) the resize of ``frame``."""
-        bands = self._bands
-        if not bands:
-            self.full(frame, out)
+    def reset(self, out: np.ndarray) -> None:
+        """``out`` = the newest screen alone (the first frame of an episode), resized whole."""
+        frames = self._screens[self._newest]
+        frames[:-1] = frames[-1]  # a step pooling it with itself: the same frame
+        gray = cv2.LUT(frames[-1], self.table)
+        cv2.resize(gray, (self._size, self._size), out, 0, 0, cv2.INTER_AREA)
+
+    def update(self, out: np.ndarray) -> None:
+        """Make ``out`` (the previous step's frame) this step's frame, where the screens changed."""
+        new = self._newest
+        np.not_equal(self._words[new], self._words[new ^ 1], out=self._differ)
+        # (with one screen, the first is the last, and pooling a screen with itself is a copy)
+        np.logical_or(self._differ_first, self._differ_last, out=self._marks, casting="unsafe")
+        bands, blocks = self._bands, self._blocks
+        # positional arguments: OpenCV parses keywords per call
+        cv2.resize(self._marks, (blocks, bands), self._changed, 0, 0, cv2.INTER_AREA)
+        band, block = self._changed.nonzero()
+        count = len(band)
+        if not count:
             return
-        np.not_equal(
-            frame.view(np.uint64).reshape(bands, -1),
-            previous.view(np.uint64).reshape(bands, -1),
-            out=self._differ,
-        ).any(axis=1, out=self._changed)
-        changed = self._changed.nonzero()[0].tolist()
-        if not changed:
-            return
-        # runs of changed bands; a gap of one band is resized too (cheaper than another call)
-        runs = []
-        start = end = changed[0]
-        for band in changed[1:]:
-            if band > end + 2:
-                runs.append((start, end + 1))
-                start = band
-            end = band
-        runs.append((start, end + 1))
-        banded = sum(stop - first for first, stop in runs) + self.CALL_COST * len(runs)
-        if banded > bands + self.CALL_COST:
-            self.full(frame, out)
-            return
-        rows_in, rows_out, size = self._rows_in, self._rows_out, self._size[0]
-        area = cv2.INTER_AREA
-        for first, stop in runs:  # positional arguments: OpenCV parses keywords per call
-            cv2.resize(
-                frame[first * rows_in : stop * rows_in],
-                (size, (stop - first) * rows_out),
-                out[first * rows_out : stop * rows_out],
-                0,
-                0,
-                area,
-            )
+        cells = self._by_cell[new][:, band, block]  # (screens, count, rows, columns)
+        screens, _, rows_in, cols_in = cells.shape
+        rows_out, cols_out = self._rows_out, self._cols_out
+        grays = self._grays[: cells.size].reshape(cells.shape)
+        pooled = self._pooled[: count * rows_in * cols_in].reshape(-1, cols_in)
+        resized = self._resized[: count * rows_out * cols_out].reshape(-1, cols_out)
+        # one lookup, one max-pool and one resize for the column of changed cells (a cell's
+        # rows are resized as in the frame: the column is a stack of independent bands)
+        cv2.LUT(cells.reshape(-1, cols_in), self.table, grays.reshape(-1, cols_in))
+        np.maximum(grays[0].reshape(-1, cols_in), grays[-1].reshape(-1, cols_in), out=pooled)
+        cv2.resize(pooled, (cols_out, count * rows_out), resized, 0, 0, cv2.INTER_AREA)
+        out.reshape(bands, rows_out, blocks, cols_out)[band, :, block] = resized.reshape(
+            count, rows_out, cols_out
+        )
 
 
 class StandardAtariEnv(AtariEnv):
@@ -211,58 +264,72 @@ class StandardAtariEnv(AtariEnv):
             self, game, screen_size=screen_size, stack_size=stack_size, **kwargs
         )
         height, width = self.ale.getScreenDims()
-        # the max-pooled frames of this step and the last one (alternating), the second-last frame
-        self._pooled = [np.zeros((height, width), np.uint8), np.zeros((height, width), np.uint8)]
-        self._newest = 0
-        self._second_last = np.zeros((height, width), np.uint8)
+        # palette indices through ALE's grayscale table (ale_palette); ALE's own grayscale
+        # screens through an identity table if a reset frame ever disagrees with the table
+        self._indices = True
+        self._skip = frameskip  # AtariEnv's may also be a range (stochastic), not supported here
+        self._frame = _StandardFrame(
+            height, width, screen_size, min(frameskip, 2), grayscale_table(game)
+        )
         # the stack is a window on a ring of frames (no shifting): frames _head - stack_size + 1
         # to _head; when the ring is full, the newest stack_size - 1 frames move to its start
         self._stack_size = stack_size
         self._ring = np.zeros((stack_size + 32, screen_size, screen_size), np.uint8)
         self._head = stack_size - 1
-        self._resize = _BandedAreaResize(height, width, screen_size)
         self.observation_space = gym.spaces.Box(
             0, 255, (stack_size, screen_size, screen_size), np.uint8
         )
 
-    def reset(
+    def reset(  # type: ignore[override]  # AtariEnv's info type vs Env's dict: none fits both
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[np.ndarray, dict[str, Any]]:
-        """Reset as ``AtariEnv`` does; the stack is filled with the reset frame."""
+    ) -> tuple[np.ndarray, AtariEnvStepMetadata]:
+        """Reset as ``AtariEnv`` does; the stack is filled with the reset frame.
+
+        The reset frame also checks the grayscale table against ALE's own conversion (once an
+        episode); should they ever differ (a ROM whose palette the table does not know), the
+        env reads ALE's grayscale screens from then on: slower, the same observations.
+        """
         screen, info = super().reset(seed=seed, options=options)
-        newest = self._pooled[self._newest]
-        newest[...] = screen
+        frames = self._frame.next()
+        if self._indices:
+            self.ale.getScreen(frames[-1])
+            if not np.array_equal(cv2.LUT(frames[-1], self._frame.table), screen):
+                self._indices = False
+                self._frame.table = np.arange(256, dtype=np.uint8)
+        if not self._indices:
+            frames[-1] = screen
         size, ring = self._stack_size, self._ring
-        self._resize.full(newest, ring[size - 1])
+        self._frame.reset(ring[size - 1])
         ring[: size - 1] = ring[size - 1]
         self._head = size - 1
         return ring[:size].copy(), info
 
-    def step(  # type: ignore[override]
-        self, action: int
-    ) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        """``AtariEnv.step``'s frame loop, reading the grayscale screen of the last two frames."""
-        action_idx = self._action_set[action]
+    def step(  # type: ignore[override]  # AtariEnv's info type vs Env's dict: none fits both
+        self, action: int | np.ndarray
+    ) -> tuple[np.ndarray, float, bool, bool, AtariEnvStepMetadata]:
+        """``AtariEnv.step``'s frame loop, reading the screens of the last two frames.
+
+        ``action`` is an index into the action set (an integer or a 0-d array, as agents give
+        it); continuous actions are refused when the env is made.
+        """
+        action_idx = self._action_set[int(action)]
         ale = self.ale
-        previous = self._pooled[self._newest]
-        self._newest ^= 1
-        last, second_last = self._pooled[self._newest], self._second_last
-        act, frameskip = ale.act, self._frameskip
+        read = ale.getScreen if self._indices else ale.getScreenGrayscale
+        frames = self._frame.next()
+        act, frameskip = ale.act, self._skip
         reward = 0.0
         for _ in range(frameskip - 1):
             reward += act(action_idx, 1.0)
         if frameskip > 1:
-            ale.getScreenGrayscale(second_last)
+            read(frames[0])
         reward += act(action_idx, 1.0)
-        ale.getScreenGrayscale(last)
-        if frameskip > 1:
-            np.maximum(last, second_last, out=last)
+        read(frames[-1])
         size, ring, head = self._stack_size, self._ring, self._head + 1
         if head == len(ring):
             ring[: size - 1] = ring[head - size + 1 : head]
             head = size - 1
         ring[head] = ring[head - 1]  # the previous frame's resize, updated where it changed
-        self._resize.update(last, previous, ring[head])
+        self._frame.update(ring[head])
         self._head = head
         obs = ring[head - size + 1 : head + 1].copy()
         terminated = ale.game_over(with_truncation=False)
