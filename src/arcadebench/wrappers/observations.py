@@ -126,14 +126,19 @@ class _StandardFrame:
         size = self._size
         rows_in, cols_in = height // bands, width // blocks
         self._bands, self._blocks = bands, blocks
+        self._rows_in, self._cols_in = rows_in, cols_in
         self._rows_out, self._cols_out = size // bands, size // blocks
         word = math.gcd(cols_in, 8)  # compare up to 8 bytes at once, never across blocks
         self._words = [s.view(f"u{word}") for s in self._screens]
         differ = np.zeros(self._words[0].shape, bool)
         self._differ, self._differ_first, self._differ_last = differ, differ[0], differ[-1]
-        # per (row, word) whether either screen changed, as 0/1 floats: their area average
-        # over a cell (an integer-factor resize) is non-zero exactly where the cell changed
-        self._marks = np.zeros(differ.shape[1:], np.float32)
+        # per (row, word) whether either screen changed, as 0/1 floats; summed per cell by one
+        # product with a 0/1 matrix (a band's rows x words by blocks): non-zero where it changed
+        per_block = differ.shape[2] // blocks
+        self._marks = np.zeros((bands, rows_in * differ.shape[2]), np.float32)
+        self._marks_by_row = self._marks.reshape(differ.shape[1:])
+        block_of_word = np.arange(rows_in * differ.shape[2]) % differ.shape[2] // per_block
+        self._sum_by_block = np.equal.outer(block_of_word, np.arange(blocks)).astype(np.float32)
         self._changed = np.zeros((bands, blocks), np.float32)
         # (screens, band, block, rows, columns) views: cells gathered screen by screen
         self._by_cell = [
@@ -141,9 +146,9 @@ class _StandardFrame:
             for s in self._screens
         ]
         cells = bands * blocks
-        self._grays = np.zeros(screens * cells * rows_in * cols_in, np.uint8)
-        self._pooled = np.zeros(cells * rows_in * cols_in, np.uint8)
-        self._resized = np.zeros(cells * self._rows_out * self._cols_out, np.uint8)
+        self._grays = np.zeros((screens * cells * rows_in, cols_in), np.uint8)
+        self._pooled = np.zeros((cells * rows_in, cols_in), np.uint8)
+        self._resized = np.zeros((cells * self._rows_out, self._cols_out), np.uint8)
 
     def _agrees(self) -> bool:
         """Whether updates by cells reproduce whole resizes, on random frames (identity table)."""
@@ -189,28 +194,28 @@ class _StandardFrame:
         new = self._newest
         np.not_equal(self._words[new], self._words[new ^ 1], out=self._differ)
         # (with one screen, the first is the last, and pooling a screen with itself is a copy)
-        np.logical_or(self._differ_first, self._differ_last, out=self._marks, casting="unsafe")
-        bands, blocks = self._bands, self._blocks
-        # positional arguments: OpenCV parses keywords per call
-        cv2.resize(self._marks, (blocks, bands), self._changed, 0, 0, cv2.INTER_AREA)
+        np.logical_or(
+            self._differ_first, self._differ_last, out=self._marks_by_row, casting="unsafe"
+        )
+        np.matmul(self._marks, self._sum_by_block, out=self._changed)
         band, block = self._changed.nonzero()
         count = len(band)
         if not count:
             return
         cells = self._by_cell[new][:, band, block]  # (screens, count, rows, columns)
-        screens, _, rows_in, cols_in = cells.shape
+        rows, cols_in = count * self._rows_in, self._cols_in
         rows_out, cols_out = self._rows_out, self._cols_out
-        grays = self._grays[: cells.size].reshape(cells.shape)
-        pooled = self._pooled[: count * rows_in * cols_in].reshape(-1, cols_in)
-        resized = self._resized[: count * rows_out * cols_out].reshape(-1, cols_out)
         # one lookup, one max-pool and one resize for the column of changed cells (a cell's
-        # rows are resized as in the frame: the column is a stack of independent bands)
-        cv2.LUT(cells.reshape(-1, cols_in), self.table, grays.reshape(-1, cols_in))
-        np.maximum(grays[0].reshape(-1, cols_in), grays[-1].reshape(-1, cols_in), out=pooled)
+        # rows are resized as in the frame: the column is a stack of independent bands);
+        # positional arguments: OpenCV parses keywords per call
+        grays = self._grays[: len(cells) * rows]
+        cv2.LUT(cells.reshape(-1, cols_in), self.table, grays)
+        pooled = self._pooled[:rows]
+        np.maximum(grays[:rows], grays[-rows:], out=pooled)
+        resized = self._resized[: count * rows_out]
         cv2.resize(pooled, (cols_out, count * rows_out), resized, 0, 0, cv2.INTER_AREA)
-        out.reshape(bands, rows_out, blocks, cols_out)[band, :, block] = resized.reshape(
-            count, rows_out, cols_out
-        )
+        cells_out = out.reshape(self._bands, rows_out, self._blocks, cols_out)
+        cells_out[band, :, block] = resized.reshape(count, rows_out, cols_out)
 
 
 class StandardAtariEnv(AtariEnv):
