@@ -202,11 +202,13 @@ class VectorMaxStuckTime(VectorWrapper, gym.utils.RecordConstructorArgs):
             last = self._last_reward_frame = last_reward_frame(last, frames, rewards)
         stuck = stuck_frames(frames, last)
         vector_protocol_info(info)["stuck_frames"] = stuck
-        hit = limit_reached(stuck, self._max_stuck_frames, terminated | truncated)
-        if _any(hit):
-            truncated = truncated | hit
-            set_end_reasons(info, hit, "stuck")
-            _reset_now(self.env, obs, info, hit)
+        # the rule only where some env is at the limit (one comparison on most steps)
+        if _any(stuck >= self._max_stuck_frames):
+            hit = limit_reached(stuck, self._max_stuck_frames, terminated | truncated)
+            if _any(hit):
+                truncated = truncated | hit
+                set_end_reasons(info, hit, "stuck")
+                _reset_now(self.env, obs, info, hit)
         if _any(terminated) or _any(truncated):
             ended = terminated | truncated  # counted from the next episode's start, as at reset
             last[ended] = info["next_episode_frame_number"][ended]
@@ -241,7 +243,10 @@ class VectorEpisodeFrameLimit(VectorWrapper, gym.utils.RecordConstructorArgs):
         """Step, and label (or make) the truncations at the cap."""
         obs, rewards, terminated, truncated, info = self.env.step(actions)
         vector_protocol_info(info)
-        capped = limit_reached(info["episode_frame_number"], self._max_episode_frames, terminated)
+        frames = info["episode_frame_number"]
+        if not _any(frames >= self._max_episode_frames):  # most steps: one comparison
+            return obs, rewards, terminated, truncated, info
+        capped = limit_reached(frames, self._max_episode_frames, terminated)
         if _any(capped):
             unlabelled = capped & ~truncated
             if _any(unlabelled):

@@ -213,9 +213,6 @@ class AtariProtocolVectorEnv(VectorEnv):
             missing = last - int(self._age[i])
             obs[i, :missing] = obs[i, missing]
 
-    def _view(self, obs: np.ndarray) -> np.ndarray:
-        return obs if self._stack else obs[:, 0]
-
     def reset(
         self,
         *,
@@ -245,7 +242,7 @@ class AtariProtocolVectorEnv(VectorEnv):
         if self._stack:
             self._age[chosen] = 0
             self._pad(obs, np.flatnonzero(self._age < self._stack - 1).tolist())
-        return self._view(obs), info
+        return (obs if self._stack else obs[:, 0]), info
 
     def step(
         self, actions: Any
@@ -269,7 +266,9 @@ class AtariProtocolVectorEnv(VectorEnv):
             self._young = int(np.count_nonzero(self._age < self._stack - 1))
         if self._young:
             self._pad(obs, np.flatnonzero(self._age < self._stack - 1).tolist())
-        return self._view(obs), rewards.astype(np.float64), terminated, truncated, info
+        if not self._stack:
+            obs = obs[:, 0]
+        return obs, rewards.astype(np.float64), terminated, truncated, info
 
     def _episodes_ended(
         self,
@@ -319,7 +318,7 @@ def make_vec(
     num_threads: int = 0,
     thread_affinity_offset: int = -1,
     **kwargs: Any,
-) -> VectorEnv:
+) -> VectorEpisodeMonitor:
     """Make ``num_envs`` envs of ``game`` under ``spec``, stepped as one batch in C++ threads.
 
     Args:
@@ -339,7 +338,8 @@ def make_vec(
 
     Returns:
         A Gymnasium ``VectorEnv`` with same-step autoreset (see
-        :mod:`arcadebench.benchmarks.envs.batched`).
+        :mod:`arcadebench.benchmarks.envs.batched`), its outermost layer the run's monitor
+        (its ``reset`` takes a seed per env too).
 
     Raises:
         InvalidArgument: a retro spec, an unknown keyword, or a setting outside its rule.
