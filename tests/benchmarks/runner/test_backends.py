@@ -1,12 +1,23 @@
-"""The Ray backend on a local Ray instance: the same logs and results as the local backend.
+"""The backends: how local workers start (forked or from the forkserver), and Ray.
 
-The tasks send their records to the driver, which writes the logs (and a failed job's stderr):
-on one machine as on a cluster without a shared file system (test_ray_cluster.py).
+Local workers fork from the caller when nothing of it can reach them, else from the forkserver;
+either way they play the same episodes, report failures the same way and write their output to
+their own stderr file. The Ray backend, on a local Ray instance, gives the same logs and results
+as the local one: the tasks send their records to the driver, which writes the logs (and a
+failed job's stderr), on one machine as on a cluster without a shared file system
+(test_ray_cluster.py).
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import functools
+import io
 import json
+import sys
+import threading
+import types
 import warnings
 from pathlib import Path
 
@@ -14,15 +25,126 @@ import pytest
 from testdata import TESTS
 
 import arcadebench
+from arcadebench.benchmarks.runner.agents import RandomAgent
+from arcadebench.benchmarks.runner.backends import run_local, start_method
+from arcadebench.benchmarks.runner.worker import Job
 from arcadebench.errors import JobsFailed, NonCompliantWarning
 
-ray = pytest.importorskip("ray", reason="the Ray backend needs `pip install 'arcadebench[ray]'`")
-
 SHORT = {"max_episode_frames": 2000}
+linux = pytest.mark.skipif(sys.platform != "linux", reason="workers fork on Linux only")
+
+
+def job(tmp, game="qbert", agent="random", **kwargs):
+    return Job(
+        spec="atari5",
+        game=game,
+        seed=0,
+        log_dir=str(tmp),
+        agent=agent,
+        algorithm=agent if isinstance(agent, str) else "test",
+        episodes=kwargs.pop("episodes", 1),
+        env_kwargs=SHORT,
+        **kwargs,
+    )
+
+
+def play(jobs, method, **kwargs):
+    events = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NonCompliantWarning)
+        outcomes = run_local(jobs, workers=2, on_event=events.append, method=method, **kwargs)
+    return outcomes, events
+
+
+@linux
+def test_workers_fork_from_the_caller_only_when_nothing_of_it_can_reach_them(monkeypatch):
+    monkeypatch.delitem(sys.modules, "stable_retro", raising=False)
+    random = job("logs")
+    assert start_method(random) == "fork"
+    assert start_method(dataclasses.replace(random, agent="noop")) == "fork"
+    # user code (a path or an object) runs in the worker: it gets a fresh process
+    assert start_method(dataclasses.replace(random, agent="runner_agents:RaisingAgent")) == (
+        "forkserver"
+    )
+    assert start_method(dataclasses.replace(random, agent=RandomAgent)) == "forkserver"
+    # another thread might hold a lock a forked worker would then wait for forever
+    release = threading.Event()
+    thread = threading.Thread(target=release.wait)
+    thread.start()
+    try:
+        assert start_method(random) == "forkserver"
+    finally:
+        release.set()
+        thread.join()
+    assert start_method(random) == "fork"
+    monkeypatch.setitem(sys.modules, "stable_retro", types.ModuleType("stable_retro"))
+    assert start_method(random) == "forkserver"  # one emulator per process
+
+
+@linux
+def test_forked_and_forkserver_workers_play_the_same_episodes(tmp_path):
+    for method in ("fork", "forkserver"):
+        jobs = [job(tmp_path / method, game, episodes=2) for game in ("qbert", "phoenix")]
+        ticks = []
+        outcomes, events = play(jobs, method, tick=functools.partial(ticks.append, 1))
+        assert [o.status for o in outcomes] == ["done", "done"]
+        assert sum(e[0] == "episode" for e in events) == 4
+        assert ticks  # the display's redraws are called back while the jobs run
+    assert episodes(tmp_path / "fork") == episodes(tmp_path / "forkserver")
+    assert len(episodes(tmp_path / "fork")) == 2
+
+
+class _Chatty(RandomAgent):
+    """The random agent, which prints and warns at its first step."""
+
+    def act(self, obs):
+        if not getattr(self, "spoke", False):
+            self.spoke = True
+            print("printed by the worker")
+            warnings.warn("warned in the worker", UserWarning, stacklevel=1)
+        return super().act(obs)
+
+
+@linux
+def test_a_forked_worker_writes_its_output_and_warnings_to_its_own_file(tmp_path):
+    stderr = tmp_path / "worker.txt"
+    captured = io.StringIO()
+    # what the CLI (warnings collected) and a progress display (streams replaced) do here
+    with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(captured):
+        warnings.simplefilter("always")
+        outcomes, _ = play(
+            [job(tmp_path, agent=_Chatty)], "fork", stderr_path=lambda job: str(stderr)
+        )
+    assert outcomes[0].status == "done"
+    text = stderr.read_text()
+    assert "printed by the worker" in text and "UserWarning: warned in the worker" in text
+    assert not captured.getvalue() and not [w for w in caught if "worker" in str(w.message)]
+
+
+@linux
+@pytest.mark.parametrize(
+    ("agent", "reason"),
+    [
+        ("RaisingAgent", "the agent raised in phoenix run '0' episode 2 (step 9): ValueError"),
+        ("CrashingAgent", "the worker process died (SIGSEGV): Fatal Python error"),
+    ],
+)
+def test_a_forked_worker_that_fails_fails_its_job_only(tmp_path, agent, reason):
+    jobs = [job(tmp_path, game, agent=f"runner_agents:{agent}", episodes=3) for game in GAMES]
+    outcomes, _ = play(jobs, "fork", stderr_path=lambda job: str(tmp_path / f"{job.game}.txt"))
+    assert [o.status for o in outcomes] == ["done", "failed"]
+    assert reason in outcomes[1].message
+    assert len(episodes(tmp_path)[("phoenix", "0")]) == 2
+
+
+GAMES = ("qbert", "phoenix")
 
 
 @pytest.fixture(scope="module")
 def local_ray():
+    ray = pytest.importorskip(
+        "ray", reason="the Ray backend needs `pip install 'arcadebench[ray]'`"
+    )
     tests = str(TESTS)  # Ray workers import `runner_agents` from here
     ray.init(
         address="local",

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import io
 import json
+import sys
+import threading
 import warnings
 from pathlib import Path
 
 import pytest
 
 import arcadebench
+from arcadebench.benchmarks.runner import backends
 from arcadebench.benchmarks.runner.worker import episode_seeds
 from arcadebench.benchmarks.scoring.results import Results
 from arcadebench.errors import ArcadebenchError, JobsFailed, NonCompliantWarning
@@ -74,6 +78,34 @@ def test_the_same_seeds_give_the_same_episodes_whatever_the_workers_and_after_a_
     assert after == episodes(tmp_path / "a")
     assert all(after[key][:2] == before[key] for key in before)  # nothing finished was replayed
     assert len({eps[0][1:4] for eps in after.values()}) == 3  # the games differ, of course
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="workers fork on Linux only")
+def test_progress_bars_leave_one_thread_so_the_workers_of_a_builtin_agent_fork(
+    tmp_path, monkeypatch
+):
+    chosen = []
+
+    def spy(job):
+        chosen.append(start(job))
+        return chosen[-1]
+
+    start = backends.start_method
+    monkeypatch.setattr(backends, "start_method", spy)
+    monkeypatch.delitem(sys.modules, "stable_retro", raising=False)
+    monkeypatch.setattr(sys, "stderr", io.StringIO())  # where the bars go
+    threads = []
+    results = run(
+        tmp_path,
+        games=["qbert", "phoenix"],
+        episodes=1,
+        workers=2,
+        progress="bars",
+        on_event=lambda event: threads.append(threading.active_count()),
+    )
+    assert chosen == ["fork", "fork"] and set(threads) == {1}  # no refresh thread
+    assert "all jobs" in sys.stderr.getvalue()
+    assert set(results.algorithms["random"]["games"]) == {"qbert", "phoenix"}
 
 
 def test_episode_seeds_depend_only_on_the_job_seed_and_episode():

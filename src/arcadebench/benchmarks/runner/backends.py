@@ -3,10 +3,22 @@
 Both backends run every job in a process of its own (stable-retro allows one emulator per
 process, and a crash then takes down one job only), feed the same progress events to the
 caller, stop a job whose episode runs past the wall-clock limit, and return one
-:class:`JobOutcome` per job. Ctrl-C (``KeyboardInterrupt``) stops every worker within a few
-seconds (SIGTERM, then SIGKILL) and propagates; finished episodes are already in the logs.
-Local workers write their logs themselves; Ray tasks send their records to the driver, which
-writes them (:mod:`~arcadebench.benchmarks.runner.ray_backend`).
+:class:`JobOutcome` per job.
+
+Ctrl-C (``KeyboardInterrupt``) stops every worker within a few seconds (SIGTERM, then
+SIGKILL) and propagates; finished episodes are already in the logs. Local workers write their
+logs themselves; Ray tasks send their records to the driver, which writes them
+(:mod:`~arcadebench.benchmarks.runner.ray_backend`).
+
+How a local worker starts (:func:`start_method`): from a *forkserver* by default, a fresh
+interpreter that imports arcadebench once and forks a clean copy of itself per job, so nothing
+of the caller's process (its threads, a GPU context, an agent's state) reaches a worker. Its
+start costs what the command's own start costs (the interpreter and every import: 0.4-0.6 s on
+a 2-vCPU machine, perf/README.md, bench_main_job), before the first job can start. When nothing
+of the caller can reach the worker (Linux, a built-in agent so no user code runs in the worker,
+no other thread running, stable-retro not imported) the worker is forked from the caller itself,
+which has imported everything already: issue 18, the fixed cost of a first run. The jobs play
+the same episodes either way; they depend on the seeds only.
 
 Events are tuples ``(kind, job key, ...)``: ``start``, ``episode_start``, ``episode``,
 ``steps``, ``done``, ``error`` from the workers (see :mod:`~arcadebench.benchmarks.runner.worker`),
@@ -14,7 +26,7 @@ and ``failed`` from the backend; the Ray backend also sends ``("waiting", "", me
 the jobs wait for a node with CPUs.
 
 Classes: JobOutcome, EpisodeClock.
-Functions: run_local, hang_message, tail_summary.
+Functions: run_local, start_method, hang_message, tail_summary.
 """
 
 from __future__ import annotations
@@ -24,20 +36,36 @@ import multiprocessing
 import os
 import signal
 import sys
+import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import wait
-from typing import Any
+from typing import Any, Literal, TypeAlias, cast
 
+from arcadebench.benchmarks.runner.agents import BUILTIN_AGENTS
 from arcadebench.benchmarks.runner.worker import Job, worker_main
 
-__all__ = ["EpisodeClock", "Events", "JobOutcome", "hang_message", "run_local", "tail_summary"]
+__all__ = [
+    "EpisodeClock",
+    "Events",
+    "JobOutcome",
+    "StartMethod",
+    "hang_message",
+    "run_local",
+    "start_method",
+    "tail_summary",
+]
 
 _STOP_GRACE = 2.0  # seconds between SIGTERM and SIGKILL when stopping workers
 _PRELOAD = ["numpy", "gymnasium", "ale_py", "arcadebench", "arcadebench.benchmarks.runner.worker"]
+_WARNING_FILTERS = tuple(warnings.filters)  # as arcadebench was imported, for forked workers
 
 Events = Callable[[tuple[Any, ...]], None]
+
+StartMethod: TypeAlias = Literal["fork", "forkserver", "spawn"]
+"""How a local worker process starts (see the module docstring)."""
 
 
 @dataclass
@@ -69,13 +97,76 @@ class EpisodeClock:
         return self.since is not None and now - self.since > limit
 
 
-def _context() -> multiprocessing.context.ForkServerContext | multiprocessing.context.SpawnContext:
-    """Forkserver (workers fork from a preloaded server: fast, no state shared) or spawn."""
+def start_method(job: Job) -> StartMethod:
+    """How ``job``'s worker starts now: ``"fork"`` when nothing of this process can leak into it.
+
+    That is: on Linux (macOS's system libraries are not fork-safe), for a built-in agent (no
+    user code, so nothing the user imported or started here runs in the worker), with no other
+    thread running (a fork copies only the calling thread: a lock another thread holds, e.g. on
+    a stream it is writing to, would stay held in the worker) and without stable-retro imported
+    (an emulator here would be one too many in the worker). Otherwise ``"forkserver"``
+    (``"spawn"`` where there is none).
+
+    Example:
+        >>> job = Job(spec="atari5", game="pong", seed=0, log_dir="logs", agent="random",
+        ...           algorithm="random", episodes=1)
+        >>> start_method(job) in ("fork", "forkserver", "spawn")
+        True
+    """
+    if (
+        sys.platform == "linux"
+        and isinstance(job.agent, str)
+        and job.agent in BUILTIN_AGENTS
+        and threading.active_count() == 1
+        and "stable_retro" not in sys.modules
+    ):
+        return "fork"
     if "forkserver" in multiprocessing.get_all_start_methods():
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(_PRELOAD)
-        return context
-    return multiprocessing.get_context("spawn")  # pragma: no cover - Windows
+        return "forkserver"
+    return "spawn"  # pragma: no cover - Windows
+
+
+_Context: TypeAlias = (
+    multiprocessing.context.ForkContext
+    | multiprocessing.context.ForkServerContext
+    | multiprocessing.context.SpawnContext
+)
+
+
+def _context(method: StartMethod) -> _Context:
+    """The multiprocessing context of ``method`` (the forkserver preloads arcadebench)."""
+    if method == "fork":
+        return multiprocessing.get_context("fork")
+    if method == "spawn":  # pragma: no cover - Windows
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(_PRELOAD)
+    return context
+
+
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: Any = None,
+    line: str | None = None,
+) -> None:
+    sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
+
+
+def _forked_worker_main(job: Job, conn: Any, stderr_path: str | None = None) -> None:
+    """:func:`worker_main` in a worker forked from the caller, which starts as a fresh one would.
+
+    The caller's stream replacements (e.g. a progress display's) and warning capture (the
+    CLI collects warnings to print them once) do not apply in the worker: its output and
+    warnings go to ``stderr_path``, as a forkserver worker's do.
+    """
+    sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
+    warnings.resetwarnings()  # clears the filters and what was cached under them
+    cast("list[Any]", warnings.filters).extend(_WARNING_FILTERS)  # a list at run time
+    warnings.showwarning = _show_warning
+    worker_main(job, conn, stderr_path)
 
 
 @contextlib.contextmanager
@@ -186,6 +277,28 @@ def _stop(workers: Sequence[_Running]) -> None:
         worker.conn.close()
 
 
+def _start(job: Job, path: str | None, method: StartMethod | None) -> _Running:
+    """Start ``job``'s worker process."""
+    method = method or start_method(job)
+    context = _context(method)
+    receiver, sender = context.Pipe(duplex=False)
+    process = context.Process(
+        target=_forked_worker_main if method == "fork" else worker_main,
+        args=(job, sender, path),
+        name=f"arcadebench {job.key}",
+        daemon=True,
+    )
+    if method == "fork":
+        sys.stdout.flush()  # or the worker would write out what is still buffered here
+        sys.stderr.flush()
+        process.start()
+    else:
+        with _main_module_importable():
+            process.start()
+    sender.close()
+    return _Running(job, process, receiver, path)
+
+
 def run_local(
     jobs: Sequence[Job],
     *,
@@ -193,9 +306,14 @@ def run_local(
     on_event: Events,
     episode_time_limit: float | None = None,
     stderr_path: Callable[[Job], str | None] = lambda job: None,
+    tick: Callable[[], None] | None = None,
+    method: StartMethod | None = None,
 ) -> list[JobOutcome]:
-    """Run ``jobs`` in at most ``workers`` worker processes at a time, one process per job."""
-    context = _context()
+    """Run ``jobs`` in at most ``workers`` worker processes at a time, one process per job.
+
+    ``tick`` is called after every wake-up (at least four times a second), e.g. to redraw a
+    progress display; ``method`` forces how the workers start (default: :func:`start_method`).
+    """
     pending = list(jobs)
     running: list[_Running] = []
     outcomes: dict[str, JobOutcome] = {}
@@ -203,20 +321,11 @@ def run_local(
         while pending or running:
             while pending and len(running) < workers:
                 job = pending.pop(0)
-                receiver, sender = context.Pipe(duplex=False)
-                path = stderr_path(job)
-                process = context.Process(
-                    target=worker_main,
-                    args=(job, sender, path),
-                    name=f"arcadebench {job.key}",
-                    daemon=True,
-                )
-                with _main_module_importable():
-                    process.start()
-                sender.close()
-                running.append(_Running(job, process, receiver, path))
+                running.append(_start(job, stderr_path(job), method))
             handles = [w.conn for w in running if not w.eof] + [w.process.sentinel for w in running]
             wait(handles, timeout=0.25)
+            if tick is not None:
+                tick()
             now = time.monotonic()
             for worker in list(running):
                 _receive(worker, on_event)

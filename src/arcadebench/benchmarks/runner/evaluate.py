@@ -362,18 +362,29 @@ def evaluate(
     quota, unit = (episodes, "episodes") if episodes is not None else (steps or 0, "steps")
     outcomes: list[JobOutcome] = []
     if to_run:
-        with RunProgress(to_run, quota, unit, mode=progress) as display:
-            run = run_ray if backend == "ray" else run_local
-            extra = {"address": address} if backend == "ray" else {}
+        # local workers may fork from this process, which must then run one thread only: the
+        # bars are redrawn by the backend's ticks, not by a thread of their own
+        local = backend == "local"
+        with RunProgress(to_run, quota, unit, mode=progress, auto_refresh=not local) as display:
             events = display if on_event is None else _both(display, on_event)
-            outcomes = run(
-                to_run,
-                workers=workers,
-                on_event=events,
-                episode_time_limit=episode_time_limit,
-                stderr_path=_stderr_path,
-                **extra,
-            )
+            if local:
+                outcomes = run_local(
+                    to_run,
+                    workers=workers,
+                    on_event=events,
+                    episode_time_limit=episode_time_limit,
+                    stderr_path=_stderr_path,
+                    tick=display.tick,
+                )
+            else:
+                outcomes = run_ray(
+                    to_run,
+                    workers=workers,
+                    on_event=events,
+                    episode_time_limit=episode_time_limit,
+                    stderr_path=_stderr_path,
+                    address=address,
+                )
     failures = [(o.job.key, o.message) for o in outcomes if o.status == "failed"]
     for outcome in outcomes:
         if outcome.status == "done":

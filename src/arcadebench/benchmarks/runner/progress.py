@@ -3,7 +3,9 @@
 On a terminal the bars are drawn with ``rich`` (episodes or steps done, frames/s, ETA); when the
 output is not a terminal (CI, a log file) each finished episode, finished job and failure is one
 plain line instead, so logs stay readable. Everything goes to stderr: stdout is for the score
-table.
+table. With ``auto_refresh=False`` the bars are redrawn by the events and by :meth:`tick`
+(which the local backend calls several times a second) instead of a thread of their own, so
+that the local backend can fork its workers from a process running one thread only.
 
 Classes: RunProgress.
 """
@@ -23,6 +25,7 @@ ProgressMode: TypeAlias = Literal["auto", "bars", "lines", "off"]
 """How a run shows its progress: ``"auto"`` is bars on a terminal, else lines."""
 
 _PLAIN_INTERVAL = 30.0  # seconds between plain progress lines of a long episode
+_REDRAW_INTERVAL = 0.1  # seconds between redraws of the bars without a refresh thread
 
 
 def _duration(seconds: float | None) -> str:
@@ -41,6 +44,8 @@ class RunProgress:
         unit: what ``quota`` counts.
         stream: where to draw (default stderr).
         mode: ``"auto"`` (bars on a terminal, else lines), ``"bars"``, ``"lines"`` or ``"off"``.
+        auto_refresh: redraw the bars from a thread of their own (else on events and
+            :meth:`tick`).
     """
 
     def __init__(
@@ -50,6 +55,7 @@ class RunProgress:
         unit: str,
         stream: TextIO | None = None,
         mode: ProgressMode = "auto",
+        auto_refresh: bool = True,
     ) -> None:
         self.stream = stream or sys.stderr
         if mode == "auto":
@@ -65,6 +71,8 @@ class RunProgress:
         self.start = time.monotonic()
         self.failures: list[tuple[str, str]] = []
         self._last_line = time.monotonic()
+        self._auto_refresh = auto_refresh
+        self._last_redraw = 0.0
         self._bars: Any = None
         self._tasks: dict[str, Any] = {}
 
@@ -89,10 +97,19 @@ class RunProgress:
                 TimeRemainingColumn(),
                 console=Console(file=self.stream),
                 transient=False,
+                auto_refresh=self._auto_refresh,
             )
             self._bars.__enter__()
             self._overall = self._bars.add_task("all jobs", total=self.total, rate="")
         return self
+
+    def tick(self) -> None:
+        """Redraw the bars if due (without a refresh thread: the time columns move on)."""
+        if self._bars is not None and not self._auto_refresh:
+            now = time.monotonic()
+            if now - self._last_redraw >= _REDRAW_INTERVAL:
+                self._last_redraw = now
+                self._bars.refresh()
 
     def __exit__(self, *exc: object) -> None:
         if self._bars is not None:
@@ -206,3 +223,4 @@ class RunProgress:
                 rate=f"{played / elapsed:,.0f} frames/s",
             )
         self._bars.update(self._overall, completed=self.completed, rate=rate)
+        self.tick()
