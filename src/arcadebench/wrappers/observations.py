@@ -104,6 +104,7 @@ class _StandardFrame:
         self.table = table
         self._size = size
         self._screens = [np.zeros((screens, height, width), np.uint8) for _ in range(2)]
+        self._oldest_newest = [(s[0], s[-1]) for s in self._screens]
         self._newest = 0
         # OpenCV averages areas only when shrinking (else it interpolates)
         usable = by_cells and size < height and size <= width
@@ -181,6 +182,11 @@ class _StandardFrame:
         """The buffers for this step's screens: ``(screens, height, width)``, oldest first."""
         self._newest ^= 1
         return self._screens[self._newest]
+
+    def next_pair(self) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`next` as the oldest and the newest screen's buffers (one buffer: the same)."""
+        self._newest ^= 1
+        return self._oldest_newest[self._newest]
 
     def reset(self, out: np.ndarray) -> None:
         """``out`` = the newest screen alone (the first frame of an episode), resized whole."""
@@ -320,15 +326,15 @@ class StandardAtariEnv(AtariEnv):
         action_idx = self._action_set[int(action)]
         ale = self.ale
         read = ale.getScreen if self._indices else ale.getScreenGrayscale
-        frames = self._frame.next()
+        oldest, newest = self._frame.next_pair()
         act, frameskip = ale.act, self._skip
         reward = 0.0
         for _ in range(frameskip - 1):
             reward += act(action_idx, 1.0)
         if frameskip > 1:
-            read(frames[0])
+            read(oldest)
         reward += act(action_idx, 1.0)
-        read(frames[-1])
+        read(newest)
         size, ring, head = self._stack_size, self._ring, self._head + 1
         if head == len(ring):
             ring[: size - 1] = ring[head - size + 1 : head]
