@@ -162,7 +162,8 @@ def _forked_worker_main(job: Job, conn: Any, stderr_path: str | None = None) -> 
     CLI collects warnings to print them once) do not apply in the worker: its output and
     warnings go to ``stderr_path``, as a forkserver worker's do.
     """
-    sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
+    if sys.__stdout__ is not None and sys.__stderr__ is not None:
+        sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
     warnings.resetwarnings()  # clears the filters and what was cached under them
     cast("list[Any]", warnings.filters).extend(_WARNING_FILTERS)  # a list at run time
     warnings.showwarning = _show_warning
@@ -289,9 +290,17 @@ def _start(job: Job, path: str | None, method: StartMethod | None) -> _Running:
         daemon=True,
     )
     if method == "fork":
-        sys.stdout.flush()  # or the worker would write out what is still buffered here
-        sys.stderr.flush()
-        process.start()
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()  # or the worker would write out what is still buffered here
+        with warnings.catch_warnings():
+            # Python >= 3.12 warns when the process has any other OS thread, such as the idle
+            # pool NumPy's OpenBLAS starts at import; the Python threads, which could hold a
+            # lock the worker needs, are none (start_method)
+            warnings.filterwarnings(
+                "ignore", "This process .* is multi-threaded", DeprecationWarning
+            )
+            process.start()
     else:
         with _main_module_importable():
             process.start()
