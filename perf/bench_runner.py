@@ -120,7 +120,8 @@ def scaling(
             name = f"{label}, {workers} worker{'s' if workers > 1 else ''}"
             frames[name] = []
             cases[name] = runner_case(workers, frames[name], **quota)
-    # warm-up: the first evaluate() starts the forkserver (and imports in it); not a round
+    # warm-up: the first evaluate() imports everything (and starts a forkserver where workers
+    # use one); not a round
     runner_case(1, [], seeds=(0,), steps=10)()
     samples = interleave(cases, rounds, warmup=0)
     rows: list[list[object]] = []

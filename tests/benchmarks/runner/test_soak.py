@@ -70,7 +70,7 @@ def soak(log_dir, episodes, seeds=(0,), on_event=None):
     not Path("/proc/self/fd").exists(), reason="counts processes and handles through /proc"
 )
 def test_soak_short(tmp_path):
-    soak(tmp_path / "warmup", 1)  # starts the forkserver, imports everything
+    soak(tmp_path / "warmup", 1)  # imports all (and starts any forkserver)
     processes, fds = descendants(os.getpid()), open_fds()
     seen = []
     results = soak(
