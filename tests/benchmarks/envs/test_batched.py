@@ -260,9 +260,10 @@ def test_refused_seeds_play_their_low_31_bits():
 
 
 @pytest.mark.parametrize("obs_type", ["rgb", "grayscale"])
-def test_screen_observations_are_atari_envs(obs_type):
-    vec = make_vec("atari5", "qbert", 2, obs_type=obs_type)
-    single = arcadebench.make("atari5", "qbert", obs_type=obs_type)
+@pytest.mark.parametrize("game", ["qbert", "air_raid"])  # Air Raid: PAL, 250-row screens
+def test_screen_observations_are_atari_envs(obs_type, game):
+    vec = make_vec("saber", game, 2, obs_type=obs_type, log_dir=False)
+    single = arcadebench.make("saber", game, obs_type=obs_type, log_dir=False)
     try:
         obs, _ = vec.reset(seed=ACCEPTED[:2])
         assert obs.shape[1:] == single.observation_space.shape == vec.single_observation_space.shape

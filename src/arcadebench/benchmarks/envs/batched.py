@@ -27,7 +27,7 @@ C++ threads (one call per batch step, preprocessing in C++) with the protocol's 
   stack does (ale-py pads with zeros): byte for byte the single env's for the same seed and
   actions, resets included, NTSC and PAL games alike (tested on five games; perf/bench_vector.py
   counts them), except a final observation (below). ``"rgb"`` and ``"grayscale"`` are
-  ``AtariEnv``'s 210x160 screens;
+  ``AtariEnv``'s screens (210x160; 250x160 on the ROMs ALE runs as PAL);
 - same-step autoreset, and ``info["episode_frame_number"]`` the frames of the episode each
   env's step belongs to, as the single env counts them: ale-py reports the next episode's
   count on a step that ends one, and its reset has emulated that episode's start-up frames
@@ -63,6 +63,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from ale_py import ALEInterface, roms
 from ale_py.vector_env import AtariVectorEnv
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
@@ -70,7 +71,7 @@ from gymnasium.vector.utils import batch_space
 from arcadebench.benchmarks.envs.atari import ale_options, protocol_layers
 from arcadebench.benchmarks.envs.ids import env_id
 from arcadebench.benchmarks.envs.resolve import resolve, warn_deviations
-from arcadebench.errors import InvalidArgument
+from arcadebench.errors import InvalidArgument, RomNotFound
 from arcadebench.records import LOG_DIR_ENV
 from arcadebench.specs import Spec, load_spec
 from arcadebench.specs.model import AtariSettings
@@ -110,6 +111,21 @@ def ale_seed(seed: int) -> int:
     """
     value = int(np.int32(np.random.SeedSequence(seed).generate_state(2)[1]))
     return value if value >= 0 else value & 0x7FFFFFFF
+
+
+def _screen_dims(game: str) -> tuple[int, int]:
+    """The ROM's screen as ``(rows, columns)``: 210x160, or 250x160 where ALE runs it as PAL.
+
+    Why: ``AtariVectorEnv`` resizes every screen to the size it is given, so the raw screens are
+    ``AtariEnv``'s only at the ROM's own size, which ALE decides when it loads the ROM.
+    """
+    path = roms.get_rom_path(game)
+    if path is None:
+        raise RomNotFound(f"ale-py has no ROM for {game!r}; reinstall ale-py, which ships them")
+    ale = ALEInterface()
+    ale.loadROM(path)
+    rows, columns = ale.getScreenDims()
+    return rows, columns
 
 
 class AtariProtocolVectorEnv(VectorEnv):
@@ -167,7 +183,7 @@ class AtariProtocolVectorEnv(VectorEnv):
         if cap is not None:
             check_int("max_num_frames_per_episode", cap, minimum=1)
         standard = obs_type == "standard"
-        height, width, stack = (84, 84, 4) if standard else (210, 160, 1)
+        height, width, stack = (84, 84, 4) if standard else (*_screen_dims(game), 1)
         self._ale = AtariVectorEnv(
             game,
             num_envs,
