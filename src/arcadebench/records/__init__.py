@@ -12,7 +12,13 @@ stages read through it, and it imports neither.
 
 from arcadebench.records.live import LiveRun, Relay, StreamStart, counters_path, read_totals
 from arcadebench.records.reader import LogWarning, RunLog, parse_log
-from arcadebench.records.recorder import NO_LIMIT, RunRecorder, check_budget, continue_run
+from arcadebench.records.recorder import (
+    NO_LIMIT,
+    RunRecorder,
+    check_budget,
+    continue_run,
+    new_memory_run,
+)
 from arcadebench.records.relay import RunReceiver
 from arcadebench.records.schema import (
     END_REASONS,
@@ -59,6 +65,7 @@ __all__ = [
     "episode_record",
     "header_record",
     "log_path",
+    "new_memory_run",
     "package_versions",
     "parse_log",
     "read_totals",

@@ -32,7 +32,7 @@ from arcadebench.records.schema import EpisodeRecord, RunIdentity, episode_recor
 from arcadebench.records.writer import check_run, cut_partial_line, package_versions, tightest
 from arcadebench.specs import Spec
 
-__all__ = ["NO_LIMIT", "RunRecorder", "check_budget", "continue_run"]
+__all__ = ["NO_LIMIT", "RunRecorder", "check_budget", "continue_run", "new_memory_run"]
 
 NO_LIMIT = sys.maxsize
 """A budget that is never reached (a run without one)."""
@@ -45,6 +45,11 @@ def check_budget(name: str, value: object) -> int | None:
     if value is not None and (type(value) is not int or value <= 0):
         raise ArcadebenchError(f"`{name}` must be a positive integer or None, got {value!r}")
     return value
+
+
+def new_memory_run() -> str:
+    """A new in-memory run for :class:`RunRecorder`'s ``memory_run`` (a batch's envs share it)."""
+    return f"memory-{next(_MEMORY_RUNS)}"
 
 
 def continue_run(live: LiveRun, spec: Spec, game: str, run: str, *, resume: bool) -> bool:
@@ -105,7 +110,8 @@ class RunRecorder:
     stream ends its episode on its next step, so a run overshoots by at most one step per env.
 
     Without a log an environment is a run of its own, kept in memory (a run's identity is its
-    log). :meth:`open` attaches the stream to a log: a run that other environments are writing
+    log), unless it is given ``memory_run``: the environments of one batch share one.
+    :meth:`open` attaches the stream to a log: a run that other environments are writing
     right now is joined, and an old one is continued only with ``resume``.
 
     Args:
@@ -119,6 +125,8 @@ class RunRecorder:
         deviations: settings that differ from the spec, written with every record.
         budget_steps: a tighter step budget than the spec's.
         budget_frames: a tighter frame budget than the spec's.
+        memory_run: the in-memory run to join while nothing is logged (from
+            :func:`new_memory_run`; default a run of its own).
 
     Example:
         >>> from arcadebench.specs import load_spec
@@ -144,6 +152,7 @@ class RunRecorder:
         deviations: dict[str, Any] | None = None,
         budget_steps: int | None = None,
         budget_frames: int | None = None,
+        memory_run: str | None = None,
     ) -> None:
         self.spec = spec
         self.game = game
@@ -162,7 +171,7 @@ class RunRecorder:
         self.last: EpisodeRecord | None = None
         self.exhausted = False
         self._live: LiveRun | None = None
-        self._attach(None, resume=False)
+        self._attach(None, resume=False, memory_run=memory_run)
 
     # -- identity, stream and log ---------------------------------------------------------
     @property
@@ -236,14 +245,21 @@ class RunRecorder:
         self.run = run
         self._attach(Path(path), resume=resume, relay=relay)
 
-    def _attach(self, log: Path | None, *, resume: bool, relay: Relay | None = None) -> None:
+    def _attach(
+        self,
+        log: Path | None,
+        *,
+        resume: bool,
+        relay: Relay | None = None,
+        memory_run: str | None = None,
+    ) -> None:
         if relay is not None and log is not None:
             self._live = RelayedRun(log, relay)
             if relay.start.header:
                 self._write_header(self._live)
         else:
-            # without a log a run has no identity to share: each environment is a run of its own
-            key = str(log.resolve()) if log is not None else f"memory-{next(_MEMORY_RUNS)}"
+            # without a log a run has no identity to share: a run of its own unless told which
+            key = str(log.resolve()) if log is not None else memory_run or new_memory_run()
             self._live = LiveRun.attach(log, key, lambda live: self._set_up(live, resume))
         self._slot, (steps, frames, self.episode, self.complete_episodes) = self._live.claim()
         self.total_steps, self.total_frames = steps, frames  # this stream's finished episodes

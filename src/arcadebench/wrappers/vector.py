@@ -51,7 +51,7 @@ import numpy as np
 from gymnasium.vector import VectorEnv, VectorWrapper
 
 from arcadebench.errors import ArcadebenchError, BudgetExhausted, InvalidArgument
-from arcadebench.records import EpisodeRecord, RunRecorder, check_run, log_path
+from arcadebench.records import EpisodeRecord, RunRecorder, check_run, log_path, new_memory_run
 from arcadebench.specs import Spec, load_spec
 from arcadebench.wrappers._checks import check_int, check_real
 from arcadebench.wrappers._info import KEY
@@ -338,6 +338,7 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
         check_run(run)
         n = env.num_envs
         recorders: list[RunRecorder] = []
+        memory_run = new_memory_run()  # until a log is opened, the batch is one run in memory
         try:
             for _ in range(n):
                 recorder = RunRecorder(
@@ -350,6 +351,7 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
                     deviations=dict(deviations or {}),
                     budget_steps=budget_steps,
                     budget_frames=budget_frames,
+                    memory_run=memory_run,
                 )
                 recorders.append(recorder)
                 if log_dir is not None:

@@ -361,6 +361,20 @@ def test_the_budget_counts_the_runs_frames_and_ends_the_whole_batch(tmp_path):
     assert {r["env"] for r in episodes} == {0, 1, 2, 3}
 
 
+def test_an_unlogged_batch_is_one_run_for_the_budget():
+    # no log, no identity to share with other processes: still one run in memory, not one per env
+    vec = make_vec(MINI, "qbert", 4, log_dir=False)  # the spec's budget: 5,000 frames
+    rng = np.random.default_rng(7)
+    steps = 0
+    with pytest.raises(BudgetExhausted, match=r"of 5,000 frames"):
+        vec.reset(seed=ACCEPTED[:4])
+        while True:
+            vec.step(rng.integers(18, size=4))
+            steps += 1
+    vec.close()
+    assert 5000 <= 4 * 4 * steps < 5000 + 2 * 16  # every env plays 4 frames a batch step
+
+
 def test_a_reset_mid_episode_logs_the_cut_episodes(tmp_path):
     vec = make_vec("atari5", "qbert", 2, log_dir=tmp_path)
     try:
