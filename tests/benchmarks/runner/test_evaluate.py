@@ -180,6 +180,7 @@ def test_a_hanging_agent_is_stopped_by_the_episode_time_limit(tmp_path):
             episodes=3,
             workers=2,
             episode_time_limit=3,
+            env_kwargs={"max_episode_frames": 400},  # 100 steps: far inside 3 s, even under load
         )
     ((key, reason),) = failed.value.failures
     assert key == "phoenix/0"
