@@ -37,6 +37,7 @@ from arcadebench.records.writer import (
     cut_partial_line,
     log_path,
     package_versions,
+    resolve_log_dir,
     tightest,
 )
 
@@ -69,5 +70,6 @@ __all__ = [
     "package_versions",
     "parse_log",
     "read_totals",
+    "resolve_log_dir",
     "tightest",
 ]

@@ -4,7 +4,7 @@ Each record is one ``write`` plus ``fsync`` (:mod:`~arcadebench.records.live`), 
 process loses at most the episode in flight; a last line cut by a crash is removed
 (:func:`cut_partial_line`) before anything is appended.
 
-Functions: log_path, check_run, cut_partial_line, package_versions, tightest.
+Functions: log_path, resolve_log_dir, check_run, cut_partial_line, package_versions, tightest.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import re
 import warnings
 from pathlib import Path
 
-from arcadebench.errors import ArcadebenchError
+from arcadebench.errors import ArcadebenchError, InvalidArgument
 
 __all__ = [
     "LOG_DIR_ENV",
@@ -22,11 +22,38 @@ __all__ = [
     "cut_partial_line",
     "log_path",
     "package_versions",
+    "resolve_log_dir",
     "tightest",
 ]
 
 LOG_DIR_ENV = "ARCADEBENCH_LOG_DIR"
 _RUN_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+
+
+def resolve_log_dir(
+    log_dir: str | os.PathLike[str] | bool | None,
+) -> tuple[str | os.PathLike[str] | None, bool]:
+    """An environment's ``log_dir`` argument as ``(directory or None, no log intended)``.
+
+    ``None`` falls back to ``$ARCADEBENCH_LOG_DIR``; ``False`` says no log is intended (a
+    training protocol then does not warn that nothing it plays can be scored).
+
+    Raises:
+        InvalidArgument: anything else than a directory, ``None`` or ``False``.
+
+    Example:
+        >>> resolve_log_dir("logs"), resolve_log_dir(False)
+        (('logs', False), (None, True))
+    """
+    if log_dir is False:
+        return None, True
+    if log_dir is None:
+        log_dir = os.environ.get(LOG_DIR_ENV) or None
+    if log_dir is True or (log_dir is not None and not isinstance(log_dir, str | os.PathLike)):
+        raise InvalidArgument(
+            f"`log_dir` must be a directory, None or False (no log), got {log_dir!r}"
+        )
+    return log_dir or None, False
 
 
 def log_path(log_dir: str | os.PathLike[str], spec: str, game: str, run: str) -> Path:

@@ -142,3 +142,12 @@ def test_the_agent_is_named_and_a_bad_observation_type_names_the_choices(tmp_pat
         match=re.escape("`repeat_action_probability` must be a probability in [0, 1], got 1.5"),
     ):
         gym.make("arcadebench/SABER-Pong-v0", repeat_action_probability=1.5)
+
+
+@pytest.mark.parametrize("log_dir", [True, 3])
+def test_a_log_dir_that_is_no_directory_is_refused_as_make_vec_refuses_it(log_dir):
+    with pytest.raises(
+        InvalidArgument,
+        match=re.escape(f"`log_dir` must be a directory, None or False (no log), got {log_dir}"),
+    ):
+        gym.make("arcadebench/SABER-Pong-v0", log_dir=log_dir)

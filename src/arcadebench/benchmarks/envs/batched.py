@@ -72,7 +72,7 @@ from arcadebench.benchmarks.envs.atari import ale_options, protocol_layers
 from arcadebench.benchmarks.envs.ids import env_id
 from arcadebench.benchmarks.envs.resolve import resolve, warn_deviations
 from arcadebench.errors import InvalidArgument, RomNotFound
-from arcadebench.records import LOG_DIR_ENV
+from arcadebench.records import resolve_log_dir
 from arcadebench.specs import Spec, load_spec
 from arcadebench.specs.model import AtariSettings
 from arcadebench.wrappers._checks import check_int
@@ -368,15 +368,7 @@ def make_vec(
         ((2, 4, 84, 84), Discrete(18))
         >>> envs.close()
     """
-    unlogged_ok = log_dir is False
-    if log_dir is False:
-        log_dir = None
-    elif log_dir is None:
-        log_dir = os.environ.get(LOG_DIR_ENV) or None
-    if log_dir is True or (log_dir is not None and not isinstance(log_dir, str | os.PathLike)):
-        raise InvalidArgument(
-            f"`log_dir` must be a directory, None or False (no log), got {log_dir!r}"
-        )
+    directory, unlogged_ok = resolve_log_dir(log_dir)
     spec = load_spec(spec)
     game = spec.resolve_game(game)
     if spec.platform != "atari":
@@ -411,7 +403,7 @@ def make_vec(
             env,
             spec,
             game,
-            log_dir=log_dir or None,
+            log_dir=directory,
             unlogged_ok=unlogged_ok,
             run=run,
             deviations=dict(resolved.deviations),

@@ -28,8 +28,7 @@ from arcadebench.benchmarks.envs.atari import make_atari_env
 from arcadebench.benchmarks.envs.ids import env_id
 from arcadebench.benchmarks.envs.resolve import protocol_kwargs, resolve, warn_deviations
 from arcadebench.benchmarks.envs.sonic import make_retro_env
-from arcadebench.errors import InvalidArgument
-from arcadebench.records import LOG_DIR_ENV, log_path
+from arcadebench.records import log_path, resolve_log_dir
 from arcadebench.specs import Spec, list_specs, load_spec
 from arcadebench.specs.model import AtariSettings, RetroSettings
 from arcadebench.wrappers.monitor import EpisodeMonitor
@@ -62,16 +61,8 @@ def make_protocol_env(
     spec = load_spec(spec)
     game = spec.resolve_game(game)
     resolved = resolve(spec, kwargs)
-    unlogged_ok = log_dir is False
-    if log_dir is False:
-        log_dir = None
-    elif log_dir is None:
-        log_dir = os.environ.get(LOG_DIR_ENV) or None
-    if log_dir is True or (log_dir is not None and not isinstance(log_dir, str | os.PathLike)):
-        raise InvalidArgument(
-            f"`log_dir` must be a directory, None or False (no log), got {log_dir!r}"
-        )
-    log = log_path(log_dir, spec.name, game, run) if log_dir else None
+    directory, unlogged_ok = resolve_log_dir(log_dir)
+    log = log_path(directory, spec.name, game, run) if directory is not None else None
     warn_deviations(resolved, f"{spec.name} environment for {game!r}", stacklevel=2)
     settings = resolved.settings
     if isinstance(settings, AtariSettings):
