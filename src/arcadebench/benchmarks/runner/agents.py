@@ -261,7 +261,7 @@ def check_agent(agent: Agent) -> Agent:
             return agent
     else:
         obj = agent
-    if not (_is_factory(obj) or callable(obj) or hasattr(obj, "act") or hasattr(obj, "predict")):
+    if not (_is_factory(obj) or callable(obj) or isinstance(obj, ActingAgent | PredictingAgent)):
         raise ArcadebenchError(
             f"`agent` must be {_builtin_names()}, 'module:attr', a factory, an object with "
             f"act/observe or predict, or a callable obs -> action, got {obj!r}"
