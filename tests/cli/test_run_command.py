@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
@@ -11,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from log_helpers import episodes as read_episodes
 from testdata import TESTS
 
 import arcadebench
@@ -20,16 +22,7 @@ ARCADEBENCH = [sys.executable, "-m", "arcadebench"]
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
 
 
-def episodes(log_dir):
-    found = {}
-    for path in sorted(Path(log_dir).rglob("*.jsonl")):
-        lines = [json.loads(x) for x in path.read_text().splitlines() if x.endswith("}")]
-        found[(path.parent.name, path.stem)] = [
-            (r["episode"], r["return"], r["steps"], r["frames"], r["total_frames"], r["complete"])
-            for r in lines
-            if r["kind"] == "episode"
-        ]
-    return found
+episodes = functools.partial(read_episodes, skip_cut_lines=True)  # killed runs: a cut last line
 
 
 def count_episodes(log_dir):

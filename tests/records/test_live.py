@@ -10,7 +10,6 @@ but the episode in flight and duplicates nothing.
 from __future__ import annotations
 
 import functools
-import json
 import os
 import signal
 import warnings
@@ -18,6 +17,7 @@ import warnings
 import gymnasium as gym
 import numpy as np
 import pytest
+from log_helpers import records
 from stable_baselines3.common.env_util import make_atari_env, make_vec_env
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 from testdata import DATA
@@ -42,10 +42,6 @@ gym.register(
     entry_point="arcadebench.benchmarks.envs.factory:make_protocol_env",
     kwargs={"spec": SPEC, "game": GAME},
 )
-
-
-def records(path):
-    return [json.loads(line) for line in path.read_text().splitlines()]
 
 
 def ends(info, n):

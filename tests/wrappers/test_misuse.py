@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import re
 import warnings
 
 import gymnasium as gym
 import numpy as np
 import pytest
+from log_helpers import records
 from stable_baselines3.common.atari_wrappers import AtariWrapper, MaxAndSkipEnv
 from stable_baselines3.common.env_util import make_atari_env
 
@@ -16,10 +16,6 @@ from arcadebench.errors import InvalidArgument, NonCompliantWarning
 from arcadebench.records import log_path
 
 PONG = "arcadebench/SABER-Pong-v0"
-
-
-def records(path):
-    return [json.loads(line) for line in path.read_text().splitlines()]
 
 
 def play(env, steps, seed=0):

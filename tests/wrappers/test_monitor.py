@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import textwrap
 import warnings
-from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
 import pytest
 from ale_py.env import AtariEnv
+from log_helpers import records
 from testdata import DATA
 
 import arcadebench
@@ -41,10 +40,6 @@ def play(env, seed=None, max_steps=None, rng=None):
         steps += 1
         if terminated or truncated or steps == max_steps:
             return total, steps, info
-
-
-def records(path):
-    return [json.loads(line) for line in Path(path).read_text().splitlines()]
 
 
 def test_each_episode_is_one_line_in_the_documented_format(tmp_path):

@@ -9,10 +9,8 @@ trigger on demand (rollovers) runs on a scripted batch.
 
 from __future__ import annotations
 
-import json
 import re
 import warnings
-from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -20,6 +18,7 @@ import pytest
 from ale_py.env import AtariEnv
 from gymnasium.vector import VectorEnv
 from gymnasium.vector.utils import batch_space
+from log_helpers import records
 from testdata import DATA
 
 import arcadebench
@@ -47,10 +46,6 @@ def atari_env_seed(seed: int) -> int:
 
 ACCEPTED = [s for s in range(40) if atari_env_seed(s) >= 0][:4]  # 1, 4, 6, ...
 REFUSED = [s for s in range(40) if atari_env_seed(s) < 0][:3]  # 0, 2, 3
-
-
-def records(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines()]
 
 
 def lockstep(spec, game, seeds, actions, *, log_dir=None, **kwargs):

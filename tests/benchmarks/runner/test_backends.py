@@ -14,14 +14,13 @@ import contextlib
 import dataclasses
 import functools
 import io
-import json
 import sys
 import threading
 import types
 import warnings
-from pathlib import Path
 
 import pytest
+from log_helpers import episodes
 from testdata import TESTS
 
 import arcadebench
@@ -156,18 +155,6 @@ def local_ray():
     )
     yield
     ray.shutdown()
-
-
-def episodes(log_dir):
-    found = {}
-    for path in sorted(Path(log_dir).rglob("*.jsonl")):
-        lines = [json.loads(x) for x in path.read_text().splitlines()]
-        found[(path.parent.name, path.stem)] = [
-            (r["episode"], r["return"], r["steps"], r["frames"], r["total_frames"], r["complete"])
-            for r in lines
-            if r["kind"] == "episode"
-        ]
-    return found
 
 
 def run(tmp, backend, **kwargs):

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import io
-import json
 import sys
 import threading
 import warnings
-from pathlib import Path
 
 import pytest
+from log_helpers import episodes
 
 import arcadebench
 from arcadebench.benchmarks.runner import backends
@@ -31,19 +30,6 @@ def _quiet():
 def run(tmp, agent="random", games=GAMES, **kwargs):
     kwargs = {"episodes": 2, "env_kwargs": SHORT, "progress": "off", "reps": 0, **kwargs}
     return arcadebench.evaluate(agent, "atari5", games, log_dir=tmp, **kwargs)
-
-
-def episodes(log_dir):
-    """{(game, run): [(episode, return, steps, frames, total_frames, complete)]} from the logs."""
-    found = {}
-    for path in sorted(Path(log_dir).rglob("*.jsonl")):
-        lines = [json.loads(x) for x in path.read_text().splitlines()]
-        found[(path.parent.name, path.stem)] = [
-            (r["episode"], r["return"], r["steps"], r["frames"], r["total_frames"], r["complete"])
-            for r in lines
-            if r["kind"] == "episode"
-        ]
-    return found
 
 
 def test_evaluate_plays_every_job_writes_logs_and_scores_them(tmp_path):
