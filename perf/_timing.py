@@ -33,6 +33,7 @@ __all__ = [
     "RESULTS",
     "Target",
     "TimedCalls",
+    "in_run_ratios",
     "interleave",
     "machine",
     "median",
@@ -80,7 +81,12 @@ def interleave(
     return samples
 
 
-def step_player(env: Any, actions: Sequence[Any], seed: int = 0) -> Callable[[], float]:
+def step_player(
+    env: Any,
+    actions: Sequence[Any],
+    seed: int = 0,
+    after_reset: Callable[[], None] | None = None,
+) -> Callable[[], float]:
     """A case stepping a Gymnasium env through ``actions``; returns the seconds of the steps.
 
     Every round starts with ``reset(seed=seed)`` (not timed), so every round of every case with
@@ -90,6 +96,8 @@ def step_player(env: Any, actions: Sequence[Any], seed: int = 0) -> Callable[[],
 
     def play() -> float:
         env.reset(seed=seed)
+        if after_reset is not None:  # e.g. restart TimedCalls clocks (not timed either)
+            after_reset()
         step, reset = env.step, env.reset
         start = time.perf_counter()
         for action in actions:
@@ -144,6 +152,30 @@ def _paired(samples: Mapping[str, Sequence[float]], case: str, base: str) -> lis
 def ratio(samples: Mapping[str, Sequence[float]], case: str, base: str) -> float:
     """Throughput of ``case`` over ``base`` (same work per round): median of t_base / t_case."""
     return median(_paired(samples, case, base))
+
+
+def in_run_ratios(
+    samples: Mapping[str, Sequence[float]],
+    inside: Mapping[str, Sequence[float]],
+    base: str,
+) -> dict[str, float]:
+    """Per case: the median over rounds of ``(t / inside)`` of ``base`` over the case's own.
+
+    ``inside`` is the seconds each round spent in the emulator (timed with :class:`TimedCalls`),
+    so the ratio compares what the cases add around the emulator in the very same rounds,
+    whatever the machine's speed in each.
+    """
+    return {
+        name: median(
+            [
+                (tb / eb) / (tc / ec)
+                for tc, ec, tb, eb in zip(
+                    samples[name], inside[name], samples[base], inside[base], strict=True
+                )
+            ]
+        )
+        for name in inside
+    }
 
 
 def ratio_range(

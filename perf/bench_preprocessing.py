@@ -46,7 +46,6 @@ Writes perf/results/bench_preprocessing.json.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
@@ -57,12 +56,14 @@ import numpy as np
 from _timing import (
     Target,
     TimedCalls,
+    in_run_ratios,
     interleave,
     median,
     parser,
     ratio,
     ratio_range,
     report_targets,
+    step_player,
     table,
     write_json,
 )
@@ -171,19 +172,11 @@ def player(
     is reset without a seed, inside the timing (every case pays it).
     """
 
-    def play() -> float:
-        env.reset(seed=0)
+    def restart_clocks() -> None:
         for timer in timers:
             timer.seconds = 0.0
-        step, reset = env.step, env.reset
-        start = time.perf_counter()
-        for action in actions:
-            _, _, terminated, truncated, _ = step(action)
-            if terminated or truncated:
-                reset()
-        return time.perf_counter() - start
 
-    return play
+    return step_player(env, actions, after_reset=restart_clocks)
 
 
 @dataclass(frozen=True)
@@ -221,17 +214,7 @@ def compare(envs: dict[str, gym.Env[Any, Any]], actions: Sequence[int], rounds: 
 
     samples = interleave({name: case(name) for name in envs}, rounds)
     inside = {name: values[-rounds:] for name, values in inside.items()}  # no warm-up
-    in_run = {
-        name: median(
-            [
-                (tb / eb) / (tc / ec)
-                for tc, ec, tb, eb in zip(
-                    samples[name], inside[name], samples[BASE], inside[BASE], strict=True
-                )
-            ]
-        )
-        for name in envs
-    }
+    in_run = in_run_ratios(samples, inside, BASE)
     for env in envs.values():
         env.close()
     return Comparison(samples, inside, in_run)

@@ -39,6 +39,7 @@ import numpy as np
 from _timing import (
     Target,
     TimedCalls,
+    in_run_ratios,
     interleave,
     median,
     parser,
@@ -162,17 +163,7 @@ def batched(num_envs: int, steps: int, rounds: int) -> tuple[dict[str, Any], Row
         env.close()
     inside = {name: values[-rounds:] for name, values in inside.items()}  # no warm-up
     # in-run, per round: (step / send-recv) of the raw env over the case's
-    in_run = {
-        name: median(
-            [
-                (tr / er) / (tc / ec)
-                for tc, ec, tr, er in zip(
-                    samples[name], inside[name], samples[RAW], inside[RAW], strict=True
-                )
-            ]
-        )
-        for name in envs
-    }
+    in_run = in_run_ratios(samples, inside, RAW)
     rows: Rows = [
         [
             f"{name}, {num_envs} envs",
