@@ -4,8 +4,8 @@
     python examples/evaluate_random.py --episodes 3 --seeds 0 1 --games qbert phoenix
 
 The same as `arcadebench run atari5 --agent random --episodes 1`: one worker process per
-(game, seed), episode logs in --out/atari5/<game>/<seed>.jsonl, results.json next to them.
-Running it again with --resume continues the logs instead of starting over.
+(game, seed), episode logs in --out/random/atari5/<game>/<seed>.jsonl, results.json next to them.
+Running it again plays nothing and prints the same table; more --episodes need --resume.
 """
 
 from __future__ import annotations

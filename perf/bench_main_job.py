@@ -206,7 +206,7 @@ def job_command(workers: int, out: str) -> list[str]:
 def read_episodes(out: Path) -> list[Episode]:
     """Every episode the job logged under ``out``, with its log's open time and settings."""
     episodes: list[Episode] = []
-    for path in sorted((out / SPEC).glob("*/*.jsonl")):
+    for path in sorted(out.glob(f"*/{SPEC}/*/*.jsonl")):
         lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
         header = next(line for line in lines if line["kind"] == "header")
         for line in lines:

@@ -5,7 +5,7 @@ and print ``str(error)``: the message always says *where* (file, key path or lin
 expected and *how to fix it*. Lookup errors offer "did you mean" suggestions.
 
 Classes: ArcadebenchError, SpecError, UnknownSpec, UnknownGame, UnknownReference, InputError,
-InvalidArgument, SubsetError, RomNotFound, MissingDependency, BudgetExhausted, AgentError,
+InvalidArgument, NoScores, SubsetError, RomNotFound, MissingDependency, BudgetExhausted, AgentError,
 EmulatorInUse, LogInUse, JobsFailed; the warning NonCompliantWarning.
 """
 
@@ -25,6 +25,7 @@ __all__ = [
     "JobsFailed",
     "LogInUse",
     "MissingDependency",
+    "NoScores",
     "NonCompliantWarning",
     "RomNotFound",
     "SpecError",
@@ -33,7 +34,18 @@ __all__ = [
     "UnknownReference",
     "UnknownSpec",
     "did_you_mean",
+    "install_hint",
 ]
+
+
+def install_hint(extra: str, packages: str) -> str:
+    """How to install an optional extra, in words that work before arcadebench is on PyPI.
+
+    Example:
+        >>> install_hint("ray", "ray")
+        "pip install ray (in a clone of arcadebench: pip install -e '.[ray]')"
+    """
+    return f"pip install {packages} (in a clone of arcadebench: pip install -e '.[{extra}]')"
 
 
 def did_you_mean(name: str, choices: Iterable[str], n: int = 3) -> str:
@@ -93,6 +105,14 @@ class InputError(ArcadebenchError, ValueError):
         super().__init__(f"{where}: {problem}")
 
 
+class NoScores(InputError):
+    """The inputs hold nothing to score yet: no complete episode, no score row.
+
+    Early in training no episode may have ended; a caller that scores as it goes catches this
+    one and says so, while a malformed input is still an :class:`InputError`.
+    """
+
+
 class UnknownReference(ArcadebenchError, LookupError):
     """A ``report --compare`` name that no shipped reference result has."""
 
@@ -149,7 +169,7 @@ class JobsFailed(ArcadebenchError, RuntimeError):
         more = f" (and {len(failures) - 3} more)" if len(failures) > 3 else ""
         super().__init__(
             f"{len(failures)} job(s) failed: {first}{more}. Finished episodes are kept; re-run the "
-            "missing ones with --resume (resume=True)"
+            "missing ones with resume=True"
         )
 
 

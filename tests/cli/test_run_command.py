@@ -96,6 +96,36 @@ def test_the_main_job_plays_the_five_games_and_prints_the_atari5_estimate(tmp_pa
     print(f"main job: {elapsed:.1f} s")  # measured, not asserted (see perf/)
 
 
+def test_the_main_job_run_twice_plays_once_and_another_agent_adds_a_column(tmp_path, capsys):
+    """Reruns are normal: nothing replayed, the same table, exit 0; then noop beside random."""
+    args = ["run", "atari5", "--episodes", "1", "--games", "qbert", "--out", str(tmp_path)]
+    args += ["--progress", "off", "--reps", "0"]
+    assert main([*args, "--agent", "random"]) == 0
+    first = capsys.readouterr().out
+    log = tmp_path / "random" / "atari5" / "qbert" / "0.jsonl"
+    before = log.read_bytes()
+    assert main([*args, "--agent", "random"]) == 0
+    out, err = capsys.readouterr()
+    assert out == first and log.read_bytes() == before
+    assert "nothing to play: the 1 job(s) asked for are complete" in err
+    assert main([*args, "--agent", "noop"]) == 0
+    header = capsys.readouterr().out.splitlines()[1].split()
+    assert header[:1] == ["metric"] and {"random", "noop"} <= set(header)
+    assert main([*args[:3], "2", *args[4:], "--agent", "noop"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "1 of 2 episodes); continue them with --resume, or choose another `--out`" in err
+
+
+def test_cli_errors_name_the_options_not_the_parameters(tmp_path, capsys):
+    assert main(["run", "atari5", "--episodes", "0", "--out", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (
+        "arcadebench: error: `--episodes` must be a positive integer, got 0\n"
+    )
+    assert main(["run", "saber", "--out", str(tmp_path)]) == 2
+    assert "got neither; e.g. --episodes 3" in capsys.readouterr().err
+
+
 def test_bad_input_is_one_line_and_exit_status_2(tmp_path, capsys):
     assert (
         main(["run", "atari5", "--agent", "nope:Agent", "--episodes", "1", "--out", str(tmp_path)])
@@ -120,7 +150,7 @@ def test_backend_ray_without_ray_says_how_to_install_it(tmp_path, capsys, monkey
     err = capsys.readouterr().err
     assert (
         err == "arcadebench: error: `--backend ray` needs Ray, which is not installed: "
-        "pip install 'arcadebench[ray]'\n"
+        "pip install ray (in a clone of arcadebench: pip install -e '.[ray]')\n"
     )
 
 
@@ -130,7 +160,7 @@ def test_an_unreachable_ray_address_is_one_line_and_exit_status_2(tmp_path, caps
     args = ["run", "atari5", "--episodes", "1", "--backend", "ray", "--address", "127.0.0.1:1"]
     assert main([*args, "--out", str(out)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("arcadebench: error: `address` must be a running Ray cluster's head")
+    assert err.startswith("arcadebench: error: `--address` must be a running Ray cluster's head")
     assert err.count("\n") == 1 and not out.exists()
 
 

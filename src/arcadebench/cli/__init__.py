@@ -10,13 +10,14 @@ from __future__ import annotations
 import argparse
 import importlib
 import pkgutil
+import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from arcadebench._version import __version__
 from arcadebench.errors import ArcadebenchError
 
-__all__ = ["main"]
+__all__ = ["in_cli_words", "main"]
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -32,13 +33,38 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def in_cli_words(message: str, words: Mapping[str, str]) -> str:
+    """``message`` with the Python parameter names a sub-command maps to options replaced.
+
+    The library's errors name its parameters (``resume=True``, `` `log_dir` ``); on the command
+    line the same error names the options that set them.
+
+    Example:
+        >>> in_cli_words("`episodes` must be given, e.g. episodes=3; or resume=True", {
+        ...     "episodes": "--episodes", "resume": "--resume"})
+        '`--episodes` must be given, e.g. --episodes 3; or --resume'
+    """
+    if not words:
+        return message
+
+    def option(match: re.Match[str]) -> str:
+        name, value = match.group(1), match.group(2)
+        if name not in words:
+            return match.group(0)
+        return words[name] if value in (None, "True") else f"{words[name]} {value}"
+
+    message = re.sub(r"`(\w+)`", lambda m: f"`{words.get(m.group(1), m.group(1))}`", message)
+    return re.sub(r"\b(\w+)=([^\s,;)]+)", option, message)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     args = _build_parser().parse_args(argv)
     try:
         return args.handler(args) or 0
     except ArcadebenchError as error:
-        print(f"arcadebench: error: {error}", file=sys.stderr)
+        words = getattr(args, "python_words", {})
+        print(f"arcadebench: error: {in_cli_words(str(error), words)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("arcadebench: interrupted", file=sys.stderr)

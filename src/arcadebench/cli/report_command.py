@@ -7,7 +7,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from arcadebench.errors import InvalidArgument
+from arcadebench.errors import InvalidArgument, install_hint
 
 __all__ = ["register"]
 
@@ -23,7 +23,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "results and published references side by side. Inputs: results JSONs (arcadebench "
             "score --json, a run's results.json), episode logs or log directories, score CSV/JSON "
             "files; everything but results JSONs is scored first. Needs matplotlib: "
-            "pip install 'arcadebench[report]'."
+            f"{install_hint('report', 'matplotlib')}."
         ),
     )
     parser.add_argument(

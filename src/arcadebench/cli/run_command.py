@@ -17,7 +17,24 @@ from pathlib import Path
 from arcadebench.benchmarks.runner.evaluate import RESULTS_FILE, evaluate
 from arcadebench.errors import JobsFailed
 
-__all__ = ["register"]
+__all__ = ["PYTHON_WORDS", "register"]
+
+PYTHON_WORDS = {
+    "episodes": "--episodes",
+    "steps": "--steps",
+    "games": "--games",
+    "split": "--split",
+    "seeds": "--seeds",
+    "workers": "--workers",
+    "log_dir": "--out",
+    "resume": "--resume",
+    "backend": "--backend",
+    "address": "--address",
+    "episode_time_limit": "--episode-time-limit",
+    "progress": "--progress",
+    "reps": "--reps",
+}
+"""``evaluate()``'s parameter names and the options that set them: errors use the CLI's words."""
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -66,15 +83,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="one run per game and seed (default: 0)",
     )
     parser.add_argument(
-        "--workers", type=int, default=2, help="jobs running at once, one process each (default 2)"
+        "--workers",
+        type=int,
+        help="jobs running at once, one process each (default: one per CPU core)",
     )
     parser.add_argument(
-        "--out", default="results", help="logs and results.json go here (default results/)"
+        "--out",
+        default="results",
+        help="the output directory (default results/): each agent's logs in a folder of its own "
+        "and results.json, one column per agent; a rerun plays only what is missing",
     )
     parser.add_argument(
         "--resume",
         action="store_true",
-        help="continue the logs in --out; finished jobs are skipped",
+        help="continue logs that hold fewer episodes or steps than asked (complete jobs are "
+        "never played again)",
     )
     parser.add_argument(
         "--backend", choices=("local", "ray"), default="local", help="local processes or Ray tasks"
@@ -98,7 +121,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=2000,
         help="bootstrap repetitions for the intervals (default 2000)",
     )
-    parser.set_defaults(handler=_run)
+    parser.set_defaults(handler=_run, python_words=PYTHON_WORDS)
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -150,9 +173,17 @@ def _run(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGTERM, previous)
     if results is not None:
         print(results.table())
+        jobs = results.provenance.get("jobs", {})
+        if jobs.get("played") == 0:
+            print(
+                f"\nnothing to play: the {jobs.get('already_complete')} job(s) asked for are "
+                f"complete in {out} (another --out, or more --episodes with --resume, plays more)",
+                file=sys.stderr,
+            )
         print(f"\nlogs and {RESULTS_FILE} in {out}", file=sys.stderr)
     if failures:
-        print(f"\n{len(failures)} job(s) failed (the others are scored above):", file=sys.stderr)
+        scored = "the others are scored above" if results is not None else "nothing was scored"
+        print(f"\n{len(failures)} job(s) failed ({scored}):", file=sys.stderr)
         for key, reason in failures:
             print(f"  {key}: {reason}", file=sys.stderr)
         print(f"re-run the missing episodes with: --out {out} --resume", file=sys.stderr)

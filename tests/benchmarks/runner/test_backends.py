@@ -212,8 +212,9 @@ def test_a_ray_job_that_fails_fails_alone(tmp_path, local_ray):
     assert key == "phoenix/0" and "episode 2 (step 9): ValueError: boom" in reason
     assert [len(v) for v in episodes(tmp_path).values()] == [2, 3]
     # the task's stderr came back with its result: the traceback is on the driver
-    assert "ValueError: boom" in (tmp_path / "atari5" / "phoenix" / "0.stderr.txt").read_text()
-    assert not (tmp_path / "atari5" / "qbert" / "0.stderr.txt").exists()
+    logs = tmp_path / "runner_agents_RaisingAgent" / "atari5"
+    assert "ValueError: boom" in (logs / "phoenix" / "0.stderr.txt").read_text()
+    assert not (logs / "qbert" / "0.stderr.txt").exists()
 
 
 def test_a_ray_worker_that_crashes_fails_its_job_with_its_last_words(tmp_path, local_ray):
@@ -222,7 +223,8 @@ def test_a_ray_worker_that_crashes_fails_its_job_with_its_last_words(tmp_path, l
     assert key == "phoenix/0"
     assert "the Ray worker process died (WorkerCrashedError)" in reason
     assert "Segmentation fault" in reason  # faulthandler's trace, read on the task's node
-    assert "Segmentation fault" in (tmp_path / "atari5" / "phoenix" / "0.stderr.txt").read_text()
+    stderr = tmp_path / "runner_agents_CrashingAgent" / "atari5" / "phoenix" / "0.stderr.txt"
+    assert "Segmentation fault" in stderr.read_text()
     assert [len(v) for v in episodes(tmp_path).values()] == [2, 3]
 
 

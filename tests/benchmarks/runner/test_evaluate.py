@@ -99,25 +99,58 @@ def test_episode_seeds_depend_only_on_the_job_seed_and_episode():
     assert len({episode_seeds(s, e) for s in range(4) for e in range(50)}) == 200
 
 
-def test_existing_logs_are_never_overwritten_or_extended_without_resume(tmp_path):
+def test_a_rerun_plays_nothing_and_gives_the_same_results(tmp_path):
+    first = run(tmp_path, games=["qbert", "phoenix"])
+    log = tmp_path / "random" / "atari5" / "qbert" / "0.jsonl"
+    before = log.read_bytes()
+    events = []
+    again = run(tmp_path, games=["qbert", "phoenix"], on_event=events.append)
+    assert events == [] and log.read_bytes() == before  # no worker started, nothing written
+    assert again.algorithms == first.algorithms
+    assert again.provenance["jobs"] == {"played": 0, "already_complete": 2}
+    resumed = run(tmp_path, games=["qbert", "phoenix"], resume=True, on_event=events.append)
+    assert events == [] and resumed.algorithms == first.algorithms
+
+
+def test_a_log_holding_less_than_asked_is_continued_only_with_resume(tmp_path):
     run(tmp_path, games=["qbert"])
-    log = tmp_path / "atari5" / "qbert" / "0.jsonl"
+    log = tmp_path / "random" / "atari5" / "qbert" / "0.jsonl"
     before = log.read_bytes()
     with pytest.raises(
-        ArcadebenchError, match=r"1 log\(s\) already hold episodes .*qbert/0.jsonl.*--resume"
+        ArcadebenchError,
+        match=r"1 run\(s\) of random hold less than asked \(.*qbert/0.jsonl: 2 of 3 episodes\); "
+        r"continue them with resume=True",
     ):
         run(tmp_path, games=["qbert"], episodes=3)
     assert log.read_bytes() == before
-    with pytest.raises(ArcadebenchError, match="was written by agent 'random', not 'noop'"):
-        run(tmp_path, agent="noop", games=["qbert"], resume=True)
+    results = run(tmp_path, games=["qbert"], episodes=3, resume=True)
+    assert [e[0] for e in episodes(tmp_path)[("qbert", "0")]] == [0, 1, 2]
+    assert results.algorithms["random"]["games"]["qbert"]["episodes"] == 3
 
 
-def test_resume_skips_finished_jobs(tmp_path):
-    run(tmp_path, games=["qbert", "phoenix"])
+def test_agents_share_an_output_directory_one_column_each(tmp_path):
+    run(tmp_path, games=["qbert"], seeds=[0, 1])
+    results = run(tmp_path, agent="noop", games=["qbert"])
+    assert set(results.algorithms) == {"random", "noop"}
+    assert len(results.algorithms["random"]["games"]["qbert"]["runs"]) == 2
+    assert results.algorithms["noop"]["games"]["qbert"]["runs"] == [0.0]
+    assert (tmp_path / "noop" / "atari5" / "qbert" / "0.jsonl").exists()
+    assert "noop" in results.table().splitlines()[1]  # a column of the table
+    with pytest.raises(ArcadebenchError, match=r"played with other settings \(max_episode_frames"):
+        run(tmp_path, agent="noop", games=["qbert"], env_kwargs={})
+
+
+def test_logs_of_earlier_versions_are_continued_where_they_are(tmp_path):
+    """Before agents had folders, logs were <out>/<spec>/<game>/<seed>.jsonl: a rerun finds them."""
+    run(tmp_path, games=["qbert"])
+    (tmp_path / "random" / "atari5").rename(tmp_path / "atari5")
+    (tmp_path / "random").rmdir()
     events = []
-    results = run(tmp_path, games=["qbert", "phoenix"], resume=True, on_event=events.append)
-    assert events == []  # no worker started
-    assert set(results.algorithms["random"]["games"]) == {"qbert", "phoenix"}
+    assert run(tmp_path, games=["qbert"], on_event=events.append).algorithms["random"]
+    assert events == []
+    run(tmp_path, games=["qbert"], episodes=3, resume=True)
+    assert len(episodes(tmp_path)[("qbert", "0")]) == 3
+    assert not (tmp_path / "random").exists()
 
 
 def test_a_raising_agent_fails_its_job_only_and_keeps_its_finished_episodes(tmp_path):
@@ -136,10 +169,9 @@ def test_a_raising_agent_fails_its_job_only_and_keeps_its_finished_episodes(tmp_
     results = failed.value.results
     assert set(results.algorithms["runner_agents:RaisingAgent"]["games"]) == set(GAMES)
     assert results.provenance["failures"] == [f"phoenix/0: {reason}"]
-    assert (
-        "ValueError: boom" in (tmp_path / "atari5" / "phoenix" / "0.stderr.txt").read_text()
-    )  # the traceback
-    assert "phoenix/0" in str(failed.value) and "--resume" in str(failed.value)
+    stderr = tmp_path / "runner_agents_RaisingAgent" / "atari5" / "phoenix" / "0.stderr.txt"
+    assert "ValueError: boom" in stderr.read_text()  # the traceback
+    assert "phoenix/0" in str(failed.value) and "resume=True" in str(failed.value)
 
 
 @pytest.mark.parametrize(

@@ -270,7 +270,7 @@ def test_a_run_on_a_node_that_cannot_see_the_output_directory_is_logged_by_the_d
 
     status, stdout, stderr = arcadebench_run(cluster, out)
     assert status == 0, stderr[-3000:]
-    log = out / "saber" / "pong" / "0.jsonl"
+    log = out / "random" / "saber" / "pong" / "0.jsonl"
     results = json.loads((out / "results.json").read_text())
     assert results["provenance"]["backend"] == "ray"
     assert results["algorithms"]["random"]["games"]["pong"]["episodes"] == 2
@@ -290,7 +290,7 @@ def test_a_node_that_dies_mid_run_fails_only_its_jobs_and_resume_completes_them(
     if cluster.node is None:
         cluster.start_node()
     out = cluster.hidden / "killed"
-    logs = [out / "saber" / "pong" / f"{seed}.jsonl" for seed in range(3)]
+    logs = [out / "random" / "saber" / "pong" / f"{seed}.jsonl" for seed in range(3)]
     quota = 5
     # three jobs on two CPUs: two run, the third waits for a CPU
     run = arcadebench_run(cluster, out, episodes=quota, seeds=(0, 1, 2), wait=False)

@@ -109,7 +109,7 @@ def test_each_test_level_gets_a_fresh_jerk_for_the_step_budget(spec_path, tmp_pa
     results = json.loads((out / "results.json").read_text())["algorithms"]["jerk"]
     means = []
     for level in TEST_LEVELS:
-        lines = (out / "sonic-airstriker" / level / "0.jsonl").read_text().splitlines()
+        lines = (out / "jerk" / "sonic-airstriker" / level / "0.jsonl").read_text().splitlines()
         records = [json.loads(line) for line in lines]
         assert records[0]["kind"] == "header" and records[0]["algorithm"] == "jerk"
         assert records[0]["settings"]["action_set"] == "buttons"  # what JERK asks for

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from arcadebench.errors import MissingDependency
+from arcadebench.errors import MissingDependency, install_hint
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -46,7 +46,7 @@ __all__ = [
 #: Okabe-Ito, most distinct first (yellow, the weakest on white, last but one).
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#56B4E9", "#CC79A7", "#F0E442", "#000000")
 _CYCLE_HATCHES = ("", "..", "xx", "++")
-INSTALL_HINT = "pip install 'arcadebench[report]'"
+INSTALL_HINT = install_hint("report", "matplotlib")
 DPI = 100
 
 

@@ -43,7 +43,7 @@ import gymnasium as gym
 import numpy as np
 
 from arcadebench.benchmarks.runner.jerk import JerkAgent
-from arcadebench.errors import ArcadebenchError, MissingDependency
+from arcadebench.errors import ArcadebenchError, MissingDependency, install_hint
 from arcadebench.specs import Spec
 
 __all__ = [
@@ -174,7 +174,8 @@ def load_agent(path: str) -> Any:
             from arcadebench.benchmarks.training.sb3 import read_sb3_agent
         except ImportError as error:
             raise MissingDependency(
-                f"{path} needs stable-baselines3 ({error}): pip install 'arcadebench[sb3]'"
+                f"{path} needs stable-baselines3 ({error}): "
+                + install_hint("sb3", "stable-baselines3")
             ) from None
         return read_sb3_agent(path)
     module_name, sep, attr = path.partition(":")

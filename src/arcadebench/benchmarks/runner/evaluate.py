@@ -3,10 +3,15 @@
 :func:`evaluate` (and ``arcadebench run``) turns a spec into jobs, one per (game or level, seed);
 each job runs in a worker process of its own (:mod:`~arcadebench.benchmarks.runner.backends`,
 :mod:`~arcadebench.benchmarks.runner.ray_backend`), its episodes logged to
-``<log_dir>/<spec>/<game>/<seed>.jsonl`` through the environment's monitor (a local worker
-writes its log; a Ray task sends its records to this process, which writes them).
-When the jobs are over, the logs are scored by the scorer (:func:`arcadebench.score`) and the
-results written to ``<log_dir>/results.json``.
+``<log_dir>/<agent>/<spec>/<game>/<seed>.jsonl`` through the environment's monitor (a local
+worker writes its log; a Ray task sends its records to this process, which writes them).
+When the jobs are over, every log of the spec in ``log_dir`` — this agent's and any other
+agent's run there before — is scored by the scorer (:func:`arcadebench.score`), one column per
+agent, and the results written to ``<log_dir>/results.json``.
+
+Reruns are normal (:mod:`~arcadebench.benchmarks.runner.plan`): jobs whose logs already meet the
+quota are not played again, so running the same command twice plays once and prints the same
+table twice.
 
 Failure handling (issue 10):
 
@@ -14,8 +19,9 @@ Failure handling (issue 10):
   past ``episode_time_limit`` fails alone; the others finish, the results cover what was
   played, and :class:`JobsFailed` lists the failures (the CLI exits 1).
 - Ctrl-C stops every worker within a few seconds; finished episodes are in the logs.
-- ``resume=True`` skips jobs whose log already meets the quota and continues the others at the
-  first missing episode. Episode ``i`` of a job is seeded from ``(seed, i)``
+- ``resume=True`` continues the jobs whose logs fall short of the quota at the first missing
+  episode (without it, such a job is refused: a learning agent would restart afresh). Episode
+  ``i`` of a job is seeded from ``(seed, i)``
   (:func:`~arcadebench.benchmarks.runner.worker.episode_seeds`), so for agents that do not learn a
   resumed run logs exactly the episodes of an uninterrupted one, whatever the number of workers
   or the backend. (A learning agent restarts from a fresh agent when its job is resumed.)
@@ -43,16 +49,17 @@ from arcadebench.benchmarks.runner.agents import (
     check_agent,
 )
 from arcadebench.benchmarks.runner.backends import JobOutcome, run_local
+from arcadebench.benchmarks.runner.plan import agent_log_dir, plan_jobs, spec_logs
 from arcadebench.benchmarks.runner.progress import ProgressMode, RunProgress
 from arcadebench.benchmarks.runner.ray_backend import check_reachable, import_ray, run_ray
 from arcadebench.benchmarks.runner.worker import Job
 from arcadebench.benchmarks.scoring.results import Results, score
-from arcadebench.errors import ArcadebenchError, InputError, JobsFailed
+from arcadebench.errors import ArcadebenchError, JobsFailed, NoScores
 from arcadebench.specs import Spec, list_specs, load_spec
 from arcadebench.specs.model import Split
 from arcadebench.wrappers.monitor import log_path
 
-__all__ = ["RESULTS_FILE", "evaluate", "plan_jobs"]
+__all__ = ["RESULTS_FILE", "evaluate"]
 
 RESULTS_FILE = "results.json"
 _RESERVED_KWARGS = ("log_dir", "run", "resume", "spec", "game")
@@ -118,7 +125,7 @@ def _check_arguments(
             raise ArcadebenchError(
                 f"`episodes` or `steps` must be given for the {spec.name!r} spec "
                 "(it fixes no step budget), "
-                "got neither; e.g. --episodes 3"
+                "got neither; e.g. episodes=3"
             )
         steps = spec.evaluation.budget_steps
     if (
@@ -139,7 +146,7 @@ def _check_arguments(
         or len(set(seeds)) != len(seeds)
     ):
         raise ArcadebenchError(f"`seeds` must be distinct non-negative integers, got {seeds!r}")
-    _positive_int("workers", workers, allow_none=False)
+    _positive_int("workers", workers)
     if backend not in ("local", "ray"):
         raise ArcadebenchError(f"`backend` must be 'local' or 'ray', got {backend!r}")
     if address is not None and backend != "ray":
@@ -160,90 +167,6 @@ def _check_arguments(
     return names, list(seeds), episodes, steps
 
 
-def _log_state(spec: Spec, path: Path) -> Any:
-    """The run already logged at ``path`` (the scorer's reader), or ``None``."""
-    if not path.exists():
-        return None
-    from arcadebench.records import parse_log
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        runs = parse_log(spec, path)
-    return runs[0] if runs else None
-
-
-def _finished(state: Any, spec: Spec, episodes: int | None, steps: int | None) -> bool:
-    total_steps, total_frames = int(state.total_steps[-1]), int(state.total_frames[-1])
-    budget = spec.evaluation
-    if (budget.budget_steps is not None and total_steps >= budget.budget_steps) or (
-        budget.budget_frames is not None and total_frames >= budget.budget_frames
-    ):
-        return True
-    if episodes is not None:
-        return int(state.complete.sum()) >= episodes
-    return total_steps >= (steps or 0)
-
-
-def plan_jobs(
-    spec: Spec,
-    games: Sequence[str],
-    seeds: Sequence[int],
-    *,
-    log_dir: str | os.PathLike[str],
-    agent: Agent,
-    algorithm: str,
-    episodes: int | None,
-    steps: int | None,
-    resume: bool,
-    env_kwargs: dict[str, Any],
-) -> tuple[list[Job], list[Job]]:
-    """Split the (game, seed) jobs into (to run, already finished); check existing logs first.
-
-    Raises:
-        ArcadebenchError: logs with episodes exist and ``resume`` is off, or a log to resume was
-            written by another agent.
-        InputError: a log to resume is corrupt or belongs to another spec.
-    """
-    ref = _spec_ref(spec)
-    to_run: list[Job] = []
-    finished: list[Job] = []
-    existing: list[str] = []
-    for game in games:
-        for seed in seeds:
-            path = log_path(log_dir, spec.name, game, str(seed))
-            state = _log_state(spec, path)
-            job = Job(
-                spec=ref,
-                game=game,
-                seed=seed,
-                log_dir=str(log_dir),
-                agent=agent,
-                algorithm=algorithm,
-                episodes=episodes,
-                steps=steps,
-                resume=state is not None,
-                env_kwargs=env_kwargs,
-            )
-            if state is None:
-                to_run.append(job)
-                continue
-            existing.append(str(path))
-            if state.algorithm != algorithm and resume:
-                raise ArcadebenchError(
-                    f"{path} was written by agent {state.algorithm!r}, not {algorithm!r}; "
-                    "resume it with the "
-                    "same agent, or use another log directory"
-                )
-            (finished if _finished(state, spec, episodes, steps) else to_run).append(job)
-    if existing and not resume:
-        raise ArcadebenchError(
-            f"{len(existing)} log(s) already hold episodes "
-            f"({existing[0]}{', ...' if len(existing) > 1 else ''}); "
-            "continue them with --resume (resume=True), or choose another output directory"
-        )
-    return to_run, finished
-
-
 def _stderr_path(job: Job) -> str:
     spec = load_spec(job.spec)
     path = log_path(job.log_dir, spec.name, job.game, job.run)
@@ -258,7 +181,7 @@ def evaluate(
     episodes: int | None = None,
     steps: int | None = None,
     seeds: Sequence[int] | int = (0,),
-    workers: int = 1,
+    workers: int | None = None,
     log_dir: str | os.PathLike[str] = "results",
     backend: Literal["local", "ray"] = "local",
     address: str | None = None,
@@ -283,11 +206,13 @@ def evaluate(
         steps: agent steps per job instead (default when neither is given: the spec's step
             budget, e.g. Sonic's 1M). The protocol's budget always applies.
         seeds: one job per game and seed; the seed is the run id.
-        workers: jobs running at once (each in its own process).
-        log_dir: where logs (``<log_dir>/<spec>/<game>/<seed>.jsonl``) and ``results.json`` go.
+        workers: jobs running at once, each in its own process (default: one per CPU core).
+        log_dir: the output directory: logs (``<log_dir>/<agent>/<spec>/<game>/<seed>.jsonl``)
+            and ``results.json``, which scores every agent run there under ``spec``.
         backend: ``"local"`` processes or ``"ray"`` tasks.
         address: an existing Ray cluster's address (default: start a local Ray instance).
-        resume: continue the logs in ``log_dir`` (finished jobs are skipped).
+        resume: continue logs that hold fewer episodes (or steps) than asked; complete jobs
+            are never played again, with or without it.
         episode_time_limit: seconds one episode may take before its job is stopped as hung.
         split: a game selection instead of ``games``: ``train``/``test`` (Sonic), ``all``, a subset.
         env_kwargs: extra ``make`` arguments for every job (a changed protocol setting is
@@ -300,8 +225,8 @@ def evaluate(
             With the Ray backend, events arrive in batches (every quarter second).
 
     Returns:
-        The scored :class:`~arcadebench.benchmarks.scoring.results.Results`, also written to
-        ``<log_dir>/results.json``.
+        The scored :class:`~arcadebench.benchmarks.scoring.results.Results` of every agent in
+        ``log_dir``, also written to ``<log_dir>/results.json``.
 
     Raises:
         ArcadebenchError: bad arguments (before anything runs).
@@ -332,24 +257,28 @@ def evaluate(
     sent = check_agent(agent)
     algorithm = agent_name(agent)
     env_kwargs = {**agent_env_kwargs(sent, spec), **env_kwargs}
-    warn_deviations(resolve(spec, env_kwargs), f"this {spec.name} run", stacklevel=2)
+    resolved = resolve(spec, env_kwargs)
+    warn_deviations(resolved, f"this {spec.name} run", stacklevel=2)
     if backend == "ray":
         import_ray()  # fail before anything runs when Ray is missing
         if address is not None:
             check_reachable(address)
-    log_dir = Path(log_dir)
-    to_run, finished = plan_jobs(
+    out = Path(log_dir)
+    plan = plan_jobs(
         spec,
         games,
         seeds,
-        log_dir=log_dir,
+        log_dir=agent_log_dir(out, spec, algorithm),
+        spec_ref=_spec_ref(spec),
         agent=sent,
         algorithm=algorithm,
         episodes=episodes,
         steps=steps,
         resume=resume,
         env_kwargs=env_kwargs,
+        deviations=resolved.deviations,
     )
+    to_run = plan.to_run
     if any(job.resume for job in to_run) and _learns(sent):
         warnings.warn(
             f"resumed jobs start {algorithm} afresh (what it learnt before the interruption is not "
@@ -357,7 +286,8 @@ def evaluate(
             RuntimeWarning,
             stacklevel=2,
         )
-    log_dir.mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
+    workers = workers if workers is not None else os.cpu_count() or 1
     # one of the two quotas is set (_check_arguments)
     quota, unit = (episodes, "episodes") if episodes is not None else (steps or 0, "steps")
     outcomes: list[JobOutcome] = []
@@ -391,7 +321,7 @@ def evaluate(
             Path(_stderr_path(outcome.job)).unlink(missing_ok=True)
     results = _score(
         spec,
-        [*to_run, *finished],
+        spec_logs(out, spec),
         reps=reps,
         command=command,
         provenance={
@@ -401,16 +331,17 @@ def evaluate(
             "backend": backend,
             **({"episodes": episodes} if episodes is not None else {"steps": steps}),
             **({"env_kwargs": {k: repr(v) for k, v in env_kwargs.items()}} if env_kwargs else {}),
+            "jobs": {"played": len(to_run), "already_complete": len(plan.complete)},
             **({"failures": [f"{key}: {reason}" for key, reason in failures]} if failures else {}),
         },
     )
     if results is not None:
-        results.to_json(log_dir / RESULTS_FILE)
+        results.to_json(out / RESULTS_FILE)
     if failures:
         raise JobsFailed(results, failures)
     if results is None:
         raise ArcadebenchError(
-            f"no complete episode was played, so there is nothing to score in {log_dir}"
+            f"no complete episode was played, so there is nothing to score in {out}"
         )
     return results
 
@@ -435,14 +366,9 @@ def _both(
 
 
 def _score(
-    spec: Spec, jobs: list[Job], *, reps: int, command: str | None, provenance: dict[str, Any]
+    spec: Spec, logs: list[Path], *, reps: int, command: str | None, provenance: dict[str, Any]
 ) -> Results | None:
-    """Score the jobs' logs with the scorer; ``None`` when no log has a complete episode."""
-    logs = [
-        path
-        for job in jobs
-        if (path := log_path(job.log_dir, spec.name, job.game, job.run)).exists()
-    ]
+    """Score every log of ``spec`` in the output directory; ``None`` when none has an episode."""
     if not logs:
         return None
     command = command if command is not None else shlex.join(sys.argv)
@@ -450,10 +376,6 @@ def _score(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # deviations were warned about before the run
             results = score(spec, [str(p) for p in logs], reps=reps, command=command)
-    except InputError:
-        if not any(
-            _log_state(spec, p) is not None and _log_state(spec, p).complete.any() for p in logs
-        ):
-            return None
-        raise
+    except NoScores:
+        return None
     return dataclasses.replace(results, provenance={**results.provenance, **provenance})

@@ -51,13 +51,13 @@ from arcadebench.benchmarks.runner.backends import (
     tail_summary,
 )
 from arcadebench.benchmarks.runner.worker import Job, run_job
-from arcadebench.errors import ArcadebenchError, MissingDependency
+from arcadebench.errors import ArcadebenchError, MissingDependency, install_hint
 from arcadebench.records import Relay, RunReceiver, StreamStart, log_path
 from arcadebench.specs import load_spec
 
 __all__ = ["CPU_WAIT", "RAY_INSTALL", "check_reachable", "import_ray", "run_ray"]
 
-RAY_INSTALL = "pip install 'arcadebench[ray]'"
+RAY_INSTALL = install_hint("ray", "ray")
 CPU_WAIT = 300.0
 """Seconds jobs wait for a node with CPUs (a cluster whose last worker node died, or an
 autoscaler still starting one) before they fail."""
@@ -300,7 +300,7 @@ class _RayRun:
             raise ArcadebenchError(
                 f"the runner's mailbox on this node died ({type(error).__name__}), so the jobs' "
                 "episodes can no longer reach the logs; the episodes written so far are kept: "
-                "continue with --resume"
+                "continue with resume=True"
             ) from None
         for item in items:
             kind, remote = item[0], self.by_key.get(item[1])
@@ -406,7 +406,7 @@ class _RayRun:
             return
         reason = (
             f"no node of the Ray cluster had a CPU for {cpu_wait:g} s, so the job could not run; "
-            "start a worker node (`ray start --address=<head>`) and continue with --resume"
+            "start a worker node (`ray start --address=<head>`) and continue with resume=True"
         )
         for ref, remote in list(self.running.items()):
             self.ray.cancel(ref, force=True)

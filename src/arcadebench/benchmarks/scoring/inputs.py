@@ -17,7 +17,7 @@ from typing import Any
 from arcadebench.benchmarks.scoring.log_scores import read_logs
 from arcadebench.benchmarks.scoring.raw_scores import RawScores, ScoreCollector
 from arcadebench.benchmarks.scoring.score_files import read_csv, read_json, read_mapping
-from arcadebench.errors import InputError
+from arcadebench.errors import InputError, NoScores
 from arcadebench.specs import Spec
 
 __all__ = ["ScoreSource", "Scores", "read_scores"]
@@ -49,6 +49,7 @@ def read_scores(spec: Spec, sources: Scores) -> RawScores:
 
     Raises:
         InputError: a missing file, an unknown suffix, or anything the readers refuse.
+        NoScores: the sources hold no complete episode and no score row.
     """
     collector = ScoreCollector()
     logs: list[Path] = []
@@ -87,7 +88,7 @@ def read_scores(spec: Spec, sources: Scores) -> RawScores:
     raw = collector.build(spec)
     if not raw.algorithms:
         where = collector.sources[0] if len(collector.sources) == 1 else "<scores>"
-        raise InputError(
+        raise NoScores(
             where, None, "has no scores (no complete episode, no score row); nothing to score"
         )
     return raw

@@ -33,7 +33,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
 from arcadebench.benchmarks.envs import make_vec
 from arcadebench.benchmarks.scoring.results import score
-from arcadebench.errors import AgentError, MissingDependency
+from arcadebench.errors import AgentError, MissingDependency, install_hint
 from arcadebench.records import counters_path, log_path, read_totals
 from arcadebench.specs import Spec, load_spec
 
@@ -292,7 +292,8 @@ class SB3Policy:
             module = importlib.import_module("stable_baselines3")
         except ImportError:  # pragma: no cover - the module imports SB3 itself
             raise MissingDependency(
-                "stable-baselines3 is needed to load a saved model: pip install 'arcadebench[sb3]'"
+                "stable-baselines3 is needed to load a saved model: "
+                + install_hint("sb3", "stable-baselines3")
             ) from None
         cls = getattr(module, self.algorithm, None)
         if cls is None or not hasattr(cls, "load"):

@@ -1,0 +1,201 @@
+"""Which jobs a run still has to play, in an output directory that may hold earlier runs.
+
+An output directory is one experiment: any number of agents, each in a folder of its own,
+
+    <out>/<agent>/<spec>/<game>/<seed>.jsonl      (the monitor's layout under <out>/<agent>)
+
+so that ``run --agent noop`` after ``run --agent random`` adds a column to the same table, and
+the scorer's default algorithm name (a log directory's name) is the agent's. Rerunning is
+normal, as ``make`` with nothing to do: a job whose log already meets its quota is not played
+again, and a run whose jobs are all complete only prints its table. A job whose log holds fewer
+episodes than asked is continued only when the caller says so (``resume``), because a learning
+agent restarts afresh; and a log played with other settings is never continued.
+
+Logs of earlier versions, written straight under ``<out>/<spec>/``, are still found: an agent
+that wrote them keeps writing there.
+
+Classes: Plan.
+Functions: agent_log_dir, plan_jobs, spec_logs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from arcadebench.benchmarks.runner.worker import Job
+from arcadebench.errors import ArcadebenchError
+from arcadebench.records import RunLog, log_path, parse_log
+from arcadebench.specs import Spec
+
+__all__ = ["Plan", "agent_log_dir", "plan_jobs", "spec_logs"]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The jobs of a run: those to play, and those whose logs already meet their quota."""
+
+    to_run: list[Job] = field(default_factory=list)
+    complete: list[Job] = field(default_factory=list)
+
+
+def _folder_name(algorithm: str) -> str:
+    """An agent's folder: its name with anything but letters, digits, ``.``, ``_``, ``-`` as ``_``.
+
+    Example:
+        >>> _folder_name("my_agents:MyAgent"), _folder_name("random")
+        ('my_agents_MyAgent', 'random')
+    """
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", algorithm).strip("._-") or "agent"
+
+
+def _log_state(spec: Spec, path: Path) -> RunLog | None:
+    """The run already logged at ``path`` (the scorer's reader), or ``None``."""
+    if not path.exists():
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        runs = parse_log(spec, path)
+    return runs[0] if runs else None
+
+
+def agent_log_dir(out: Path, spec: Spec, algorithm: str) -> Path:
+    """Where ``algorithm``'s logs of ``spec`` go in the output directory ``out``.
+
+    ``<out>/<agent>``; or ``<out>`` itself when the agent's logs are already there, in the layout
+    of earlier versions (``<out>/<spec>/<game>/<seed>.jsonl``), so a rerun continues them.
+    """
+    for path in sorted(out.glob(f"{spec.name}/*/*.jsonl")):
+        state = _log_state(spec, path)
+        if state is not None and state.algorithm == algorithm:
+            return out
+    return out / _folder_name(algorithm)
+
+
+def spec_logs(out: Path, spec: Spec) -> list[Path]:
+    """Every episode log of ``spec`` in the output directory ``out``, whichever agent wrote it."""
+    return sorted({*out.glob(f"{spec.name}/*/*.jsonl"), *out.glob(f"*/{spec.name}/*/*.jsonl")})
+
+
+def _finished(state: RunLog, spec: Spec, episodes: int | None, steps: int | None) -> bool:
+    total_steps, total_frames = int(state.total_steps[-1]), int(state.total_frames[-1])
+    budget = spec.evaluation
+    if (budget.budget_steps is not None and total_steps >= budget.budget_steps) or (
+        budget.budget_frames is not None and total_frames >= budget.budget_frames
+    ):
+        return True
+    if episodes is not None:
+        return int(state.complete.sum()) >= episodes
+    return total_steps >= (steps or 0)
+
+
+def _progress(state: RunLog, episodes: int | None, steps: int | None) -> str:
+    if episodes is not None:
+        return f"{int(state.complete.sum())} of {episodes} episodes"
+    return f"{int(state.total_steps[-1]):,} of {steps or 0:,} steps"
+
+
+def _settings(deviations: Mapping[str, Any]) -> str:
+    """``"the spec's"``, or the changed settings as ``key=value``."""
+    if not deviations:
+        return "the spec's"
+    return ", ".join(
+        f"{key}={change.get('used') if isinstance(change, Mapping) else change!r}"
+        for key, change in deviations.items()
+    )
+
+
+def _same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    def canonical(value: Mapping[str, Any]) -> str:
+        return json.dumps(value, sort_keys=True, default=str)
+
+    return canonical(a) == canonical(b)
+
+
+def plan_jobs(
+    spec: Spec,
+    games: Sequence[str],
+    seeds: Sequence[int],
+    *,
+    log_dir: Path,
+    spec_ref: str,
+    agent: Any,
+    algorithm: str,
+    episodes: int | None,
+    steps: int | None,
+    resume: bool,
+    env_kwargs: dict[str, Any],
+    deviations: Mapping[str, Any],
+) -> Plan:
+    """Split the (game, seed) jobs into those to play and those already complete.
+
+    Args:
+        spec: the protocol.
+        games: canonical games or levels.
+        seeds: one job per game and seed.
+        log_dir: the agent's log directory (:func:`agent_log_dir`).
+        spec_ref: what a worker passes to ``load_spec``.
+        agent: what :func:`~arcadebench.benchmarks.runner.agents.check_agent` returned.
+        algorithm: the agent's name (log headers, results).
+        episodes: complete episodes per job (or ``None``).
+        steps: agent steps per job (or ``None``).
+        resume: continue logs that hold less than the quota.
+        env_kwargs: extra ``make`` arguments of every job.
+        deviations: the settings this run changes from the spec (the resolve step's).
+
+    Raises:
+        ArcadebenchError: a log holds fewer episodes than asked and ``resume`` is off; a log was
+            written by another agent, or played with other settings.
+        InputError: a log is corrupt or belongs to another spec.
+    """
+    plan = Plan()
+    unfinished: list[tuple[Path, str]] = []
+    for game in games:
+        for seed in seeds:
+            path = log_path(log_dir, spec.name, game, str(seed))
+            state = _log_state(spec, path)
+            job = Job(
+                spec=spec_ref,
+                game=game,
+                seed=seed,
+                log_dir=str(log_dir),
+                agent=agent,
+                algorithm=algorithm,
+                episodes=episodes,
+                steps=steps,
+                resume=state is not None,
+                env_kwargs=env_kwargs,
+            )
+            if state is None:
+                plan.to_run.append(job)
+                continue
+            if state.algorithm != algorithm:
+                raise ArcadebenchError(
+                    f"{path} was written by agent {state.algorithm!r}, not {algorithm!r}; "
+                    "use another `log_dir` for this agent"
+                )
+            if not _same(state.deviations, deviations):
+                raise ArcadebenchError(
+                    f"{path} was played with other settings ({_settings(state.deviations)}) "
+                    f"than this run ({_settings(deviations)}); the two cannot be continued or "
+                    "pooled: use another `log_dir`"
+                )
+            if _finished(state, spec, episodes, steps):
+                plan.complete.append(job)
+            elif resume:
+                plan.to_run.append(job)
+            else:
+                unfinished.append((path, _progress(state, episodes, steps)))
+    if unfinished:
+        path, progress = unfinished[0]
+        more = f"; and {len(unfinished) - 1} more" if len(unfinished) > 1 else ""
+        raise ArcadebenchError(
+            f"{len(unfinished)} run(s) of {algorithm} hold less than asked ({path}: {progress}"
+            f"{more}); continue them with resume=True, or choose another `log_dir`"
+        )
+    return plan
