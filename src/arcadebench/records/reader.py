@@ -59,6 +59,8 @@ class RunLog:
         streams: per stream, ``(steps, frames, next episode, complete episodes)`` after its
             last record: where a resumed stream continues.
         deviations: the settings the run changed from its spec (the first record's).
+        named: whether the log's header names the algorithm (``False``: ``algorithm`` is the
+            log directory's name, which several learners may share).
     """
 
     algorithm: str
@@ -74,6 +76,7 @@ class RunLog:
     envs: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     streams: Mapping[int, tuple[int, int, int, int]] = field(default_factory=dict)
     deviations: Mapping[str, Any] = field(default_factory=dict)
+    named: bool = True
 
 
 class _Episode(NamedTuple):
@@ -310,10 +313,11 @@ class _Runs:
         run.steps.append(episode.total_steps)
         run.complete.append(episode.complete)
 
-    def logs(self, algorithm: str) -> list[RunLog]:
+    def logs(self, algorithm: str, named: bool) -> list[RunLog]:
         return [
             RunLog(
                 algorithm=algorithm,
+                named=named,
                 game=game,
                 run=run,
                 file=self.file,
@@ -346,14 +350,15 @@ def parse_log(spec: Spec, path: str | os.PathLike[str]) -> list[RunLog]:
     """
     path = Path(path)
     file = str(path)
-    algorithm = _default_algorithm(path, spec)
+    algorithm, named = _default_algorithm(path, spec), False
     runs = _Runs(spec, file)
     deviations: tuple[int, Any] | None = None
     early_resets = 0
     for lineno, record in _decode(path):
         kind = record["kind"]
         if kind == "header" and not runs.runs:
-            algorithm = _header_algorithm(record) or algorithm
+            header = _header_algorithm(record)
+            algorithm, named = (header, True) if header else (algorithm, named)
         if kind != "episode":
             continue
         episode = _episode(spec, record, file, lineno)
@@ -363,7 +368,7 @@ def parse_log(spec: Spec, path: str | os.PathLike[str]) -> list[RunLog]:
         if not episode.complete and record.get("end_reason") == "reset":
             early_resets += 1
     _warn(spec, file, deviations, early_resets, bool(runs.runs))
-    return runs.logs(algorithm)
+    return runs.logs(algorithm, named)
 
 
 def _warn(

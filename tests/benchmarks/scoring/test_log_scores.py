@@ -458,7 +458,7 @@ def test_deviations_and_unreached_checkpoints_travel_with_the_scores(tmp_path):
     write_log(tmp_path / "ppo" / "saber" / "pong" / "0.jsonl", records)
     with pytest.warns(LogWarning, match="deviates from the 'saber' protocol"):
         results = arcadebench.score("saber", tmp_path / "ppo", reps=0)
-    ppo = results.algorithms["ppo"]
+    ppo = results.algorithms["ppo [repeat_action_probability=0.0]"]
     assert ppo["deviations"] == {"pong": {"0": deviation}}
     assert ppo["notes"] == [
         "non-compliant: pong run '0': repeat_action_probability=0.0 (spec: 0.25)",
@@ -466,11 +466,13 @@ def test_deviations_and_unreached_checkpoints_travel_with_the_scores(tmp_path):
         "scored at the end of the log there, not at the checkpoint",
     ]
     table = results.table()
-    assert "notes\n- ppo: non-compliant: pong run '0'" in table and "frames reached 12,000" in table
+    assert "notes\n- ppo [repeat_action_probability=0.0]: non-compliant: pong run '0'" in table
+    assert "frames reached 12,000" in table
     again = arcadebench.benchmarks.scoring.results.Results.from_json(
         _write(tmp_path / "r.json", results.to_json())
     )
-    assert again.algorithms["ppo"]["notes"] == ppo["notes"]  # the results file keeps them
+    # the results file keeps them
+    assert again.algorithms["ppo [repeat_action_probability=0.0]"]["notes"] == ppo["notes"]
     page = arcadebench.report([again], tmp_path / "report", reps=0)
     html = page.read_text()
     assert 'class="banner"' in html and "repeat_action_probability=0.0 (spec: 0.25)" in html
@@ -479,3 +481,35 @@ def test_deviations_and_unreached_checkpoints_travel_with_the_scores(tmp_path):
 def _write(path, text):
     path.write_text(text)
     return path
+
+
+def test_runs_under_other_settings_are_never_pooled_into_one_bootstrap(tmp_path):
+    deviation = {"repeat_action_probability": {"spec": 0.25, "used": 0.0}}
+    for run, changed in (("0", {}), ("1", {}), ("2", deviation)):
+        records = [episode(SABER, "pong", run, 0, float(run), 4_000, deviations=changed)]
+        write_log(tmp_path / "ppo" / "saber" / "pong" / f"{run}.jsonl", records)
+    with pytest.warns(LogWarning, match="deviates"):
+        results = arcadebench.score("saber", tmp_path, reps=0)
+    assert results.algorithms["ppo"]["games"]["pong"]["runs"] == [0.0, 1.0]
+    assert results.algorithms["ppo [repeat_action_probability=0.0]"]["games"]["pong"]["runs"] == [
+        2.0
+    ]
+
+
+def test_runs_pooled_under_their_directory_name_get_a_note(tmp_path):
+    for run in ("ppo-seed1", "dqn-seed1"):
+        records = [episode(SABER, "pong", run, 0, 1.0, 4_000)]
+        write_log(tmp_path / "logs" / "saber" / "pong" / f"{run}.jsonl", records)
+    results = arcadebench.score("saber", tmp_path / "logs", reps=0)
+    (note,) = results.algorithms["logs"]["notes"][:1]
+    assert note.startswith(
+        "2 runs (pong 'dqn-seed1', pong 'ppo-seed1') name no algorithm in their logs and are "
+        "pooled under their directory's name 'logs'"
+    )
+    assert "- logs: 2 runs" in results.table()
+    named = {"kind": "header", "algorithm": "ppo"}
+    for run in ("0", "1"):
+        records = [episode(SABER, "pong", run, 0, 1.0, 4_000)]
+        write_log(tmp_path / "named" / "saber" / "pong" / f"{run}.jsonl", records, header=named)
+    results = arcadebench.score("saber", tmp_path / "named", reps=0)
+    assert not any("pooled" in n for n in results.algorithms["ppo"].get("notes", []))

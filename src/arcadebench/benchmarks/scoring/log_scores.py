@@ -13,14 +13,20 @@ module applies the spec's ``evaluation`` rule:
 Either way only complete episodes within the budget (``budget.frames`` / ``budget.steps``)
 count.
 
-Functions: run_scores, read_logs.
+Runs are pooled into one algorithm (one bootstrap) only when they were played under the same
+settings: a run that changed a protocol setting is scored under its algorithm's name followed
+by the change (``random [repeat_action_probability=0.0]``). Runs whose logs name no algorithm
+take their directory's name; several of them pooled that way get a note saying so.
+
+Functions: run_scores, read_logs, group_name.
 """
 
 from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -30,7 +36,7 @@ from arcadebench.records import LogWarning, RunLog, parse_log
 from arcadebench.specs import Spec
 from arcadebench.specs.model import Evaluation
 
-__all__ = ["read_logs", "run_scores"]
+__all__ = ["group_name", "read_logs", "run_scores"]
 
 
 def run_scores(log: RunLog, evaluation: Evaluation) -> dict[int | None, tuple[float, int, int]]:
@@ -76,6 +82,42 @@ def run_scores(log: RunLog, evaluation: Evaluation) -> dict[int | None, tuple[fl
     return scores
 
 
+def group_name(log: RunLog) -> str:
+    """The algorithm a run is scored under: its name, with the settings it changed if any.
+
+    Example:
+        >>> import numpy as np
+        >>> empty = np.zeros(0)
+        >>> log = RunLog("random", "pong", "0", "f", 1, empty, empty, empty, empty, 0,
+        ...              deviations={"repeat_action_probability": {"spec": 0.25, "used": 0.0}})
+        >>> group_name(log)
+        'random [repeat_action_probability=0.0]'
+    """
+    if not log.deviations:
+        return log.algorithm
+    return f"{log.algorithm} [{_changes(log.deviations)}]"
+
+
+def _changes(deviations: Mapping[str, Any]) -> str:
+    """``key=value`` for short values, the bare key for a long description (a misuse found)."""
+    parts = []
+    for key, change in sorted(deviations.items()):
+        used = change.get("used") if isinstance(change, Mapping) else change
+        short = isinstance(used, bool | int | float) or (isinstance(used, str) and len(used) < 20)
+        parts.append(f"{key}={used}" if short else key)
+    return ", ".join(parts)
+
+
+def _pooling_note(algorithm: str, runs: set[tuple[str, str]]) -> str:
+    listed = ", ".join(f"{game} {run!r}" for game, run in sorted(runs)[:3])
+    more = f" and {len(runs) - 3} more" if len(runs) > 3 else ""
+    return (
+        f"{len(runs)} runs ({listed}{more}) name no algorithm in their logs and are pooled under "
+        f"their directory's name {algorithm!r}; if they are different learners, name each "
+        "(gym.make(..., algorithm=...)) or give each its own log directory"
+    )
+
+
 def read_logs(
     spec: Spec, paths: Iterable[str | os.PathLike[str]], collector: ScoreCollector | None = None
 ) -> ScoreCollector:
@@ -87,14 +129,18 @@ def read_logs(
     """
     collector = collector if collector is not None else ScoreCollector()
     owner: dict[tuple[str, str, str], str] = {}
+    unnamed: dict[str, set[tuple[str, str]]] = {}
     for path in paths:
         for log in parse_log(spec, path):
-            key = (log.algorithm, log.game, log.run)
+            algorithm = group_name(log)
+            if not log.named:
+                unnamed.setdefault(algorithm, set()).add((log.game, log.run))
+            key = (algorithm, log.game, log.run)
             if key in owner:
                 raise InputError(
                     log.file,
                     log.line,
-                    f"run {log.run!r} of {log.game} ({log.algorithm}) "
+                    f"run {log.run!r} of {log.game} ({algorithm}) "
                     f"is also logged in {owner[key]}; "
                     "one run's episodes belong in one log",
                 )
@@ -110,7 +156,7 @@ def read_logs(
                 )
             for checkpoint, (value, frames, episodes) in scores.items():
                 collector.add(
-                    log.algorithm,
+                    algorithm,
                     log.game,
                     log.run,
                     value,
@@ -121,4 +167,7 @@ def read_logs(
                     deviations=log.deviations if checkpoint is None else None,
                 )
         collector.sources.append(str(path))
+    for algorithm, runs in unnamed.items():
+        if len({run for _, run in runs}) > 1:
+            collector.note(algorithm, _pooling_note(algorithm, runs))
     return collector

@@ -42,12 +42,14 @@ class AlgorithmScores:
     """One algorithm's scores: at the end of training, and at each frame checkpoint (logs).
 
     ``deviations`` are the settings its logged runs changed from the protocol:
-    ``{game: {run: {setting: {"spec": ..., "used": ...}}}}`` (only runs that deviate).
+    ``{game: {run: {setting: {"spec": ..., "used": ...}}}}`` (only runs that deviate);
+    ``notes`` what a reader of its scores must know about how its runs were grouped.
     """
 
     games: Mapping[str, RunScores]
     checkpoints: Mapping[int, Mapping[str, RunScores]] = field(default_factory=dict)
     deviations: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,7 @@ class ScoreCollector:
             tuple[str, int | None, str], dict[str, tuple[float, float | None, int | None]]
         ] = {}
         self._deviations: dict[str, dict[str, dict[str, Any]]] = {}
+        self._notes: dict[str, list[str]] = {}
         self._where: dict[tuple[str, int | None, str, str], str] = {}
         self._order: list[str] = []
         self.sources: list[str] = []
@@ -113,6 +116,12 @@ class ScoreCollector:
                 episodes,
             )
 
+    def note(self, algorithm: str, text: str) -> None:
+        """Attach a note to ``algorithm``'s scores (once per text)."""
+        notes = self._notes.setdefault(algorithm, [])
+        if text not in notes:
+            notes.append(text)
+
     def build(self, spec: Spec) -> RawScores:
         """The collected scores, games in the spec's order, runs in input order."""
         position = {g: i for i, g in enumerate(spec.games)}
@@ -133,6 +142,9 @@ class ScoreCollector:
                     episodes=tuple(v[2] for v in runs.values()),
                 )
             algorithms[algorithm] = AlgorithmScores(
-                games, checkpoints, self._deviations.get(algorithm, {})
+                games,
+                checkpoints,
+                self._deviations.get(algorithm, {}),
+                tuple(self._notes.get(algorithm, ())),
             )
         return RawScores(algorithms, tuple(self.sources))

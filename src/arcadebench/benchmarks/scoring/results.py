@@ -142,7 +142,7 @@ def _compliance_notes(spec: Spec, data: AlgorithmScores) -> list[str]:
     100M, 200M training frames); a run that stopped short of one is scored at the end of its
     log, which is not the checkpoint's number.
     """
-    notes = []
+    notes = list(data.notes)
     for game, runs in data.deviations.items():
         for run, deviations in runs.items():
             changed = ", ".join(
