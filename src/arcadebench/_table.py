@@ -17,11 +17,23 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-__all__ = ["format_cell", "render_table"]
+__all__ = ["Percent", "format_cell", "render_table"]
+
+
+class Percent(float):
+    """A number shown with a ``%`` sign: normalised scores and their aggregates are percentages."""
 
 
 def format_cell(value: object, digits: int = 2) -> str:
-    """One cell: numbers with ``digits`` decimals (thousands separated), ``None`` as ``-``."""
+    """One cell: numbers with ``digits`` decimals (thousands separated), ``None`` as ``-``.
+
+    A number too small for ``digits`` decimals keeps three significant digits (a learning
+    efficiency per frame, a few minutes of game time in days) instead of printing as zero.
+
+    Example:
+        >>> [format_cell(v) for v in (1234.5, 0.0042, 4.37e-08, Percent(12.5), None)]
+        ['1,234.50', '0.00420', '4.37e-08', '12.50%', '-']
+    """
     if value is None:
         return "-"
     if isinstance(value, bool):
@@ -32,8 +44,14 @@ def format_cell(value: object, digits: int = 2) -> str:
         if math.isnan(value):
             return "-"
         if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        return f"{value:,.{digits}f}"
+            text = "inf" if value > 0 else "-inf"
+        elif value == 0 or abs(value) >= 10**-digits:
+            text = f"{value:,.{digits}f}"
+        elif abs(value) >= 1e-4:
+            text = f"{value:.{2 - math.floor(math.log10(abs(value)))}f}"
+        else:
+            text = f"{value:.3g}"
+        return text + "%" if isinstance(value, Percent) else text
     return str(value)
 
 

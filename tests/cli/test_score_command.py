@@ -172,3 +172,25 @@ def test_published_table_3_scores_from_the_command_line(capsys):
     assert main(["score", "atari5", str(SCORES / "atari5_table3.csv"), "--reps", "0"]) == 0
     out = capsys.readouterr().out
     assert "published results (Table 3)" in out and "2,091.46" in out and "MuZero (this run)" in out
+
+
+def test_small_numbers_keep_their_digits_and_percentages_say_so(tmp_path, capsys):
+    """HWR's learning efficiency is a fraction per frame (Eq. 7): about 1e-08, never 0.00."""
+    (tmp_path / "hwr.csv").write_text(
+        "game,score,frames\npong,10,200000000\nbreakout,30,200000000\nqbert,5000,200000000\n"
+    )
+    assert main(["score", "hwr", str(tmp_path / "hwr.csv"), "--reps", "0"]) == 0
+    rows = {
+        tuple(line.split()[:-1]): line.split()[-1]
+        for line in capsys.readouterr().out.splitlines()
+        if line.strip()
+    }
+    assert rows[("hns", "per", "frame", "(fraction)", "mean")] == "3.69e-09"
+    assert rows[("hwrns", "per", "frame", "(fraction)", "median")] == "1.64e-10"
+    assert rows[("hns", "median")] == "86.97%" and rows[("hns", "n_games")] == "3"
+    assert rows[("game", "time", "(days)")] == "38.58"
+    assert rows[("frames",)] == "200,000,000"
+    (tmp_path / "short.csv").write_text("game,score,frames\npong,10,100000\n")
+    assert main(["score", "hwr", str(tmp_path / "short.csv"), "--reps", "0"]) == 0
+    (days,) = [line for line in capsys.readouterr().out.splitlines() if "game time" in line]
+    assert days.split()[-1] == "0.0193"  # 100,000 frames: 0.0193 days, not 0.00

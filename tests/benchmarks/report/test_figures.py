@@ -108,9 +108,9 @@ def test_several_algorithms_with_runs_cis_and_references(tmp_path):
             else:
                 assert key in keys
         median = entry["aggregates"]["hns"]["median"]
-        assert f"{median:,.2f}" in html
+        assert f"{median:,.2f}%" in html  # normalised scores are percentages
         low, high = entry["aggregates"]["ci"]["hns"]["median"]
-        assert f"[{low:,.2f}, {high:,.2f}]" in html  # the interval next to it
+        assert f"[{low:,.2f}%, {high:,.2f}%]" in html  # the interval next to it
     assert len(games) == 6  # references are shown on the games of the results
     # the Atari-5 estimate with the paper's expected error (Table 2: 10.4 %)
     estimate = data["algorithms"]["agent-a"]["aggregates"]["atari5"]

@@ -32,7 +32,7 @@ from arcadebench.benchmarks.report.report_data import (
     stat_label,
 )
 from arcadebench.benchmarks.scoring.results import subset_key
-from arcadebench.benchmarks.scoring.tables import aggregate_paths, dig
+from arcadebench.benchmarks.scoring.tables import aggregate_paths, dig, in_units
 from arcadebench.specs.card import protocol_card
 
 __all__ = ["FigureFile", "render_page"]
@@ -94,6 +94,16 @@ def _cell(
     return element("td", lines, class_="num", title=title)
 
 
+def _in_units(
+    data: ReportData, path: Sequence[str], value: Any, interval: Any = None
+) -> tuple[Any, Any]:
+    """A value and its interval as the tables show them (normalised scores in percent)."""
+    percent = {n.name for n in data.spec.scoring.normalised}
+    if interval is not None:
+        interval = [in_units(path, bound, percent) for bound in interval]
+    return in_units(path, value, percent), interval
+
+
 def _table(
     head: Sequence[Markup | str], rows: Sequence[Markup], head2: Markup | None = None
 ) -> Markup:
@@ -153,7 +163,7 @@ def _aggregate_rows(entries: Sequence[Entry]) -> list[tuple[str, str, tuple[str,
         if key == "classes":
             text = f"{stat} games"
         elif key == "learning_efficiency":
-            text = f"{stat_label(path[1], stat)} per training frame"
+            text = f"{stat_label(path[1], stat)} per training frame (a fraction, Eq. 7)"
         elif key == "missing":
             text = "missing games"
         elif len(path) == 1:
@@ -183,11 +193,11 @@ def _aggregates(data: ReportData) -> Markup:
     for key, text, path in _aggregate_rows(entries):
         cells = []
         for entry in entries:
-            value, interval = _aggregate_cell(entry, path)
+            value, interval = _in_units(data, path, *_aggregate_cell(entry, path))
             note = None
             error = relative.get(key)
             if error is not None and isinstance(value, float):
-                low, high = expected_range(value, error)
+                low, high = _in_units(data, path, None, expected_range(value, error))[1]
                 note = f"expected {format_cell(low)}\u2013{format_cell(high)}"
             title = None
             if key == "missing" and entry.aggregates.get("missing"):
@@ -228,6 +238,8 @@ def _estimates(data: ReportData) -> Markup | None:
             expected = (
                 expected_range(value, subset.relative_error) if subset.relative_error else None
             )
+            value, interval = _in_units(data, (key,), value, interval)
+            expected = _in_units(data, (key,), None, expected)[1]
             rows.append(
                 element(
                     "tr",
@@ -316,7 +328,7 @@ def _checkpoints(data: ReportData) -> Markup | None:
             element(
                 "tr",
                 element("th", text),
-                [_cell(*_aggregate_cell(e, path)) for _, e in columns],
+                [_cell(*_in_units(data, path, *_aggregate_cell(e, path))) for _, e in columns],
                 data_key=f"checkpoint:{key}",
             )
         )
@@ -369,7 +381,7 @@ def _games(data: ReportData) -> Markup | None:
                         if isinstance(cell.get("ci"), Mapping)
                         else None
                     )
-                    cells.append(_cell(cell.get(column), interval))
+                    cells.append(_cell(*_in_units(data, (column,), cell.get(column), interval)))
         rows.append(element("tr", element("th", game), cells, data_game=game))
     aggregate_only = [e.name for e in data.entries if not e.per_game]
     note = (

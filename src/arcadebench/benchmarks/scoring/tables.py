@@ -10,14 +10,24 @@ Functions: results_table.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable, Mapping, Sequence
+import re
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
-from arcadebench._table import render_table
+from arcadebench._table import Percent, format_cell, render_table
 from arcadebench.specs.model import Published
 
-__all__ = ["ScoredResults", "aggregate_paths", "dig", "results_table"]
+__all__ = [
+    "ScoredResults",
+    "aggregate_paths",
+    "dig",
+    "in_units",
+    "percent_metrics",
+    "results_table",
+]
+
+_PER_GAME_FIELDS = ("raw", "runs", "ci", "episodes", "frames", "class")
+_SUBSET_ESTIMATE = re.compile(r"atari\d+(_val)?")
 
 
 class ScoredResults(Protocol):
@@ -43,6 +53,7 @@ class ScoredResults(Protocol):
 def results_table(results: ScoredResults, digits: int = 2) -> str:
     """Plain-text tables: aggregates first, then per game; one column per algorithm."""
     names = list(results.algorithms)
+    percent = percent_metrics(results.algorithms.values())
     with_ci = [n for n in names if "ci" in results.algorithms[n]["aggregates"]]
     level = f"{100 * float(results.settings.get('ci', 0.95)):g}%"
     short = str(results.spec["hash"]).removeprefix("sha256:")[:12]
@@ -57,9 +68,9 @@ def results_table(results: ScoredResults, digits: int = 2) -> str:
         row: list[Any] = list(_row_label(path))
         for n in names:
             value, interval = _row_cells(results.algorithms[n]["aggregates"], path)
-            row.append(value)
+            row.append(in_units(path, value, percent))
             if n in with_ci:
-                row.append(_interval_text(interval, digits))
+                row.append(_interval_text(path, interval, percent, digits))
         agg_rows.append(row)
     parts = [render_table(columns, agg_rows, title=f"{head} - aggregates", digits=digits)]
     notes = [
@@ -67,17 +78,19 @@ def results_table(results: ScoredResults, digits: int = 2) -> str:
     ]
     if notes:  # non-compliance and unreached checkpoints travel with the numbers
         parts.append("\n".join(["notes", *(f"- {note}" for note in notes)]))
-    checkpoint_table = _checkpoint_table(results, names, digits)
+    checkpoint_table = _checkpoint_table(results, names, percent, digits)
     if checkpoint_table:
         parts.append(checkpoint_table)
-    parts.append(_game_table(results, names, digits))
+    parts.append(_game_table(results, names, percent, digits))
     published = _published_table(results, names, digits)
     if published:
         parts.append(published)
     return "\n\n".join(parts)
 
 
-def _game_table(results: ScoredResults, names: list[str], digits: int) -> str:
+def _game_table(
+    results: ScoredResults, names: list[str], percent: Collection[str], digits: int
+) -> str:
     games: list[str] = []
     for n in names:
         games.extend(g for g in results.algorithms[n]["games"] if g not in games)
@@ -101,12 +114,15 @@ def _game_table(results: ScoredResults, names: list[str], digits: int) -> str:
                     continue
             if all(c is None for c in cells):
                 continue
+            cells = [in_units((metric,), c, percent) for c in cells]
             rows.append([game if first else "", metric, *cells])
             first = False
     return render_table(["game", "metric", *names], rows, title="per game", digits=digits)
 
 
-def _checkpoint_table(results: ScoredResults, names: list[str], digits: int) -> str | None:
+def _checkpoint_table(
+    results: ScoredResults, names: list[str], percent: Collection[str], digits: int
+) -> str | None:
     columns, blocks = [], []
     for n in names:
         checkpoints = results.algorithms[n].get("checkpoints", {})
@@ -120,7 +136,9 @@ def _checkpoint_table(results: ScoredResults, names: list[str], digits: int) -> 
         return None
     rows = []
     for path in aggregate_paths(block["aggregates"] for block in blocks):
-        cells = (_row_cells(block["aggregates"], path)[0] for block in blocks)
+        cells = (
+            in_units(path, _row_cells(block["aggregates"], path)[0], percent) for block in blocks
+        )
         rows.append([*_row_label(path), *cells])
     return render_table(
         ["metric", "", *columns], rows, title="aggregates by training frames", digits=digits
@@ -168,16 +186,46 @@ def _frames_label(label: str) -> str:
     return str(frames)
 
 
-def _interval_text(interval: Any, digits: int) -> str:
+def _interval_text(
+    path: tuple[str, ...], interval: Any, percent: Collection[str], digits: int
+) -> str:
     if not interval:
         return "-"
-    return "[" + ", ".join(_number_text(v, digits) for v in interval) + "]"
+    return "[" + ", ".join(format_cell(in_units(path, v, percent), digits) for v in interval) + "]"
 
 
-def _number_text(value: Any, digits: int) -> str:
-    if isinstance(value, float) and math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    return f"{value:,.{digits}f}"
+def percent_metrics(blocks: Iterable[Mapping[str, Any]]) -> frozenset[str]:
+    """The per-game normalised metrics of algorithm blocks (``hns``, ``saber``...): percentages."""
+    found = set()
+    for block in blocks:
+        for cell in block.get("games", {}).values():
+            found.update(key for key in cell if key not in _PER_GAME_FIELDS)
+    return frozenset(found)
+
+
+def in_units(path: Sequence[str], value: Any, percent: Collection[str]) -> Any:
+    """``value`` as a :class:`~arcadebench._table.Percent` where its row is a percentage.
+
+    Normalised scores and their statistics are percentages (Eq. 2 of Atari-5, SABER's Eq. 1), as
+    are the Atari-X estimates of the median HNS; counts, frames, days and the learning efficiency
+    (a fraction per frame, HWR Eq. 7) are not.
+
+    Example:
+        >>> in_units(("hns", "median"), 12.5, {"hns"}), in_units(("hns", "n_games"), 5, {"hns"})
+        (12.5, 5)
+        >>> type(in_units(("atari5",), 7.5, {"hns"})).__name__
+        'Percent'
+    """
+    if not isinstance(value, float) or isinstance(value, Percent):
+        return value
+    key = path[0]
+    if key == "frames" and value.is_integer():
+        return int(value)
+    if (key in percent and path[-1] != "n_games") or (
+        len(path) == 1 and _SUBSET_ESTIMATE.fullmatch(key)
+    ):
+        return Percent(value)
+    return value
 
 
 def aggregate_paths(blocks: Iterable[Mapping[str, Any]]) -> list[tuple[str, ...]]:
@@ -220,9 +268,11 @@ def dig(mapping: Any, path: Sequence[str]) -> Any:
 def _row_label(path: tuple[str, ...]) -> tuple[str, str]:
     """The metric and statistic columns of an aggregate row."""
     if path[0] == "learning_efficiency":
-        return f"{path[1]} per frame", path[2]
+        return f"{path[1]} per frame (fraction)", path[2]
     if path == ("missing",):
         return "missing games", ""
+    if path == ("game_time_days",):
+        return "game time (days)", ""
     return path[0], path[1] if len(path) > 1 else ""
 
 
