@@ -27,12 +27,12 @@ class Percent(float):
 def format_cell(value: object, digits: int = 2) -> str:
     """One cell: numbers with ``digits`` decimals (thousands separated), ``None`` as ``-``.
 
-    A number too small for ``digits`` decimals keeps three significant digits (a learning
-    efficiency per frame, a few minutes of game time in days) instead of printing as zero.
+    A number too small for ``digits`` decimals to show two significant digits keeps three (a
+    learning efficiency per frame, minutes of game time in days) instead of printing as zero.
 
     Example:
-        >>> [format_cell(v) for v in (1234.5, 0.0042, 4.37e-08, Percent(12.5), None)]
-        ['1,234.50', '0.00420', '4.37e-08', '12.50%', '-']
+        >>> [format_cell(v) for v in (1234.5, 0.25, 0.0193, 4.37e-08, Percent(12.5), None)]
+        ['1,234.50', '0.25', '0.0193', '4.37e-08', '12.50%', '-']
     """
     if value is None:
         return "-"
@@ -45,7 +45,7 @@ def format_cell(value: object, digits: int = 2) -> str:
             return "-"
         if math.isinf(value):
             text = "inf" if value > 0 else "-inf"
-        elif value == 0 or abs(value) >= 10**-digits:
+        elif value == 0 or abs(value) >= 10 ** (1 - digits):
             text = f"{value:,.{digits}f}"
         elif abs(value) >= 1e-4:
             text = f"{value:.{2 - math.floor(math.log10(abs(value)))}f}"
