@@ -127,14 +127,22 @@ def _detail_tables(spec: Spec) -> list[str]:
         tables.append(
             render_table(["level", "split", "retro game", "state", "end x"], rows, title="Levels")
         )
-    if spec.published:
-        rows = [[name, *values] for name, values in spec.published.rows.items()]
+    for published in spec.published:
+        rows = [[name, *values] for name, values in published.rows.items()]
+        title = f"Published results ({published.source})"
+        if published.protocol:
+            title += f"; obtained under another protocol: {published.protocol}"
+        tables.append(render_table(["", *published.columns], rows, title=title, digits=2))
+    if spec.published_scores:
+        rows = [
+            [ref.name, len(ref.scores), ref.runs, ref.protocol or spec.name, ref.source]
+            for ref in spec.published_scores.values()
+        ]
         tables.append(
             render_table(
-                ["", *spec.published.columns],
+                ["", "games", "runs", "protocol", "source"],
                 rows,
-                title=f"Published results ({spec.published.source})",
-                digits=1,
+                title="Published per-game results (arcadebench report --compare NAME)",
             )
         )
     return tables

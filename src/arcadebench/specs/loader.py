@@ -32,6 +32,7 @@ from arcadebench.specs.model import (
     Platform,
     PredictionModels,
     Published,
+    PublishedScores,
     RetroGame,
     RetroSettings,
     Scoring,
@@ -39,7 +40,7 @@ from arcadebench.specs.model import (
     Split,
     Subset,
 )
-from arcadebench.specs.names import name_key
+from arcadebench.specs.names import name_key, subset_key
 from arcadebench.specs.nodes import Node
 from arcadebench.specs.settings import atari_settings, retro_settings
 
@@ -116,9 +117,9 @@ def _parse_yaml(text: str, file: str) -> Any:
         raise SpecError(file, "", f"invalid YAML: {message}") from None
 
 
-# Documentation, not protocol: neither changes an environment or a score, so neither changes the
-# hash that logs and results are checked against.
-_UNHASHED = ("notes", "action_count_exceptions")
+# Documentation, not protocol: none changes an environment or a score, so none changes the hash
+# that logs and results are checked against (published results are added as they are found).
+_UNHASHED = ("notes", "action_count_exceptions", "references")
 
 
 def _content_hash(data: Any) -> str:
@@ -431,14 +432,120 @@ def _levels(node: Node, retro_games: dict[str, RetroGame]) -> dict[str, Level]:
     return levels
 
 
-def _published(node: Node) -> Published:
-    f = node.mapping(required=("columns", "rows"), optional=("source",))
-    columns = tuple(n.string() for n in f["columns"].items(min_length=1))
+_SCALAR_AGGREGATES = ("hwrb", "frames", "game_time_days")
+
+
+def _column_path(
+    column: str, scoring: Scoring, subsets: Mapping[str, Subset], levels: Mapping[str, Level]
+) -> tuple[str, ...] | None:
+    """Where a published column's number sits in our ``aggregates``, or ``None`` if nowhere.
+
+    A column is a dotted aggregate path (``saber.median``, ``hns.iqm``), or one of the short
+    names the headline tables use: a statistic of the spec's human-normalised score
+    (``median`` in Atari-5 Table 3), a subset estimate (``atari5``), a count (``hwrb``), or
+    Sonic's ``score`` (the mean over the test levels).
+    """
+    metrics = [n.name for n in scoring.normalised]
+    if "." in column:
+        return tuple(column.split("."))
+    if column in (*_AGGREGATES, "n_games") and metrics:
+        human = next((n.name for n in scoring.normalised if n.reference == "human"), metrics[0])
+        return (human, column)
+    if column in {subset_key(name) for name in subsets} or column in _SCALAR_AGGREGATES:
+        return (column,)
+    if column == "score":
+        return ("test" if any(lv.split == "test" for lv in levels.values()) else "raw", "mean")
+    return None
+
+
+def _check_path(node: Node, path: tuple[str, ...], scoring: Scoring) -> None:
+    metrics = {n.name for n in scoring.normalised} | {"raw", "train", "test"}
+    if len(path) == 2 and path[0] in metrics and path[1] in (*_AGGREGATES, "n_games"):
+        return
+    raise node.fail(
+        f"an aggregate of this spec's results: <metric>.<statistic> with a metric in "
+        f"{', '.join(sorted(metrics))} and a statistic in {', '.join(_AGGREGATES)}"
+    )
+
+
+def _published_table(
+    node: Node,
+    scoring: Scoring,
+    subsets: Mapping[str, Subset],
+    levels: Mapping[str, Level],
+) -> Published:
+    f = node.mapping(required=("columns", "rows"), optional=("source", "protocol", "citation"))
+    column_nodes = f["columns"].items(min_length=1)
+    columns = tuple(n.string() for n in column_nodes)
+    paths = []
+    for column, column_node in zip(columns, column_nodes, strict=True):
+        path = _column_path(column, scoring, subsets, levels)
+        if path is not None and "." in column:
+            _check_path(column_node, path, scoring)
+        paths.append(path)
     rows = {
-        name: tuple(n.number() for n in row.items(length=len(columns)))
+        name: tuple(_printed(n) for n in row.items(length=len(columns)))
         for name, row in f["rows"].entries()
     }
-    return Published(f["source"].string() if "source" in f else "", columns, MappingProxyType(rows))
+    return Published(
+        " ".join(f["source"].string().split()) if "source" in f else "",
+        columns,
+        tuple(paths),
+        MappingProxyType(rows),
+        " ".join(f["protocol"].string().split()) if "protocol" in f else None,
+        " ".join(f["citation"].string().split()) if "citation" in f else None,
+    )
+
+
+def _printed(node: Node) -> float | None:
+    """A printed number: a count stays an integer (``superhuman: 3``), ``null`` is not printed."""
+    if isinstance(node.value, int) and not isinstance(node.value, bool):
+        return node.value
+    return node.number(optional=True)
+
+
+def _published_scores(
+    node: Node, lookup: Mapping[str, str], games: tuple[str, ...]
+) -> dict[str, PublishedScores]:
+    found = {}
+    for name, entry in node.entries():
+        f = entry.mapping(required=("source", "games"), optional=("runs", "frames", "protocol"))
+        scores = {}
+        for game, value in f["games"].entries():
+            canonical = lookup.get(name_key(game))
+            if canonical is None:
+                raise SpecError(
+                    node.file, value.path, f"unknown game {game!r}.{did_you_mean(game, games)}"
+                )
+            if canonical in scores:
+                raise value.fail("a game listed once")
+            scores[canonical] = value.number()
+        found[name] = PublishedScores(
+            name=name,
+            source=" ".join(f["source"].string().split()),
+            scores=MappingProxyType(scores),
+            runs=f["runs"].integer(minimum=1) if "runs" in f else None,
+            frames=f["frames"].integer(minimum=1) if "frames" in f else None,
+            protocol=" ".join(f["protocol"].string().split()) if "protocol" in f else None,
+        )
+    return found
+
+
+def _references(
+    node: Node,
+    scoring: Scoring,
+    subsets: Mapping[str, Subset],
+    levels: Mapping[str, Level],
+    lookup: Mapping[str, str],
+    games: tuple[str, ...],
+) -> tuple[tuple[Published, ...], dict[str, PublishedScores]]:
+    f = node.mapping(optional=("tables", "scores"))
+    tables = tuple(
+        _published_table(table, scoring, subsets, levels)
+        for table in (f["tables"].items(min_length=1) if "tables" in f else ())
+    )
+    scores = _published_scores(f["scores"], lookup, games) if "scores" in f else {}
+    return tables, scores
 
 
 def _action_count_exceptions(node: Node, games: tuple[str, ...]) -> dict[str, int]:
@@ -498,6 +605,7 @@ _TOP_OPTIONAL = (
     "predictions",
     "evaluation",
     "published",
+    "references",
     "buttons",
     "action_sets",
     "retro_games",
@@ -600,6 +708,11 @@ def parse_spec(text: str, source: str = "<string>") -> Spec:
         for game in games:
             lookup.setdefault(name_key(rom_id_to_name(game)), game)
 
+    reference_tables, reference_scores = (
+        _references(top["references"], scoring, subsets, levels, lookup, games)
+        if "references" in top
+        else ((), {})
+    )
     return Spec(
         name=name,
         id_prefix=id_prefix,
@@ -621,7 +734,15 @@ def parse_spec(text: str, source: str = "<string>") -> Spec:
         action_sets=MappingProxyType(action_sets),
         retro_games=MappingProxyType(retro_games),
         levels=MappingProxyType(levels),
-        published=_published(top["published"]) if "published" in top else None,
+        published=(
+            *(
+                (_published_table(top["published"], scoring, subsets, levels),)
+                if "published" in top
+                else ()
+            ),
+            *reference_tables,
+        ),
+        published_scores=MappingProxyType(reference_scores),
         action_count_exceptions=MappingProxyType(
             _action_count_exceptions(top["action_count_exceptions"], games)
             if "action_count_exceptions" in top

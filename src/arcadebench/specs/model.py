@@ -5,7 +5,7 @@ Everything a paper defines lives in one of these dataclasses, filled from the YA
 (:class:`types.MappingProxyType`), so a loaded spec cannot drift from its content hash.
 
 Classes: AtariSettings, RetroSettings, GameConstants, Subset, PredictionModels, Normalisation,
-Scoring, Evaluation, RetroGame, Level, Published, Spec.
+Scoring, Evaluation, RetroGame, Level, Published, PublishedScores, Spec.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ __all__ = [
     "Normalisation",
     "PredictionModels",
     "Published",
+    "PublishedScores",
     "RetroGame",
     "RetroSettings",
     "Scoring",
@@ -217,11 +218,48 @@ class Level:
 
 @dataclass(frozen=True)
 class Published:
-    """Published reference results shipped with a spec (e.g. Sonic Table 1)."""
+    """A table of aggregates a paper printed: one row per algorithm, one column per aggregate.
+
+    Attributes:
+        source: where the numbers are printed (``"Table 3"`` of the spec's paper, or another
+            paper's table with its citation).
+        columns: the column names as the spec writes them (``median``, ``saber.median``...).
+        paths: where each column's number sits in a result's ``aggregates``
+            (``("hns", "median")``, ``("atari5",)``, ``("test", "mean")``); ``None`` for a column
+            that is no aggregate of ours (Sonic Table 1's ``error``).
+        rows: ``{algorithm: values}``, ``None`` where the paper printed no value.
+        protocol: how the numbers were obtained where that differs from the spec's protocol (a
+            5-minute evaluation, no-op starts...); ``None``: under the spec's own.
+        citation: the paper, when the table is not in the spec's own (``None``: the spec's).
+    """
 
     source: str
     columns: tuple[str, ...]
-    rows: Mapping[str, tuple[float, ...]]
+    paths: tuple[tuple[str, ...] | None, ...]
+    rows: Mapping[str, tuple[float | None, ...]]
+    protocol: str | None = None
+    citation: str | None = None
+
+
+@dataclass(frozen=True)
+class PublishedScores:
+    """Per-game raw scores of one published algorithm: a reference scored like any result.
+
+    Attributes:
+        name: the algorithm as the report and ``--compare`` name it.
+        source: the table or file the scores come from (and why that one, where sources differ).
+        scores: ``{game: mean raw score}``, canonical game names.
+        runs: how many runs each score averages, where known.
+        frames: training frames behind the scores, where known.
+        protocol: how the scores were obtained where that differs from the spec's protocol.
+    """
+
+    name: str
+    source: str
+    scores: Mapping[str, float]
+    runs: int | None = None
+    frames: int | None = None
+    protocol: str | None = None
 
 
 @dataclass(frozen=True)
@@ -233,7 +271,10 @@ class Spec:
     ``action_count_exceptions`` are games whose emulator cannot offer the protocol's action set
     (ale-py's full action space is a ROM's legal set: Skiing has 9, ALE issue #691); ``notes``
     are ``(topic, text)`` pairs saying where the spec chose between a paper's text, its code and
-    other sources, shown on the protocol card.
+    other sources, shown on the protocol card. ``published`` are the aggregate tables papers
+    printed and ``published_scores`` per-game results of published algorithms, both shown next to
+    a run's scores; only the paper's own headline table (YAML ``published``) is part of the hash,
+    the other references (YAML ``references``) are not: adding one changes no protocol.
     """
 
     name: str
@@ -256,7 +297,8 @@ class Spec:
     action_sets: Mapping[str, tuple[tuple[str, ...], ...]] = field(default_factory=_empty)
     retro_games: Mapping[str, RetroGame] = field(default_factory=_empty)
     levels: Mapping[str, Level] = field(default_factory=_empty)
-    published: Published | None = None
+    published: tuple[Published, ...] = ()
+    published_scores: Mapping[str, PublishedScores] = field(default_factory=_empty)
     action_count_exceptions: Mapping[str, int] = field(default_factory=_empty)
     notes: tuple[tuple[str, str], ...] = ()
     source: str = "<string>"

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["name_key"]
+__all__ = ["name_key", "subset_key"]
 
 _NON_ALNUM = re.compile(r"[^0-9a-z]")
 
@@ -34,3 +34,13 @@ def name_key(name: str) -> str:
     """Lower-case ``name`` and keep only letters and digits, then apply the known aliases."""
     key = _NON_ALNUM.sub("", str(name).lower())
     return _ALIASES.get(key, key)
+
+
+def subset_key(name: str) -> str:
+    """JSON key of a subset's estimate (``Atari-5`` -> ``atari5``).
+
+    Example:
+        >>> subset_key("Atari-3-Val")
+        'atari3_val'
+    """
+    return re.sub(r"-(?=\d)", "", name.lower()).replace("-", "_")

@@ -274,7 +274,53 @@ def test_reference_catalogue_has_constants_dataset_and_published_rows():
     saber = {r.name for r in list_references(arcadebench.load_spec("saber"))}
     assert "world record (Table 5)" in saber and "MuZero" in saber
     sonic = {r.name for r in list_references(arcadebench.load_spec("sonic"))}
-    assert sonic == {f"{row} (Table 1)" for row in arcadebench.load_spec("sonic").published.rows}
+    assert sonic == {f"{row} (Table 1)" for row in arcadebench.load_spec("sonic").published[0].rows}
+
+
+def test_saber_and_hwr_list_their_papers_algorithms_with_where_each_is_printed():
+    saber = {r.name: r for r in list_references(arcadebench.load_spec("saber"))}
+    assert {
+        'Rainbow (Table 3, "No limit (SABER)")',
+        'Rainbow-IQN (Table 3, "No limit (SABER)")',
+        "Rainbow-IQN (Table 3, 5 minutes)",
+        "Rainbow (Table 2, as originally published)",
+        "Rainbow-IQN (single actor, Table 4)",
+    } <= set(saber)
+    five = saber["Rainbow-IQN (Table 3, 5 minutes)"]
+    assert "obtained under another protocol: evaluation episodes capped at 5 minutes" in (
+        five.citation
+    )
+    assert "another protocol" not in saber['Rainbow-IQN (Table 3, "No limit (SABER)")'].citation
+    assert saber["Rainbow-IQN (single actor, Table 4)"].games == 3
+    hwr = {r.name: r for r in list_references(arcadebench.load_spec("hwr"))}
+    assert {
+        "Rainbow (Tables 3 and 7)",
+        'GDI-H3 (Section "Mean HWRNS")',
+        'Agent57 (Section "Mean HWRNS", at 100B frames)',
+        "GDI-H3 (GDI paper, abstract)",
+    } <= set(hwr)
+    assert "Generalized Data Distribution Iteration" in hwr["GDI-H3 (GDI paper, abstract)"].citation
+    spec = arcadebench.load_spec("hwr")
+    (rainbow,) = reference_entries(spec, ["Rainbow (Tables 3 and 7)"])
+    assert rainbow.aggregates == {
+        "hns": {"mean": 873.97, "median": 230.99},
+        "hwrns": {"mean": 28.39},
+    }
+
+
+def test_a_run_is_printed_beside_its_protocols_published_results():
+    results = arcadebench.score(
+        "saber", {"mine": {"asterix": 5000.0, "ms_pacman": 2000.0, "pong": 0.0}}, reps=0
+    )
+    text = results.table()
+    table3 = text[text.index('published results (Table 3, "No limit (SABER)")') :]
+    lines = table3.splitlines()
+    assert lines[3].split() == ["mine", "(this", "run)", "0.61%", "16.76%", "0"]
+    assert lines[5].split() == ["Rainbow-IQN", "3.13%", "30.89%", "4"]
+    assert "obtained under another protocol: evaluation episodes capped at 30 minutes" in text
+    references = text[text.index("published per-game results") :].splitlines()
+    ape_x = next(line for line in references if line.startswith("Rainbow-IQN Ape-X"))
+    assert ape_x.split()[6:9] == ["15.38%", "15.38%", "2"]  # on the 2 games it shares with ours
 
 
 def test_reference_names_are_forgiving_and_unknown_ones_suggest():

@@ -364,7 +364,7 @@ def test_table_3_medians_and_atari5_estimates_truncated(data):
     # Table 3 prints integer parts (Agent57's median is 1975.8 in Table 8 and 1,975 in Table 3).
     fit = fit_subset(data, ATARI5)
     names = {"Rainbow DQN": "Rainbow (noop)"}
-    for algorithm, (median, atari5) in SPEC.published.rows.items():
+    for algorithm, (median, atari5) in SPEC.published[0].rows.items():
         row = data.table.algorithms.index(names.get(algorithm, algorithm))
         scores = {g: data.table.scores[row, data.table.games.index(g)] for g in ATARI5}
         assert math.floor(10 ** data.y[row] - 1) == median, algorithm

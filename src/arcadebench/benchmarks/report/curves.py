@@ -214,16 +214,19 @@ def levels_figure(data: ReportData) -> Figure | None:
                 fontsize=7,
                 color="0.35",
             )
-    published = spec.published
-    if published is not None and "score" in published.columns:
+    published = next((p for p in spec.published if "score" in p.columns), None)
+    if published is not None:
         column = published.columns.index("score")
         for s, (row, cells) in enumerate(published.rows.items()):
+            mean = cells[column]
+            if mean is None:
+                continue
             ax.axvline(
-                cells[column],
+                mean,
                 color=f"{0.1 + 0.1 * (s % 5):.1f}",
                 linestyle=_BASELINE_STYLES[s % len(_BASELINE_STYLES)],
                 linewidth=1.1,
-                label=f"{label(row, 24)}: {cells[column]:,.0f} ({published.source} test mean)",
+                label=f"{label(row, 24)}: {mean:,.0f} ({published.source} test mean)",
                 zorder=3,
             )
     ax.set_yticks(y, [f"{label(g, 40)} ({spec.levels[g].split})" for g in levels])

@@ -276,39 +276,38 @@ def _estimates(data: ReportData) -> Markup | None:
 
 
 def _published(data: ReportData) -> Markup | None:
-    published = data.spec.published
-    if published is None:
+    """Each table of printed aggregates, with this report's results in the same columns."""
+    tables: list[object] = []
+    for published in data.spec.published:
+        rows = []
+        for entry in data.entries:
+            if entry.kind == "reference":
+                continue
+            cells = [
+                _cell(*_in_units(data, path, dig(entry.aggregates, path))) if path else _cell(None)
+                for path in published.paths
+            ]
+            rows.append(element("tr", element("td", f"{entry.name} (this report)"), cells))
+        for name, theirs in published.rows.items():
+            cells = [
+                _cell(*_in_units(data, path, value)) if path else _cell(value)
+                for path, value in zip(published.paths, theirs, strict=True)
+            ]
+            rows.append(element("tr", element("td", name, class_="ref"), cells))
+        tables.append(element("h3", published.source))
+        if published.protocol:
+            tables.append(
+                element("p", f"Obtained under another protocol: {published.protocol}", class_="sub")
+            )
+        tables.append(_table(["", *published.columns], rows))
+    if not tables:
         return None
-    rows = []
-    for entry in data.entries:
-        if entry.kind == "reference":
-            continue
-        ours = [_comparable(entry, column) for column in published.columns]
-        rows.append(
-            element("tr", element("td", f"{entry.name} (this report)"), [_cell(v) for v in ours])
-        )
-    for name, theirs in published.rows.items():
-        rows.append(element("tr", element("td", name, class_="ref"), [_cell(v) for v in theirs]))
     return _section(
         "published",
-        f"Published results ({published.source})",
+        "Published results",
         element("p", data.spec.citation, class_="sub"),
-        _table(["", *published.columns], rows),
+        tables,
     )
-
-
-def _comparable(entry: Entry, column: str) -> Any:
-    """This entry's number for a published column (``median``: HNS median; Sonic ``score``)."""
-    aggregates = entry.aggregates
-    if column == "score":
-        for key in ("test", "raw"):
-            if isinstance(aggregates.get(key), Mapping) and "mean" in aggregates[key]:
-                return aggregates[key]["mean"]
-        return None
-    if column in aggregates and not isinstance(aggregates[column], Mapping):
-        return aggregates[column]
-    hns = aggregates.get("hns")
-    return hns.get(column) if isinstance(hns, Mapping) else None
 
 
 def _checkpoints(data: ReportData) -> Markup | None:

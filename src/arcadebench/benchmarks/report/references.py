@@ -10,8 +10,11 @@ Three kinds, all package data with their citation:
   specs (e.g. ``"Rainbow (noop)"``, ``MuZero``). They were obtained under each paper's own
   protocol (mostly 30 no-op or human starts, often without sticky actions), not necessarily the
   spec's; the citation says so.
-- ``published``: the aggregate rows of the spec's ``published`` section (Sonic Table 1 test
-  scores with their errors, Atari-5 Table 3 medians and estimates), named ``"<row> (<table>)"``.
+- ``published``: the rows of the aggregate tables papers printed (Sonic Table 1 test scores
+  with their errors, Atari-5 Table 3 medians and estimates, SABER Tables 2-3), named
+  ``"<row> (<table>)"``, and the per-game results of published algorithms the spec ships
+  (scored like any result), each citing its source and, where it was obtained under another
+  protocol, saying so.
 
 Names are matched ignoring case and punctuation (``world-record``, ``rainbow noop``); a
 reference named ``"<name> (<table>)"`` also answers to ``<name>`` when nothing else does.
@@ -37,7 +40,7 @@ from typing import Any, Literal
 import numpy as np
 
 from arcadebench.benchmarks.report.report_data import Entry
-from arcadebench.benchmarks.scoring.results import score, subset_key
+from arcadebench.benchmarks.scoring.results import score
 from arcadebench.benchmarks.subset import ATARI5_DATASET, read_scores
 from arcadebench.errors import UnknownGame, UnknownReference
 from arcadebench.specs import Spec
@@ -174,16 +177,24 @@ def list_references(spec: Spec) -> list[Reference]:
                     len(games),
                 )
             )
-    if spec.published is not None:
-        for row in spec.published.rows:
+    for published in spec.published:
+        obtained = f"; obtained under another protocol: {published.protocol}" * bool(
+            published.protocol
+        )
+        for row in published.rows:
             refs.append(
                 Reference(
-                    f"{row} ({spec.published.source})",
+                    f"{row} ({published.source})",
                     "published",
-                    f"{spec.published.source} of: {spec.citation}",
+                    f"{published.source} of: {published.citation or spec.citation}{obtained}",
                     0,
                 )
             )
+    for result in spec.published_scores.values():
+        obtained = f"; obtained under another protocol: {result.protocol}" * bool(result.protocol)
+        refs.append(
+            Reference(result.name, "published", f"{result.source}{obtained}", len(result.scores))
+        )
     if spec.platform == "atari":
         scores, citations = _dataset()
         for algorithm, games in scores.items():
@@ -235,9 +246,11 @@ def reference_entries(
 
 
 def _entry(spec: Spec, ref: Reference, only: Collection[str] | None) -> Entry:
-    if ref.kind == "published":
+    if ref.kind == "published" and not ref.games:
         return _published_entry(spec, ref)
-    if ref.kind == "constants":
+    if ref.kind == "published":
+        games = dict(spec.published_scores[ref.name].scores)
+    elif ref.kind == "constants":
         column = next(c for c, label in _CONSTANT_NAMES.items() if ref.name.startswith(label))
         games = _constant_scores(spec, column)
     else:
@@ -254,30 +267,26 @@ def _entry(spec: Spec, ref: Reference, only: Collection[str] | None) -> Entry:
 
 
 def _published_entry(spec: Spec, ref: Reference) -> Entry:
-    """Aggregates of one ``published`` row: Table 3 ``median``/``atari5``, Table 1 ``score``."""
-    published = spec.published
-    if published is None:  # a published reference is listed only by a spec with that section
-        raise UnknownReference(f"{ref.name!r}: the {spec.name!r} spec publishes no results")
-    row = ref.name.removesuffix(f" ({published.source})")
+    """The aggregates of one printed row (Atari-5 Table 3, Sonic Table 1 with its errors...)."""
+    for published in spec.published:
+        row = ref.name.removesuffix(f" ({published.source})")
+        if row != ref.name and row in published.rows:
+            break
+    else:  # a published reference is listed only from a spec's tables
+        raise UnknownReference(f"{ref.name!r}: the {spec.name!r} spec publishes no such row")
     values = dict(zip(published.columns, published.rows[row], strict=True))
     aggregates: dict[str, Any] = {}
     errors: dict[str, tuple[float, float]] = {}
-    human = next(
-        (n.name for n in spec.scoring.normalised if n.reference == "human" and n.cap is None),
-        spec.scoring.normalised[0].name if spec.scoring.normalised else None,
-    )
-    subsets = {subset_key(s) for s in spec.subsets}
-    for column, value in values.items():
-        if column in spec.scoring.aggregates and human is not None:
-            aggregates.setdefault(human, {})[column] = float(value)
-        elif column in subsets:
-            aggregates[column] = float(value)
-        elif column == "score":  # Sonic Table 1: the mean over the test levels
-            split = "test" if any(lv.split == "test" for lv in spec.levels.values()) else "raw"
-            aggregates[split] = {"mean": float(value)}
-            error = values.get("error")
-            if isinstance(error, int | float) and math.isfinite(error):
-                errors[f"{split}.mean"] = (float(value - error), float(value + error))
+    for path, value in zip(published.paths, published.rows[row], strict=True):
+        if path is None or value is None:
+            continue
+        target = aggregates
+        for key in path[:-1]:
+            target = target.setdefault(key, {})
+        target[path[-1]] = float(value)
+        error = values.get("error")  # Sonic Table 1: score +- error
+        if path[-1] == "mean" and isinstance(error, int | float) and math.isfinite(error):
+            errors[".".join(path)] = (float(value - error), float(value + error))
     return Entry(
         ref.name,
         {"games": {}, "aggregates": aggregates},

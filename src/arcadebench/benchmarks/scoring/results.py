@@ -26,7 +26,7 @@ import json
 import math
 import os
 import platform
-import re
+import warnings
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -55,7 +55,8 @@ from arcadebench.benchmarks.scoring.score_files import RESULTS_FORMAT
 from arcadebench.benchmarks.scoring.tables import results_table
 from arcadebench.errors import InputError, InvalidArgument, UnknownSpec
 from arcadebench.specs import Spec, load_spec
-from arcadebench.specs.model import Normalisation, Published
+from arcadebench.specs.model import Normalisation, Published, PublishedScores
+from arcadebench.specs.names import subset_key
 
 __all__ = ["Results", "score", "subset_key"]
 
@@ -131,7 +132,7 @@ def score(
         settings={"ci": float(ci), "reps": reps, "seed": seed},
         algorithms=algorithms,
         provenance=provenance,
-        published=spec.published,
+        protocol=spec,
     )
 
 
@@ -182,11 +183,6 @@ def _provenance(sources: tuple[str, ...], command: str | None) -> dict[str, Any]
     if command is not None:
         versions["command"] = command
     return versions
-
-
-def subset_key(name: str) -> str:
-    """JSON key of a subset: ``Atari-5`` -> ``atari5``, ``Atari-3-Val`` -> ``atari3_val``."""
-    return re.sub(r"-(?=\d)", "", name.lower()).replace("-", "_")
 
 
 # -- one block: the games and aggregates of one algorithm at one checkpoint -----------------------
@@ -484,14 +480,40 @@ class Results:
         algorithms: per algorithm ``{"games", "aggregates"[, "predictions"][, "checkpoints"]}``
             (the shape in DEVELOPING.md, "Results"), with Python floats (``inf`` allowed).
         provenance: package versions, inputs and command line.
-        published: the spec's published reference results (shown by :meth:`table`).
+        protocol: the loaded spec, when it is at hand (its published results are shown by
+            :meth:`table`); ``None`` for results of a spec this installation does not have.
     """
 
     spec: Mapping[str, Any]
     settings: Mapping[str, Any]
     algorithms: Mapping[str, Mapping[str, Any]]
     provenance: Mapping[str, Any]
-    published: Published | None = field(default=None, compare=False)
+    protocol: Spec | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def published(self) -> tuple[Published, ...]:
+        """The aggregate tables the spec's papers printed (``()`` without the spec)."""
+        return self.protocol.published if self.protocol is not None else ()
+
+    def reference_rows(self) -> list[tuple[PublishedScores, Mapping[str, Any]]]:
+        """Each published per-game result of the spec, scored on the games these results have.
+
+        Scored on the same games, so that its aggregates compare with these results' (a
+        reference's printed aggregates cover all of its games; these cover ours).
+        """
+        if self.protocol is None:
+            return []
+        games = {game for entry in self.algorithms.values() for game in entry["games"]}
+        rows = []
+        for reference in self.protocol.published_scores.values():
+            scores = {g: v for g, v in reference.scores.items() if g in games}
+            if not scores:
+                continue
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                scored = score(self.protocol, {reference.name: scores}, reps=0)
+            rows.append((reference, scored.algorithms[reference.name]["aggregates"]))
+        return rows
 
     # -- JSON --
 
@@ -541,7 +563,7 @@ class Results:
             settings=data["settings"],
             algorithms=data["algorithms"],
             provenance=data["provenance"],
-            published=_published_of(data["spec"]),
+            protocol=_protocol_of(data["spec"]),
         )
 
     @classmethod
@@ -597,12 +619,13 @@ class Results:
         return results_table(self, digits)
 
 
-def _published_of(spec: Mapping[str, Any]) -> Published | None:
+def _protocol_of(spec: Mapping[str, Any]) -> Spec | None:
+    """The built-in spec the results were scored against, if this installation has it."""
     try:
         loaded = load_spec(str(spec.get("name")))
     except (UnknownSpec, InputError, InvalidArgument, OSError, ValueError):
         return None
-    return loaded.published if loaded.hash == spec.get("hash") else None
+    return loaded if loaded.hash == spec.get("hash") else None
 
 
 def _csv_value(value: Any) -> Any:

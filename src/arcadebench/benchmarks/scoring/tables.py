@@ -15,7 +15,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from arcadebench._table import Percent, format_cell, render_table
-from arcadebench.specs.model import Published
+from arcadebench.specs.model import Published, PublishedScores
 
 __all__ = [
     "ScoredResults",
@@ -46,8 +46,11 @@ class ScoredResults(Protocol):
         """Per algorithm: games, aggregates and checkpoints."""
 
     @property
-    def published(self) -> Published | None:
-        """The spec's published reference results."""
+    def published(self) -> tuple[Published, ...]:
+        """The aggregate tables the spec's papers printed."""
+
+    def reference_rows(self) -> list[tuple[PublishedScores, Mapping[str, Any]]]:
+        """Each published per-game result of the spec with its aggregates on our games."""
 
 
 def results_table(results: ScoredResults, digits: int = 2) -> str:
@@ -82,9 +85,7 @@ def results_table(results: ScoredResults, digits: int = 2) -> str:
     if checkpoint_table:
         parts.append(checkpoint_table)
     parts.append(_game_table(results, names, percent, digits))
-    published = _published_table(results, names, digits)
-    if published:
-        parts.append(published)
+    parts.extend(_published_tables(results, names, percent, digits))
     return "\n\n".join(parts)
 
 
@@ -145,37 +146,73 @@ def _checkpoint_table(
     )
 
 
-def _published_table(results: ScoredResults, names: list[str], digits: int) -> str | None:
-    published = results.published
-    if published is None:
-        return None
-    rows = []
-    for n in names:
-        aggregates = results.algorithms[n]["aggregates"]
-        rows.append(
-            [f"{n} (this run)", *(_published_value(c, aggregates) for c in published.columns)]
+def _published_tables(
+    results: ScoredResults, names: list[str], percent: Collection[str], digits: int
+) -> list[str]:
+    """Ours beside each table of printed aggregates, then the per-game references scored here."""
+    tables = []
+    for published in results.published:
+        rows: list[list[Any]] = []
+        for n in names:
+            ours = results.algorithms[n]["aggregates"]
+            rows.append(
+                [
+                    f"{n} (this run)",
+                    *(_cell(path, dig(ours, path or ()), percent) for path in published.paths),
+                ]
+            )
+        for name, values in published.rows.items():
+            rows.append(
+                [
+                    name,
+                    *(_cell(p, v, percent) for p, v in zip(published.paths, values, strict=True)),
+                ]
+            )
+        title = f"published results ({published.source})"
+        if published.protocol:
+            title += f"\nobtained under another protocol: {published.protocol}"
+        tables.append(render_table(["", *published.columns], rows, title=title, digits=digits))
+    references = results.reference_rows()
+    if references:
+        paths = _headline_paths(results, references)
+        rows = []
+        for n in names:
+            ours = results.algorithms[n]["aggregates"]
+            cells = [_cell(p, dig(ours, p), percent) for p in paths]
+            rows.append([f"{n} (this run)", *cells, len(results.algorithms[n]["games"]), ""])
+        for reference, aggregates in references:
+            cells = [_cell(p, dig(aggregates, p), percent) for p in paths]
+            shared = dig(aggregates, (*paths[0][:1], "n_games")) if paths else None
+            rows.append([reference.name, *cells, shared, reference.source])
+        tables.append(
+            render_table(
+                ["", *(".".join(p) for p in paths), "games", "source"],
+                rows,
+                title="published per-game results, scored here on the games they share with ours",
+                digits=digits,
+            )
         )
-    rows.extend([name, *values] for name, values in published.rows.items())
-    return render_table(
-        ["", *published.columns],
-        rows,
-        title=f"published results ({published.source})",
-        digits=digits,
+    return tables
+
+
+def _cell(path: Sequence[str] | None, value: Any, percent: Collection[str]) -> Any:
+    return in_units(path, value, percent) if path else value
+
+
+def _headline_paths(
+    results: ScoredResults, references: list[tuple[PublishedScores, Mapping[str, Any]]]
+) -> list[tuple[str, ...]]:
+    """The columns of the per-game references: the first printed table's, or every statistic."""
+    for published in results.published:
+        paths = [p for p in published.paths if p is not None and len(p) > 1]
+        if paths:
+            return paths
+    aggregates = references[0][1]
+    metric = next(
+        (k for k, v in aggregates.items() if isinstance(v, Mapping) and k not in ("ci", "classes")),
+        "raw",
     )
-
-
-def _published_value(column: str, aggregates: Mapping[str, Any]) -> Any:
-    """Our number for a published column: ``median`` -> HNS median, ``atari5``, Sonic ``score``."""
-    if column == "score":
-        for key in ("test", "raw"):
-            if key in aggregates and "mean" in aggregates[key]:
-                return aggregates[key]["mean"]
-        return None
-    if column in aggregates and not isinstance(aggregates[column], Mapping):
-        return aggregates[column]
-    if column in ("mean", "median", "iqm", "optimality_gap"):
-        return aggregates.get("hns", {}).get(column)
-    return None
+    return [(metric, stat) for stat in aggregates.get(metric, {}) if stat != "n_games"]
 
 
 def _frames_label(label: str) -> str:
@@ -196,7 +233,7 @@ def _interval_text(
 
 def percent_metrics(blocks: Iterable[Mapping[str, Any]]) -> frozenset[str]:
     """The per-game normalised metrics of algorithm blocks (``hns``, ``saber``...): percentages."""
-    found = set()
+    found: set[str] = set()
     for block in blocks:
         for cell in block.get("games", {}).values():
             found.update(key for key in cell if key not in _PER_GAME_FIELDS)
