@@ -12,6 +12,8 @@ EmulatorInUse, LogInUse, JobsFailed; the warning NonCompliantWarning.
 from __future__ import annotations
 
 import difflib
+import sys
+import warnings
 from collections.abc import Iterable
 from typing import Any
 
@@ -35,7 +37,28 @@ __all__ = [
     "UnknownSpec",
     "did_you_mean",
     "install_hint",
+    "warn_user",
 ]
+
+
+# The libraries a warning passes through before it reaches the user's code: a protocol env is
+# made by Gymnasium's make and stepped by its wrappers and vector envs, and by SB3's.
+_LIBRARIES = ("arcadebench", "gymnasium", "ale_py", "stable_retro", "stable_baselines3")
+
+
+def warn_user(message: str, category: type[Warning]) -> None:
+    """Warn with the location of the first caller outside arcadebench and the libraries above.
+
+    ``gym.make(...)`` with a changed setting then warns at the user's ``gym.make`` line, not in
+    ``gymnasium/envs/registration.py``, however deep the call came from.
+    """
+    level, frame = 2, sys._getframe(1)  # stacklevel 2 is the caller of this function
+    while frame is not None:
+        module = str(frame.f_globals.get("__name__", ""))
+        if module.partition(".")[0] not in _LIBRARIES:
+            break
+        level, frame = level + 1, frame.f_back
+    warnings.warn(message, category, stacklevel=level)
 
 
 def install_hint(extra: str, packages: str) -> str:

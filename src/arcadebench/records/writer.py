@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import os
 import re
-import warnings
 from pathlib import Path
 
-from arcadebench.errors import ArcadebenchError, InvalidArgument
+from arcadebench.errors import ArcadebenchError, InvalidArgument, warn_user
 
 __all__ = [
     "LOG_DIR_ENV",
@@ -99,11 +98,10 @@ def cut_partial_line(path: Path) -> None:
                 break
             end = start
         os.ftruncate(handle.fileno(), end)
-    warnings.warn(
+    warn_user(
         f"{path}: the last line was cut off by a crash ({size - end} bytes); removed it, "
         "the episodes before it are kept",
         RuntimeWarning,
-        stacklevel=4,
     )
 
 

@@ -9,13 +9,12 @@ Classes: MaxStuckTime, EpisodeFrameLimit, TimeLimit, NoLifeInformation, Episodic
 
 from __future__ import annotations
 
-import warnings
 from typing import Any, SupportsFloat
 
 import gymnasium as gym
 from gymnasium.wrappers import TimeLimit as _GymTimeLimit
 
-from arcadebench.errors import InvalidArgument, NonCompliantWarning
+from arcadebench.errors import InvalidArgument, NonCompliantWarning, warn_user
 from arcadebench.wrappers._checks import check_int
 from arcadebench.wrappers._info import protocol_info, set_end_reason
 from arcadebench.wrappers.rules import (
@@ -283,12 +282,11 @@ class EpisodicLife(gym.Wrapper, gym.utils.RecordConstructorArgs):
         """Wrap ``env``; ``noop_action`` is played by a reset that continues the game."""
         gym.utils.RecordConstructorArgs.__init__(self, noop_action=noop_action)
         gym.Wrapper.__init__(self, env)
-        warnings.warn(
+        warn_user(
             "EpisodicLife ends episodes on life loss: non-compliant with SABER, HWR and "
             "Atari-5 (life information is not allowed). Use it for training only, outside "
             "the protocol env.",
             NonCompliantWarning,
-            stacklevel=2,
         )
         self._noop_action = noop_action
         self._lives = 0

@@ -27,7 +27,6 @@ Classes: MisuseDetector.
 from __future__ import annotations
 
 import sys
-import warnings
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -36,7 +35,7 @@ import gymnasium.core
 import gymnasium.utils.passive_env_checker
 import gymnasium.wrappers.common
 
-from arcadebench.errors import InvalidArgument, NonCompliantWarning
+from arcadebench.errors import InvalidArgument, NonCompliantWarning, warn_user
 
 __all__ = ["MisuseDetector"]
 
@@ -107,11 +106,10 @@ class MisuseDetector:
         if key in self.found:
             return None
         self.found[key] = what
-        warnings.warn(
+        warn_user(
             f"{what}: the run is non-compliant and its scores are not comparable with the "
             f"protocol's (recorded as a deviation in the log); {_FIX}",
             NonCompliantWarning,
-            stacklevel=5,
         )
         return {key: {"spec": "none", "used": what}}
 

@@ -28,14 +28,13 @@ from __future__ import annotations
 
 import os
 import time
-import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, SupportsFloat, get_args
 
 import gymnasium as gym
 
-from arcadebench.errors import ArcadebenchError, BudgetExhausted
+from arcadebench.errors import ArcadebenchError, BudgetExhausted, warn_user
 from arcadebench.records import LOG_DIR_ENV, EpisodeRecord, Relay, RunRecorder, log_path
 from arcadebench.specs import Spec, load_spec
 from arcadebench.wrappers._info import protocol_info
@@ -66,13 +65,12 @@ def warn_unlogged(spec: Spec) -> None:
     if not scored_in_training or spec.name in _UNLOGGED_WARNED:
         return
     _UNLOGGED_WARNED.add(spec.name)
-    warnings.warn(
+    warn_user(
         f"{spec.name} scores the training episodes themselves, and this environment keeps no log "
         f"of them: nothing it plays can be scored. Give it log_dir=... (gym.make, make_vec, "
         f"make_vec_env's env_kwargs) or set ${LOG_DIR_ENV}; say log_dir=False if no log is "
         "intended",
         UserWarning,
-        stacklevel=4,
     )
 
 

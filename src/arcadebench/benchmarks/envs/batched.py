@@ -384,7 +384,7 @@ def make_vec(
             f"`{option}` is not an option of make_vec (its options are its parameters), got "
             f"{resolved.options[option]!r}"
         )
-    warn_deviations(resolved, f"{spec.name} environments for {game!r}", stacklevel=2)
+    warn_deviations(resolved, f"{spec.name} environments for {game!r}")
     atari = resolved.settings
     if not isinstance(atari, AtariSettings):  # pragma: no cover - the platform was checked above
         raise InvalidArgument(f"`spec` must be an Atari protocol, got {spec.name!r}")

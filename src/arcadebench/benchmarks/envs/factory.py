@@ -63,7 +63,7 @@ def make_protocol_env(
     resolved = resolve(spec, kwargs)
     directory, unlogged_ok = resolve_log_dir(log_dir)
     log = log_path(directory, spec.name, game, run) if directory is not None else None
-    warn_deviations(resolved, f"{spec.name} environment for {game!r}", stacklevel=2)
+    warn_deviations(resolved, f"{spec.name} environment for {game!r}")
     settings = resolved.settings
     if isinstance(settings, AtariSettings):
         env = make_atari_env(game, settings, **resolved.options)

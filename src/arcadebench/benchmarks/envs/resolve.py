@@ -21,12 +21,17 @@ Functions: protocol_kwargs, resolve, warn_deviations.
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from arcadebench.errors import InvalidArgument, NonCompliantWarning, UnknownGame, did_you_mean
+from arcadebench.errors import (
+    InvalidArgument,
+    NonCompliantWarning,
+    UnknownGame,
+    did_you_mean,
+    warn_user,
+)
 from arcadebench.specs import Spec, load_spec
 from arcadebench.specs.model import AtariSettings, RetroSettings
 from arcadebench.specs.settings import override_settings
@@ -129,7 +134,7 @@ def resolve(spec: Spec | str, overrides: Mapping[str, Any] | None = None) -> Res
     return ResolvedSettings(spec, settings, deviations, options)
 
 
-def warn_deviations(resolved: ResolvedSettings, subject: str, stacklevel: int = 2) -> None:
+def warn_deviations(resolved: ResolvedSettings, subject: str) -> None:
     """Warn :class:`~arcadebench.errors.NonCompliantWarning` if ``resolved`` deviates.
 
     ``subject`` names what deviates, e.g. ``"saber environment for 'pong'"``.
@@ -140,9 +145,8 @@ def warn_deviations(resolved: ResolvedSettings, subject: str, stacklevel: int = 
         f"{key}={value['used']!r} (spec: {value['spec']!r})"
         for key, value in resolved.deviations.items()
     )
-    warnings.warn(
+    warn_user(
         f"{subject} is non-compliant: {changed}. Its scores are not comparable with the "
         "protocol's (the deviations are recorded with every logged episode).",
         NonCompliantWarning,
-        stacklevel=stacklevel + 1,
     )

@@ -258,7 +258,7 @@ def evaluate(
     algorithm = agent_name(agent)
     env_kwargs = {**agent_env_kwargs(sent, spec), **env_kwargs}
     resolved = resolve(spec, env_kwargs)
-    warn_deviations(resolved, f"this {spec.name} run", stacklevel=2)
+    warn_deviations(resolved, f"this {spec.name} run")
     if backend == "ray":
         import_ray()  # fail before anything runs when Ray is missing
         if address is not None:
