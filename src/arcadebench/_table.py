@@ -17,7 +17,17 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-__all__ = ["Percent", "format_cell", "render_table"]
+__all__ = ["Percent", "count", "format_cell", "render_table"]
+
+
+def count(n: int, noun: str) -> str:
+    """``n`` and the noun, singular for one: ``count(1, "game")`` is ``"1 game"``.
+
+    Example:
+        >>> count(1, "episode"), count(61, "game")
+        ('1 episode', '61 games')
+    """
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
 
 
 class Percent(float):

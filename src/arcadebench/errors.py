@@ -191,7 +191,8 @@ class JobsFailed(ArcadebenchError, RuntimeError):
         first = "; ".join(f"{key}: {reason}" for key, reason in failures[:3])
         more = f" (and {len(failures) - 3} more)" if len(failures) > 3 else ""
         super().__init__(
-            f"{len(failures)} job(s) failed: {first}{more}. Finished episodes are kept; re-run the "
+            f"{len(failures)} job{'s' * (len(failures) != 1)} failed: {first}{more}. Finished "
+            "episodes are kept; re-run the "
             "missing ones with resume=True"
         )
 

@@ -107,7 +107,7 @@ def test_the_main_job_run_twice_plays_once_and_another_agent_adds_a_column(tmp_p
     assert main([*args, "--agent", "random"]) == 0
     out, err = capsys.readouterr()
     assert out == first and log.read_bytes() == before
-    assert "nothing to play: the 1 job(s) asked for are complete" in err
+    assert "nothing to play: 1 job asked for, all complete in" in err
     assert main([*args, "--agent", "noop"]) == 0
     header = capsys.readouterr().out.splitlines()[1].split()
     assert header[:1] == ["metric"] and {"random", "noop"} <= set(header)
@@ -187,7 +187,7 @@ def test_failed_jobs_are_listed_and_the_exit_status_is_1(tmp_path, capsys, monke
     assert status == 1
     assert "per game" in out and "qbert" in out  # the finished jobs are scored
     assert (
-        "1 job(s) failed" in err
+        "1 job failed" in err
         and "phoenix/0: the agent raised in phoenix run '0' episode 2" in err
     )
     assert "--resume" in err

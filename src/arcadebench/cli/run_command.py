@@ -14,6 +14,7 @@ import sys
 import warnings
 from pathlib import Path
 
+from arcadebench._table import count
 from arcadebench.benchmarks.runner.evaluate import RESULTS_FILE, evaluate
 from arcadebench.errors import JobsFailed
 
@@ -176,14 +177,15 @@ def _run(args: argparse.Namespace) -> int:
         jobs = results.provenance.get("jobs", {})
         if jobs.get("played") == 0:
             print(
-                f"\nnothing to play: the {jobs.get('already_complete')} job(s) asked for are "
-                f"complete in {out} (another --out, or more --episodes with --resume, plays more)",
+                f"\nnothing to play: {count(jobs.get('already_complete', 0), 'job')} asked for, "
+                f"all complete in {out} (another --out, or more --episodes with --resume, "
+                "plays more)",
                 file=sys.stderr,
             )
         print(f"\nlogs and {RESULTS_FILE} in {out}", file=sys.stderr)
     if failures:
         scored = "the others are scored above" if results is not None else "nothing was scored"
-        print(f"\n{len(failures)} job(s) failed ({scored}):", file=sys.stderr)
+        print(f"\n{count(len(failures), 'job')} failed ({scored}):", file=sys.stderr)
         for key, reason in failures:
             print(f"  {key}: {reason}", file=sys.stderr)
         print(f"re-run the missing episodes with: --out {out} --resume", file=sys.stderr)

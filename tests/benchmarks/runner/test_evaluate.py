@@ -17,6 +17,7 @@ from arcadebench.benchmarks.scoring.results import Results
 from arcadebench.errors import ArcadebenchError, JobsFailed, NonCompliantWarning
 
 SHORT = {"max_episode_frames": 2000}  # <= 500 steps an episode (non-compliant: fine for tests)
+SCORED_AS = " [max_episode_frames=2000]"  # runs of other settings are an algorithm of their own
 GAMES = ["qbert", "phoenix", "battle_zone"]  # the misbehaving test agents act up in phoenix, game 2
 
 
@@ -40,7 +41,7 @@ def test_evaluate_plays_every_job_writes_logs_and_scores_them(tmp_path):
     assert all([e[0] for e in eps] == [0, 1] and all(e[5] for e in eps) for eps in logs.values())
     assert isinstance(results, Results)
     assert Results.from_json(tmp_path / "results.json").algorithms == results.algorithms
-    qbert = results.algorithms["random"]["games"]["qbert"]
+    qbert = results.algorithms["random" + SCORED_AS]["games"]["qbert"]
     assert qbert["runs"] == [
         pytest.approx((logs[("qbert", r)][0][1] + logs[("qbert", r)][1][1]) / 2) for r in "01"
     ]
@@ -91,7 +92,7 @@ def test_progress_bars_leave_one_thread_so_the_workers_of_a_builtin_agent_fork(
     )
     assert chosen == ["fork", "fork"] and set(threads) == {1}  # no refresh thread
     assert "all jobs" in sys.stderr.getvalue()
-    assert set(results.algorithms["random"]["games"]) == {"qbert", "phoenix"}
+    assert set(results.algorithms["random" + SCORED_AS]["games"]) == {"qbert", "phoenix"}
 
 
 def test_episode_seeds_depend_only_on_the_job_seed_and_episode():
@@ -118,22 +119,22 @@ def test_a_log_holding_less_than_asked_is_continued_only_with_resume(tmp_path):
     before = log.read_bytes()
     with pytest.raises(
         ArcadebenchError,
-        match=r"1 run\(s\) of random hold less than asked \(.*qbert/0.jsonl: 2 of 3 episodes\); "
+        match=r"1 run of random hold less than asked \(.*qbert/0.jsonl: 2 of 3 episodes\); "
         r"continue them with resume=True",
     ):
         run(tmp_path, games=["qbert"], episodes=3)
     assert log.read_bytes() == before
     results = run(tmp_path, games=["qbert"], episodes=3, resume=True)
     assert [e[0] for e in episodes(tmp_path)[("qbert", "0")]] == [0, 1, 2]
-    assert results.algorithms["random"]["games"]["qbert"]["episodes"] == 3
+    assert results.algorithms["random" + SCORED_AS]["games"]["qbert"]["episodes"] == 3
 
 
 def test_agents_share_an_output_directory_one_column_each(tmp_path):
     run(tmp_path, games=["qbert"], seeds=[0, 1])
     results = run(tmp_path, agent="noop", games=["qbert"])
-    assert set(results.algorithms) == {"random", "noop"}
-    assert len(results.algorithms["random"]["games"]["qbert"]["runs"]) == 2
-    assert results.algorithms["noop"]["games"]["qbert"]["runs"] == [0.0]
+    assert set(results.algorithms) == {"random" + SCORED_AS, "noop" + SCORED_AS}
+    assert len(results.algorithms["random" + SCORED_AS]["games"]["qbert"]["runs"]) == 2
+    assert results.algorithms["noop" + SCORED_AS]["games"]["qbert"]["runs"] == [0.0]
     assert (tmp_path / "noop" / "atari5" / "qbert" / "0.jsonl").exists()
     assert "noop" in results.table().splitlines()[1]  # a column of the table
     with pytest.raises(ArcadebenchError, match=r"played with other settings \(max_episode_frames"):
@@ -146,7 +147,7 @@ def test_logs_of_earlier_versions_are_continued_where_they_are(tmp_path):
     (tmp_path / "random" / "atari5").rename(tmp_path / "atari5")
     (tmp_path / "random").rmdir()
     events = []
-    assert run(tmp_path, games=["qbert"], on_event=events.append).algorithms["random"]
+    assert run(tmp_path, games=["qbert"], on_event=events.append).algorithms["random" + SCORED_AS]
     assert events == []
     run(tmp_path, games=["qbert"], episodes=3, resume=True)
     assert len(episodes(tmp_path)[("qbert", "0")]) == 3
@@ -167,7 +168,7 @@ def test_a_raising_agent_fails_its_job_only_and_keeps_its_finished_episodes(tmp_
         == [0, 1, 2, 3]
     )
     results = failed.value.results
-    assert set(results.algorithms["runner_agents:RaisingAgent"]["games"]) == set(GAMES)
+    assert set(results.algorithms["runner_agents:RaisingAgent" + SCORED_AS]["games"]) == set(GAMES)
     assert results.provenance["failures"] == [f"phoenix/0: {reason}"]
     stderr = tmp_path / "runner_agents_RaisingAgent" / "atari5" / "phoenix" / "0.stderr.txt"
     assert "ValueError: boom" in stderr.read_text()  # the traceback
@@ -223,7 +224,7 @@ def test_a_learning_agent_is_driven_through_act_and_observe(tmp_path):
     afresh = "resumed jobs start runner_agents:LearningAgent afresh"
     with pytest.warns(RuntimeWarning, match=afresh):
         results = run(tmp_path, agent="runner_agents:LearningAgent", games=["qbert"], resume=True)
-    assert results.algorithms["runner_agents:LearningAgent"]["games"]["qbert"]["episodes"] == 2
+    assert results.algorithms["runner_agents:LearningAgent" + SCORED_AS]["games"]["qbert"]["episodes"] == 2
 
 
 @pytest.mark.parametrize(

@@ -29,7 +29,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal
 
-from arcadebench._table import render_table
+from arcadebench._table import count, render_table
 from arcadebench._version import __version__
 from arcadebench.benchmarks.conformance.play import atari_settings, play_game
 from arcadebench.benchmarks.conformance.verdicts import STATUSES, GameCheck, judge
@@ -136,7 +136,7 @@ class CheckReport:
         return "\n".join(
             [
                 render_table(_COLUMNS, rows, title=title),
-                f"{len(self.games)} games: {counts}",
+                f"{count(len(self.games), 'game')}: {counts}",
                 _LEGEND,
             ]
         )

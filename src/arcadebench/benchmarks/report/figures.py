@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
+from arcadebench._table import count
 from arcadebench.benchmarks.report.report_data import (
     Entry,
     Interval,
@@ -233,7 +234,7 @@ def classes_figure(data: ReportData) -> Figure | None:
             hatch=hatch(i, entry),
             edgecolor="white" if entry.kind == "result" else "0.25",
             linewidth=0.4,
-            label=f"{label(entry.name)} ({sum(counts)} games)",
+            label=f"{label(entry.name)} ({count(sum(counts), 'game')})",
         )
         ax.bar_label(bars, fontsize=7, padding=1)
     ax.set_xticks(x, [f"{name}\n{r}" for name, r in zip(names, ranges, strict=True)])
@@ -502,7 +503,7 @@ def profile_figure(data: ReportData) -> Figure | None:
             color=colour(i),
             linewidth=1.8,
             linestyle="--" if entry.kind == "reference" else "-",
-            label=f"{label(entry.name)} ({matrix.shape[1]} games)",
+            label=f"{label(entry.name)} ({count(matrix.shape[1], 'game')})",
         )
     _reference_line(ax, data)
     if log:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from arcadebench._table import format_cell
+from arcadebench._table import count, format_cell
 from arcadebench._version import __version__
 from arcadebench.benchmarks.report.markup import Markup, element, safe_url
 from arcadebench.benchmarks.report.report_data import (
@@ -509,8 +509,9 @@ def render_page(data: ReportData, figures: Sequence[FigureFile]) -> str:
         element("h1", f"arcadebench report \u2014 {spec.title}"),
         element(
             "p",
-            f"spec {spec.name} v{spec.version} ({spec.short_hash}) \u00b7 {results} "
-            f"result(s), {references} reference(s) \u00b7 arcadebench {__version__}",
+            f"spec {spec.name} v{spec.version} ({spec.short_hash}) \u00b7 "
+            f"{count(results, 'result')}, {count(references, 'reference')} \u00b7 "
+            f"arcadebench {__version__}",
             class_="sub",
         ),
         _banner(data),

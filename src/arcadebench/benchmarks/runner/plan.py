@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from arcadebench._table import count
 from arcadebench.benchmarks.runner.worker import Job
 from arcadebench.errors import ArcadebenchError
 from arcadebench.records import RunLog, log_path, parse_log
@@ -195,7 +196,8 @@ def plan_jobs(
         path, progress = unfinished[0]
         more = f"; and {len(unfinished) - 1} more" if len(unfinished) > 1 else ""
         raise ArcadebenchError(
-            f"{len(unfinished)} run(s) of {algorithm} hold less than asked ({path}: {progress}"
-            f"{more}); continue them with resume=True, or choose another `log_dir`"
+            f"{count(len(unfinished), 'run')} of {algorithm} hold less than asked "
+            f"({path}: {progress}{more}); continue them with resume=True, or choose another "
+            "`log_dir`"
         )
     return plan

@@ -17,6 +17,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, Literal, TextIO, TypeAlias
 
+from arcadebench._table import count
 from arcadebench.benchmarks.runner.worker import Job
 
 __all__ = ["ProgressMode", "RunProgress"]
@@ -174,7 +175,7 @@ class RunProgress:
             if self.mode != "off" and (self.mode == "lines" or summary.get("budget")):
                 budget = " (the protocol's budget is used up)" if summary.get("budget") else ""
                 self._line(
-                    f"{key} done: {summary['episodes']} episodes, "
+                    f"{key} done: {count(summary['episodes'], 'episode')}, "
                     f"{summary['total_frames']:,} frames{budget}"
                 )
             self._remove(key)
