@@ -187,8 +187,7 @@ def test_failed_jobs_are_listed_and_the_exit_status_is_1(tmp_path, capsys, monke
     assert status == 1
     assert "per game" in out and "qbert" in out  # the finished jobs are scored
     assert (
-        "1 job failed" in err
-        and "phoenix/0: the agent raised in phoenix run '0' episode 2" in err
+        "1 job failed" in err and "phoenix/0: the agent raised in phoenix run '0' episode 2" in err
     )
     assert "--resume" in err
 

@@ -224,7 +224,8 @@ def test_a_learning_agent_is_driven_through_act_and_observe(tmp_path):
     afresh = "resumed jobs start runner_agents:LearningAgent afresh"
     with pytest.warns(RuntimeWarning, match=afresh):
         results = run(tmp_path, agent="runner_agents:LearningAgent", games=["qbert"], resume=True)
-    assert results.algorithms["runner_agents:LearningAgent" + SCORED_AS]["games"]["qbert"]["episodes"] == 2
+    learner = results.algorithms["runner_agents:LearningAgent" + SCORED_AS]
+    assert learner["games"]["qbert"]["episodes"] == 2
 
 
 @pytest.mark.parametrize(
