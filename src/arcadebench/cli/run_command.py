@@ -53,8 +53,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--agent",
         default="random",
-        help="random, noop, jerk (Sonic's scripted baseline) or module:attr (a policy, an "
-        "act/observe agent or a factory); default random",
+        help="random, noop, jerk (Sonic's scripted baseline), sb3:ALGO:model.zip (a saved "
+        "stable-baselines3 model, e.g. sb3:PPO:model.zip; greedy unless :stochastic is "
+        "appended) or module:attr (a policy, an act/observe agent or a factory); default random",
     )
     quota = parser.add_mutually_exclusive_group()
     quota.add_argument(

@@ -102,14 +102,24 @@ def test_non_protocol_kwargs_do_not_warn():
     env.close()
 
 
-def test_make_works_for_a_user_spec_file():
+def test_make_works_for_a_user_spec_file_and_its_env_has_a_spec(tmp_path):
     path = DATA / "specs" / "minimal_atari.yaml"
-    env = arcadebench.make(str(path), "Q*bert")
+    env = arcadebench.make(str(path), "Q*bert", log_dir=False)
     try:
         env.reset(seed=1)
         assert env.unwrapped.ale.getInt("max_num_frames_per_episode") == 108_000
+        assert env.spec.id == "arcadebench/Mini-Qbert-v0"
+        assert env.spec.kwargs["spec"] == str(path.resolve())
+        assert env.spec.kwargs["max_episode_frames"] == 108_000  # the protocol, inspectable
+        again = gym.make(env.spec)  # rebuilds the same protocol env
+        assert again.spec.id == env.spec.id
+        again.close()
     finally:
         env.close()
+    clash = tmp_path / "my_saber.yaml"
+    clash.write_text(path.read_text().replace("id_prefix: Mini", "id_prefix: SABER"))
+    with pytest.raises(InvalidArgument, match="the built-in 'saber' spec's; change id_prefix"):
+        arcadebench.make(str(clash), "qbert")
 
 
 def test_make_of_a_builtin_goes_through_the_registry():

@@ -397,10 +397,16 @@ def test_figure_table_is_complete():
     ]
 
 
+def test_an_evaluation_of_a_few_episodes_draws_no_learning_curve(tmp_path):
+    write_log(tmp_path / "eval", "saber", "eval", "pong", "0", [1.0, 2.0, 3.0], 500_000)
+    assert learning_curve_figure(load_report_data([tmp_path / "eval"], reps=0)) is None
+
+
 def test_the_learning_curve_title_fits_a_one_game_figure(tmp_path):
     # one game, runs far short of the 50M, 100M and 200M checkpoints: a long title on a
     # narrow figure, which must wrap instead of running off both edges
-    write_log(tmp_path / "ppo", "saber", "ppo", "pong", "0", [1.0, 2.0, 3.0], 500_000)
+    returns = [float(i) for i in range(12)]  # enough episodes for a curve
+    write_log(tmp_path / "ppo", "saber", "ppo", "pong", "0", returns, 500_000)
     data = load_report_data([tmp_path / "ppo"], reps=0)
     figure = learning_curve_figure(data)
     figure.canvas.draw()

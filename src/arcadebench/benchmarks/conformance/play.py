@@ -32,6 +32,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from ale_py import ALEInterface, LoggerMode
 from ale_py.env import AtariEnv
 
 from arcadebench.benchmarks.conformance.observer import EpisodeObserver
@@ -170,6 +171,7 @@ def play_game(
         "max_episode_frames"}``; ``settings`` are the spec's, the runs are
         :meth:`EpisodeObserver.summary` dicts and a limit is ``None`` when the spec has none.
     """
+    ALEInterface.setLoggerMode(LoggerMode.Error)  # the report is the table, not ALE's banner
     loaded = load_spec(spec)
     env_kwargs = dict(env_kwargs or {})
     settings = dataclasses.asdict(atari_settings(loaded))

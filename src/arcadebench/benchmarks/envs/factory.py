@@ -20,6 +20,8 @@ Example:
 from __future__ import annotations
 
 import os
+import warnings
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -28,6 +30,7 @@ from arcadebench.benchmarks.envs.atari import make_atari_env
 from arcadebench.benchmarks.envs.ids import env_id
 from arcadebench.benchmarks.envs.resolve import protocol_kwargs, resolve, warn_deviations
 from arcadebench.benchmarks.envs.sonic import make_retro_env
+from arcadebench.errors import InvalidArgument
 from arcadebench.records import log_path, resolve_log_dir
 from arcadebench.specs import Spec, list_specs, load_spec
 from arcadebench.specs.model import AtariSettings, RetroSettings
@@ -91,13 +94,38 @@ def make_protocol_env(
 def make(spec: str | os.PathLike[str] | Spec, game: str, **kwargs: Any) -> gym.Env:
     """Make the protocol environment of ``game``; also works for a spec YAML file of your own.
 
-    For built-in specs this is ``gym.make(env_id(spec, game), **kwargs)``.
+    It is ``gym.make(env_id(spec, game), **kwargs)``: a spec of your own registers its id first,
+    so its environments have an ``env.spec`` too (``gym.make(env.spec)`` rebuilds one).
+
+    Raises:
+        InvalidArgument: your spec's ``id_prefix`` is a built-in spec's (the ids would clash).
     """
     spec = load_spec(spec)
     game = spec.resolve_game(game)
-    if spec.name in list_specs() and load_spec(spec.name).hash == spec.hash:
-        return gym.make(env_id(spec, game), **kwargs)
-    return make_protocol_env(spec, game, **kwargs)
+    id = env_id(spec, game)
+    if not (spec.name in list_specs() and load_spec(spec.name).hash == spec.hash):
+        _register_own_spec(spec, game, id)
+    return gym.make(id, **kwargs)
+
+
+def _register_own_spec(spec: Spec, game: str, id: str) -> None:
+    """Register (or re-register) ``id`` for a spec that is not built in."""
+    registered = gym.registry.get(id)
+    builtin = registered.kwargs.get("spec") if registered is not None else None
+    if isinstance(builtin, str) and builtin in list_specs():
+        raise InvalidArgument(
+            f"`spec` must have an id_prefix of its own, got {spec.id_prefix!r} (from "
+            f"{spec.source}), the built-in {builtin!r} spec's; change id_prefix in the YAML"
+        )
+    source = Path(spec.source)
+    kwargs = {"spec": str(source.resolve()) if source.is_file() else spec, "game": game}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "Overriding environment": the same file, reloaded
+        gym.register(
+            id=id,
+            entry_point=f"{__name__}:make_protocol_env",
+            kwargs={**kwargs, **protocol_kwargs(spec)},
+        )
 
 
 def register_envs() -> list[str]:

@@ -29,6 +29,7 @@ __all__ = ["learning_curve_figure", "levels_figure", "running_mean"]
 
 _MAX_POINTS = 3000  # dots drawn per run (the running mean uses every episode)
 _DEFAULT_WINDOW = 10
+_MIN_CURVE_EPISODES = 10  # fewer episodes in every run: no learning curve is drawn
 _BASELINE_STYLES = ("--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1)), (0, (1, 1)), (0, (6, 2, 1, 2)))
 
 
@@ -59,7 +60,8 @@ def learning_curve_figure(data: ReportData) -> Figure | None:
     from matplotlib.ticker import EngFormatter
 
     entries = [(i, e) for i, e in enumerate(data.entries) if e.curves]
-    if not entries:
+    longest = max((len(run.returns) for _, e in entries for run in e.curves), default=0)
+    if longest < _MIN_CURVE_EPISODES:  # an evaluation of a few episodes has no curve to show
         return None
     games = list(dict.fromkeys(run.game for _, e in entries for run in e.curves))
     order = {g: k for k, g in enumerate(data.spec.games)}

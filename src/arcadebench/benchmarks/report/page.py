@@ -480,16 +480,18 @@ def _notes(data: ReportData) -> Markup | None:
 def render_page(data: ReportData, figures: Sequence[FigureFile]) -> str:
     """The complete HTML document of the report."""
     spec = data.spec
+    # the answer first (aggregates, the paper's numbers, the figures), the details after, and
+    # the protocol's definition and the provenance last, for whoever checks them
     sections = [
-        ("card", "protocol", _card(data)),
-        ("entries", "entries", _entries(data)),
         ("aggregates", "aggregates", _aggregates(data)),
         ("estimates", "Atari-X estimates", _estimates(data)),
         ("published", "published", _published(data)),
+        ("figures", "figures", _figures(figures)),
         ("checkpoints", "checkpoints", _checkpoints(data)),
         ("games", "per game", _games(data)),
-        ("figures", "figures", _figures(figures)),
+        ("entries", "entries", _entries(data)),
         ("notes", "notes", _notes(data)),
+        ("card", "protocol", _card(data)),
         ("provenance", "provenance", _provenance(data)),
     ]
     shown = [(anchor, text, markup) for anchor, text, markup in sections if markup is not None]
