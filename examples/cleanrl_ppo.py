@@ -36,6 +36,7 @@ from torch import nn
 from torch.distributions import Categorical, Distribution
 
 import arcadebench
+from arcadebench.errors import NoScores
 
 
 def make_envs(args: argparse.Namespace, log_dir: Path, run: str) -> gym.vector.VectorEnv:
@@ -189,7 +190,10 @@ def main() -> None:
                 nn.utils.clip_grad_norm_(agent.parameters(), 0.5)
                 optimizer.step()
     envs.close()
-    print(arcadebench.score(args.spec, out, reps=0).table())
+    try:
+        print(arcadebench.score(args.spec, out, reps=0).table())
+    except NoScores:  # a short run: no episode has ended yet
+        print(f"no episode ended in {args.total_steps:,} steps: nothing to score yet")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Train PPO (stable-baselines3) on a protocol with many environments, then score and report it.
 
-    pip install 'arcadebench[sb3]'
+    pip install -e ".[sb3]"     # in a clone of arcadebench: stable-baselines3 and torch
     python examples/sb3_ppo.py --timesteps 200000 --num-envs 8
 
 The compliant recipe with SB3:
@@ -25,8 +25,12 @@ The same run with SB3's own helpers, one env per process::
 
     from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.vec_env import SubprocVecEnv
-    envs = make_vec_env("arcadebench/SABER-Pong-v0", n_envs=8, vec_env_cls=SubprocVecEnv,
-                        env_kwargs=dict(obs_type="standard", log_dir="logs", run="ppo-seed1"))
+    envs = make_vec_env(
+        "arcadebench:arcadebench/SABER-Pong-v0",  # "arcadebench:" imports the ids in each worker
+        n_envs=8,
+        vec_env_cls=SubprocVecEnv,
+        env_kwargs=dict(obs_type="standard", log_dir="logs", run="ppo-seed1", algorithm="ppo"),
+    )
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnvObs, VecEnvStepR
 
 import arcadebench
 from arcadebench.benchmarks.training.sb3 import ProtocolCallback, make_sb3_vec_env
+from arcadebench.errors import NoScores
 
 
 class ClipRewards(VecEnvWrapper):
@@ -94,8 +99,12 @@ def main() -> None:
     model.save(model_path)
 
     # the training run, scored as the protocol says (SABER: last 100 episodes at checkpoints)
-    trained = arcadebench.score(args.spec, out / "train", reps=0)
-    print(trained.table())
+    try:
+        trained = [arcadebench.score(args.spec, out / "train", reps=0)]
+        print(trained[0].table())
+    except NoScores:  # a short run: no training episode has ended yet
+        trained = []
+        print(f"no training episode ended in {args.timesteps:,} timesteps: nothing to score yet")
     # the saved model, evaluated greedily by the runner (its own logs, under out/eval)
     evaluated = arcadebench.evaluate(
         f"sb3:PPO:{model_path}",
@@ -108,7 +117,7 @@ def main() -> None:
         progress="off",
     )
     print(evaluated.table())
-    arcadebench.report([trained], out / "report", spec=args.spec, reps=0)  # a YAML spec too
+    arcadebench.report([*trained, evaluated], out / "report", spec=args.spec, reps=0)
     print(f"report: {out / 'report' / 'report.html'}")
 
 

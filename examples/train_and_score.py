@@ -23,12 +23,12 @@ end only.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
 
 import arcadebench
+from arcadebench.errors import NoScores
 
 
 def features(obs: np.ndarray) -> np.ndarray:
@@ -95,8 +95,11 @@ def main() -> None:
     if env.spec is None:  # gym.make always sets it
         raise SystemExit(f"{args.env_id} has no EnvSpec")
     spec = env.spec.kwargs["spec"]
-    log = next(Path(args.log_dir, spec).rglob(f"seed{args.seed}.jsonl"))
-    results = arcadebench.score(spec, [log], reps=0)  # the scorer reads the monitor's log
+    try:
+        results = arcadebench.score(spec, args.log_dir, reps=0)  # the scorer reads the log
+    except NoScores:  # a short run: no episode has ended yet
+        print(f"no episode ended in {args.total_steps:,} steps: nothing to score yet")
+        return
     print(results.table())
 
 

@@ -29,7 +29,7 @@ def test_evaluate_random(tmp_path):
     )
     assert "per game" in out and "qbert" in out and "phoenix" in out
     assert (tmp_path / "r" / "results.json").exists()
-    assert (tmp_path / "r" / "atari5" / "qbert" / "0.jsonl").exists()
+    assert (tmp_path / "r" / "random" / "atari5" / "qbert" / "0.jsonl").exists()
 
 
 def test_learning_agent(tmp_path):
@@ -53,6 +53,11 @@ def test_train_and_score(tmp_path):
     assert all(r["spec"] == "saber" and r["deviations"] == {} for r in records[1:])  # compliant
 
 
+def test_a_training_example_too_short_for_an_episode_says_so_in_one_line(tmp_path):
+    out = run_example("train_and_score.py", "--total-steps", "10", "--log-dir", "l", cwd=tmp_path)
+    assert out.strip() == "no episode ended in 10 steps: nothing to score yet"
+
+
 SPEC = str(REPO / "tests" / "data" / "specs" / "run_budget.yaml")  # 20k-frame budget, 8k/16k
 
 
@@ -71,7 +76,9 @@ def test_sb3_ppo_trains_on_one_run_is_scored_evaluated_and_reported(tmp_path):
     assert all(r["deviations"] == {} for r in records[1:])  # compliant
     # evaluated greedily by the runner under the model's name, then reported
     assert "ppo_breakout" in out
-    assert (tmp_path / "o" / "eval" / "runbudget" / "breakout" / "1.jsonl").exists()
+    assert (
+        tmp_path / "o" / "eval" / "ppo_breakout" / "runbudget" / "breakout" / "1.jsonl"
+    ).exists()
     assert (tmp_path / "o" / "report" / "report.html").exists()
 
 

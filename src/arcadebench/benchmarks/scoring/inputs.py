@@ -66,8 +66,8 @@ def read_scores(spec: Spec, sources: Scores) -> RawScores:
         path = Path(source)
         if path.is_dir():
             found = sorted(path.rglob("*.jsonl"))
-            if not found:
-                raise InputError(str(path), None, "is a directory without episode logs (*.jsonl)")
+            if not found:  # e.g. a training run before its first episode ended
+                raise NoScores(str(path), None, "is a directory without episode logs (*.jsonl)")
             logs.extend(found)
         elif not path.exists():
             raise InputError(str(path), None, "no such file")
