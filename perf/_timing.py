@@ -8,8 +8,9 @@ Targets are checked on those ratios and printed as met or MISSED; ``perf/README.
 every miss.
 
 Run a script from a fresh clone with ``python3 dev.py perf bench_envs [arguments]`` (or, once set
-up, ``.venv/bin/python perf/bench_envs.py``); each writes ``perf/results/<script>.json``
-(git-ignored) with the machine and the command.
+up, ``.venv/bin/python perf/bench_envs.py``); each writes ``perf/results/<script>.json`` with the
+machine, the command, its targets and what it printed, from which ``docs/generate.py`` writes
+``docs/performance.md`` (the results are committed with the page they make).
 """
 
 from __future__ import annotations
@@ -50,8 +51,34 @@ __all__ = [
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
+class _Tee:
+    """Standard output, also kept: what a script prints goes into its results file."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.kept: list[str] = []
+
+    def write(self, text: str) -> int:
+        self.kept.append(text)
+        return int(self.stream.write(text))
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+_OUTPUT = _Tee(sys.stdout)
+
+
 def parser(doc: str | None) -> argparse.ArgumentParser:
-    """An argument parser whose description is the script docstring's first line."""
+    """An argument parser whose description is the script docstring's first line.
+
+    Every script starts with it, so from here on what the script prints is also kept for its
+    results file.
+    """
+    sys.stdout = _OUTPUT
     return argparse.ArgumentParser(description=(doc or "").strip().splitlines()[0])
 
 
@@ -273,10 +300,11 @@ def write_json(name: str, payload: Mapping[str, Any]) -> Path:
     out = RESULTS / f"{name}.json"
     record = {
         "benchmark": name,
-        "command": " ".join([Path(sys.executable).name, *sys.argv]),
+        "command": " ".join(["python3 dev.py perf", Path(sys.argv[0]).stem, *sys.argv[1:]]),
         "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "machine": machine(),
         **payload,
+        "output": "".join(_OUTPUT.kept),
     }
     out.write_text(json.dumps(record, indent=2) + "\n")
     print(f"\nwrote {out}")

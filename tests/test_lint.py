@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PATHS = ["src", "tests", "examples", "perf", "dev.py"]
+PATHS = ["src", "tests", "examples", "perf", "docs", "dev.py"]
 
 
 def _ruff(*args: str) -> subprocess.CompletedProcess:

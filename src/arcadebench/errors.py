@@ -5,8 +5,9 @@ and print ``str(error)``: the message always says *where* (file, key path or lin
 expected and *how to fix it*. Lookup errors offer "did you mean" suggestions.
 
 Classes: ArcadebenchError, SpecError, UnknownSpec, UnknownGame, UnknownReference, InputError,
-InvalidArgument, NoScores, SubsetError, RomNotFound, MissingDependency, BudgetExhausted, AgentError,
-EmulatorInUse, LogInUse, JobsFailed; the warning NonCompliantWarning.
+OtherSpec, NoScores, InvalidArgument, SubsetError, RomNotFound, MissingDependency,
+BudgetExhausted, AgentError, EmulatorInUse, LogInUse, JobsFailed; the warning NonCompliantWarning.
+Functions: warn_user, install_hint, did_you_mean.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import difflib
 import sys
 import warnings
 from collections.abc import Iterable
+from types import FrameType
 from typing import Any
 
 __all__ = [
@@ -28,6 +30,7 @@ __all__ = [
     "LogInUse",
     "MissingDependency",
     "NoScores",
+    "OtherSpec",
     "NonCompliantWarning",
     "RomNotFound",
     "SpecError",
@@ -52,7 +55,8 @@ def warn_user(message: str, category: type[Warning]) -> None:
     ``gym.make(...)`` with a changed setting then warns at the user's ``gym.make`` line, not in
     ``gymnasium/envs/registration.py``, however deep the call came from.
     """
-    level, frame = 2, sys._getframe(1)  # stacklevel 2 is the caller of this function
+    level = 2  # stacklevel 2 is the caller of this function
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         module = str(frame.f_globals.get("__name__", ""))
         if module.partition(".")[0] not in _LIBRARIES:
@@ -126,6 +130,10 @@ class InputError(ArcadebenchError, ValueError):
         self.problem = problem
         where = f"{file}:{line}" if line is not None else file
         super().__init__(f"{where}: {problem}")
+
+
+class OtherSpec(InputError):
+    """An episode log or result was written for another spec than the one reading it."""
 
 
 class NoScores(InputError):

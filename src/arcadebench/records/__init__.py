@@ -38,6 +38,7 @@ from arcadebench.records.writer import (
     log_path,
     package_versions,
     resolve_log_dir,
+    spec_logs,
     tightest,
 )
 
@@ -71,5 +72,6 @@ __all__ = [
     "parse_log",
     "read_totals",
     "resolve_log_dir",
+    "spec_logs",
     "tightest",
 ]

@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from arcadebench.errors import InputError, UnknownGame
+from arcadebench.errors import InputError, OtherSpec, UnknownGame
 from arcadebench.specs import Spec
 
 __all__ = ["LogWarning", "RunLog", "parse_log"]
@@ -217,7 +217,7 @@ def _episode(spec: Spec, record: dict[str, Any], file: str, lineno: int) -> _Epi
 def _check_spec(spec: Spec, name: object, spec_hash: object, file: str, lineno: int) -> None:
     """Refuse a record written for another spec, or for another version of this one."""
     if name != spec.name:
-        raise InputError(
+        raise OtherSpec(
             file,
             lineno,
             f"was written for spec {name!r}, not {spec.name!r}; score it with that spec "

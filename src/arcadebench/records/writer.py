@@ -4,7 +4,8 @@ Each record is one ``write`` plus ``fsync`` (:mod:`~arcadebench.records.live`), 
 process loses at most the episode in flight; a last line cut by a crash is removed
 (:func:`cut_partial_line`) before anything is appended.
 
-Functions: log_path, resolve_log_dir, check_run, cut_partial_line, package_versions, tightest.
+Functions: log_path, spec_logs, resolve_log_dir, check_run, cut_partial_line, package_versions,
+tightest.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ __all__ = [
     "log_path",
     "package_versions",
     "resolve_log_dir",
+    "spec_logs",
     "tightest",
 ]
 
@@ -63,6 +65,16 @@ def log_path(log_dir: str | os.PathLike[str], spec: str, game: str, run: str) ->
         'logs/saber/pong/0.jsonl'
     """
     return Path(log_dir) / spec / game / f"{check_run(run)}.jsonl"
+
+
+def spec_logs(directory: str | os.PathLike[str], spec: str) -> list[Path]:
+    """The logs of ``spec`` in an output directory, whichever agent wrote them.
+
+    The runner keeps each agent's logs under ``<directory>/<agent>/<spec>/<game>/<run>.jsonl``;
+    a log directory given to ``gym.make`` has ``<directory>/<spec>/<game>/<run>.jsonl``.
+    """
+    root = Path(directory)
+    return sorted({*root.glob(f"{spec}/*/*.jsonl"), *root.glob(f"*/{spec}/*/*.jsonl")})
 
 
 def check_run(run: object) -> str:

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from ale_py.env import AtariEnv
 from gymnasium.wrappers import StickyAction
+from testdata import REPO, docs_generator
 
 from arcadebench import check, load_spec
 from arcadebench.benchmarks.conformance import StickyProbe, check_specs
@@ -24,18 +25,17 @@ from arcadebench.cli import main
 from arcadebench.errors import InvalidArgument, NonCompliantWarning
 from arcadebench.wrappers import EpisodeFrameLimit, MaxStuckTime
 
-FRAMES = 1_000  # per agent and game: scaled limits of 500 frames
+GENERATE = docs_generator()
+FRAMES = GENERATE.CHECK_FRAMES  # 1,000 per agent and game: scaled limits of 500 frames
 SABER_RULE_LINE = "  rollover_threshold: -900000\n  rollover_correction: 1000000\n"
 
 
 @pytest.fixture(scope="module")
 def reports():
-    """The check of SABER, HWR and Atari-5: 118 (game, settings) plays for 175 rows."""
+    """The check of every Atari spec (docs/check.md): one play per game and settings."""
     return {
         report.spec.name: report
-        for report in check_specs(
-            ["saber", "hwr", "atari5"], frames=FRAMES, workers=2, progress="off"
-        )
+        for report in check_specs(GENERATE.atari_specs(), frames=FRAMES, workers=2, progress="off")
     }
 
 
@@ -79,6 +79,13 @@ def test_every_game_of_every_atari_spec_passes(reports):
                 assert g.rules["sticky"].status == "ok", (g.game, sticky)
                 assert sticky["informative"] >= 30
                 assert sticky["interval"][0] <= 0.25 <= sticky["interval"][1]
+
+
+def test_the_generated_check_page_is_what_the_check_prints(reports):
+    page = (REPO / "docs" / "check.md").read_text()
+    assert page == GENERATE.check_page(reports.values()), (
+        "docs/check.md is out of date: run .venv/bin/python docs/generate.py check"
+    )
 
 
 def test_skiing_has_9_actions_everywhere_as_a_known_exception(reports):

@@ -17,7 +17,8 @@ import arcadebench
 from arcadebench import load_spec
 from arcadebench.benchmarks.scoring.inputs import read_scores
 from arcadebench.benchmarks.scoring.log_scores import read_logs, run_scores
-from arcadebench.errors import InputError
+from arcadebench.benchmarks.scoring.raw_scores import ScoreCollector
+from arcadebench.errors import InputError, NoScores, OtherSpec
 from arcadebench.records import LogWarning, RunLog, parse_log
 from arcadebench.specs.model import Evaluation
 
@@ -346,7 +347,7 @@ def test_same_run_in_two_files_is_refused(tmp_path):
     with pytest.raises(
         InputError, match=r"b\.jsonl:2: run '0' of pong \(same\) is also logged in .*a\.jsonl"
     ):
-        read_logs(SABER, [a, b])
+        read_logs(SABER, [a, b], ScoreCollector())
 
 
 def test_deviations_warn_and_empty_runs_warn(tmp_path):
@@ -359,8 +360,23 @@ def test_deviations_warn_and_empty_runs_warn(tmp_path):
         parse_log(SABER, write_log(tmp_path / "a.jsonl", records))
     only_cut = [episode(SABER, "pong", "0", 0, 5.0, 100, complete=False)]
     with pytest.warns(LogWarning, match="has no complete episode within the budget"):
-        collector = read_logs(SABER, [write_log(tmp_path / "b.jsonl", only_cut)])
+        collector = ScoreCollector()
+        read_logs(SABER, [write_log(tmp_path / "b.jsonl", only_cut)], collector)
     assert collector.build(SABER).algorithms == {}
+
+
+def test_a_directory_of_several_protocols_is_scored_on_its_logs_of_the_spec(tmp_path):
+    write_log(tmp_path / "ppo" / "saber" / "pong" / "0.jsonl", saber_run(n=2))
+    atari5 = arcadebench.load_spec("atari5")
+    write_log(
+        tmp_path / "ppo" / "atari5" / "pong" / "0.jsonl", [episode(atari5, "pong", "0", 0, 1.0, 9)]
+    )
+    results = arcadebench.score("saber", tmp_path, reps=0)  # the atari5 log is skipped
+    assert results.algorithms["ppo"]["games"]["pong"]["runs"] == [0.5]
+    with pytest.raises(OtherSpec, match="was written for spec 'atari5', not 'saber'"):
+        arcadebench.score("saber", tmp_path / "ppo" / "atari5" / "pong" / "0.jsonl")  # named
+    with pytest.raises(NoScores, match="has no logs of the 'hwr' spec \\(2 of other specs\\)"):
+        arcadebench.score("hwr", tmp_path)
 
 
 def test_algorithm_name_from_header_or_layout(tmp_path):

@@ -5,7 +5,9 @@
 are read with :meth:`Results.from_json`; all other inputs go through one call of
 :func:`arcadebench.score`, so a report never scores differently from the scorer. Monitor logs
 are also kept for the learning curves: the logs given, and for a results JSON the runner's logs
-next to it (``<dir>/<spec>/<game>/<run>.jsonl``).
+next to it (``<dir>/<agent>/<spec>/<game>/<run>.jsonl``). A run's output directory may hold
+several protocols' logs: its ``results.json`` names the spec it is reported under, unless
+``--spec`` does, and the scorer reads the logs of that spec only.
 
 Functions: load_report_data.
 """
@@ -23,8 +25,14 @@ from arcadebench.benchmarks.report.references import reference_entries
 from arcadebench.benchmarks.report.report_data import Entry, ReportData, check_metric
 from arcadebench.benchmarks.scoring.results import Results, score
 from arcadebench.benchmarks.scoring.score_files import RESULTS_FORMAT
-from arcadebench.errors import ArcadebenchError, InputError, InvalidArgument, UnknownSpec
-from arcadebench.records import RunLog, parse_log
+from arcadebench.errors import (
+    ArcadebenchError,
+    InputError,
+    InvalidArgument,
+    OtherSpec,
+    UnknownSpec,
+)
+from arcadebench.records import RunLog, parse_log, spec_logs
 from arcadebench.specs import Spec, load_spec
 
 __all__ = ["load_report_data"]
@@ -199,7 +207,17 @@ def _spec(
 
 
 def _spec_of_logs(paths: list[Path]) -> tuple[str, str] | None:
-    """The spec named by the first episode record of the first log, and where it was read."""
+    """The spec of the inputs, and where it was read.
+
+    A run's output directory says it in its ``results.json`` (the latest run there: the
+    directory may hold several protocols' logs); otherwise the first episode record of the
+    first log does.
+    """
+    for path in paths:
+        latest = _read_results(path / "results.json") if path.is_dir() else None
+        if latest is not None:
+            name = str(latest.spec.get("name"))
+            return name, f"{path / 'results.json'} was scored with spec {name!r}"
     for path in _log_files(paths):
         try:
             with open(path, encoding="utf-8", errors="replace") as handle:
@@ -250,8 +268,7 @@ def _curves(
     out: dict[tuple[str, str], list[RunLog]] = {}
     sources: list[tuple[str, list[Path], set[str] | None]] = [("", _log_files(scored), None)]
     for label, loaded, path in results:
-        directory = path.parent / spec.name if path is not None else None
-        logs = sorted(directory.rglob("*.jsonl")) if directory and directory.is_dir() else []
+        logs = spec_logs(path.parent, spec.name) if path is not None else []
         sources.append((label, logs, set(loaded.algorithms)))
     for key, logs, wanted in sources:
         for log in logs:
@@ -259,6 +276,8 @@ def _curves(
                 warnings.simplefilter("ignore")  # the scorer warns about these logs already
                 try:
                     runs = parse_log(spec, log)
+                except OtherSpec:  # another protocol's log in the directory (the scorer skipped it)
+                    continue
                 except ArcadebenchError:
                     if not key:
                         raise

@@ -49,12 +49,13 @@ from arcadebench.benchmarks.runner.agents import (
     check_agent,
 )
 from arcadebench.benchmarks.runner.backends import JobOutcome, run_local
-from arcadebench.benchmarks.runner.plan import agent_log_dir, plan_jobs, spec_logs
+from arcadebench.benchmarks.runner.plan import agent_log_dir, plan_jobs
 from arcadebench.benchmarks.runner.progress import ProgressMode, RunProgress
 from arcadebench.benchmarks.runner.ray_backend import check_reachable, import_ray, run_ray
 from arcadebench.benchmarks.runner.worker import Job
 from arcadebench.benchmarks.scoring.results import Results, score
 from arcadebench.errors import ArcadebenchError, JobsFailed, NoScores
+from arcadebench.records import spec_logs
 from arcadebench.specs import Spec, list_specs, load_spec
 from arcadebench.specs.model import Split
 from arcadebench.wrappers.monitor import log_path
@@ -321,7 +322,7 @@ def evaluate(
             Path(_stderr_path(outcome.job)).unlink(missing_ok=True)
     results = _score(
         spec,
-        spec_logs(out, spec),
+        spec_logs(out, spec.name),
         reps=reps,
         command=command,
         provenance={

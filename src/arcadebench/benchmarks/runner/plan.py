@@ -15,7 +15,7 @@ Logs of earlier versions, written straight under ``<out>/<spec>/``, are still fo
 that wrote them keeps writing there.
 
 Classes: Plan.
-Functions: agent_log_dir, plan_jobs, spec_logs.
+Functions: agent_log_dir, plan_jobs.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from arcadebench.errors import ArcadebenchError
 from arcadebench.records import RunLog, log_path, parse_log
 from arcadebench.specs import Spec
 
-__all__ = ["Plan", "agent_log_dir", "plan_jobs", "spec_logs"]
+__all__ = ["Plan", "agent_log_dir", "plan_jobs"]
 
 
 @dataclass(frozen=True)
@@ -76,11 +76,6 @@ def agent_log_dir(out: Path, spec: Spec, algorithm: str) -> Path:
         if state is not None and state.algorithm == algorithm:
             return out
     return out / _folder_name(algorithm)
-
-
-def spec_logs(out: Path, spec: Spec) -> list[Path]:
-    """Every episode log of ``spec`` in the output directory ``out``, whichever agent wrote it."""
-    return sorted({*out.glob(f"{spec.name}/*/*.jsonl"), *out.glob(f"*/{spec.name}/*/*.jsonl")})
 
 
 def _finished(state: RunLog, spec: Spec, episodes: int | None, steps: int | None) -> bool:

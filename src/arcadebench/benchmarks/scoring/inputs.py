@@ -53,6 +53,7 @@ def read_scores(spec: Spec, sources: Scores) -> RawScores:
     """
     collector = ScoreCollector()
     logs: list[Path] = []
+    in_directories: list[Path] = []  # logs of other specs are skipped there, not refused
     for source in _expand(sources):
         if isinstance(source, Mapping):
             read_mapping(spec, source, collector)
@@ -69,6 +70,7 @@ def read_scores(spec: Spec, sources: Scores) -> RawScores:
             if not found:  # e.g. a training run before its first episode ended
                 raise NoScores(str(path), None, "is a directory without episode logs (*.jsonl)")
             logs.extend(found)
+            in_directories.extend(found)
         elif not path.exists():
             raise InputError(str(path), None, "no such file")
         elif path.suffix.lower() == ".csv":
@@ -84,7 +86,14 @@ def read_scores(spec: Spec, sources: Scores) -> RawScores:
                 "has an unknown suffix; give a .csv or .json score file or a .jsonl episode log",
             )
     if logs:
-        read_logs(spec, logs, collector)
+        skipped = read_logs(spec, logs, collector, other_specs_ok=set(in_directories))
+        if skipped and len(skipped) == len(logs):
+            raise NoScores(
+                str(skipped[0].parent),
+                None,
+                f"has no logs of the {spec.name!r} spec ({len(skipped)} of other specs); score "
+                "them with their own spec",
+            )
     raw = collector.build(spec)
     if not raw.algorithms:
         where = collector.sources[0] if len(collector.sources) == 1 else "<scores>"

@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from arcadebench.benchmarks.scoring.raw_scores import ScoreCollector
-from arcadebench.errors import InputError
+from arcadebench.errors import InputError, OtherSpec
 from arcadebench.records import LogWarning, RunLog, parse_log
 from arcadebench.specs import Spec
 from arcadebench.specs.model import Evaluation
@@ -119,19 +120,32 @@ def _pooling_note(algorithm: str, runs: set[tuple[str, str]]) -> str:
 
 
 def read_logs(
-    spec: Spec, paths: Iterable[str | os.PathLike[str]], collector: ScoreCollector | None = None
-) -> ScoreCollector:
+    spec: Spec,
+    paths: Iterable[str | os.PathLike[str]],
+    collector: ScoreCollector,
+    other_specs_ok: Collection[Path] = (),
+) -> list[Path]:
     """Read episode logs and add each run's scores (end and checkpoints) to ``collector``.
+
+    Logs in ``other_specs_ok`` (found in a directory, which may hold several protocols' runs)
+    are skipped when they were written for another spec; the skipped ones are returned.
 
     Raises:
         InputError: anything :func:`parse_log` refuses, or the same (algorithm, game, run) in
             two files (one run's episodes belong in one log; a resume appends to it).
     """
-    collector = collector if collector is not None else ScoreCollector()
     owner: dict[tuple[str, str, str], str] = {}
     unnamed: dict[str, set[tuple[str, str]]] = {}
+    skipped: list[Path] = []
     for path in paths:
-        for log in parse_log(spec, path):
+        try:
+            logs = parse_log(spec, path)
+        except OtherSpec:
+            if Path(path) not in other_specs_ok:
+                raise
+            skipped.append(Path(path))
+            continue
+        for log in logs:
             algorithm = group_name(log)
             if not log.named:
                 unnamed.setdefault(algorithm, set()).add((log.game, log.run))
@@ -170,4 +184,4 @@ def read_logs(
     for algorithm, runs in unnamed.items():
         if len({run for _, run in runs}) > 1:
             collector.note(algorithm, _pooling_note(algorithm, runs))
-    return collector
+    return skipped

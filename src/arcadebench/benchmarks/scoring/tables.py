@@ -253,10 +253,10 @@ def in_units(path: Sequence[str], value: Any, percent: Collection[str]) -> Any:
         >>> type(in_units(("atari5",), 7.5, {"hns"})).__name__
         'Percent'
     """
-    if not isinstance(value, float) or isinstance(value, Percent):
+    if isinstance(value, bool) or not isinstance(value, int | float) or isinstance(value, Percent):
         return value
     key = path[0]
-    if key == "frames" and value.is_integer():
+    if key == "frames" and float(value).is_integer():
         return int(value)
     if (key in percent and path[-1] != "n_games") or (
         len(path) == 1 and _SUBSET_ESTIMATE.fullmatch(key)
