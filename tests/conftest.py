@@ -24,7 +24,30 @@ def _sonic_rom_present() -> bool:
     return True
 
 
+# The slowest tests and groups (measured with --durations), started first so that both cores
+# stay busy to the end instead of one finishing a long test alone.
+SLOWEST_FIRST = (
+    "tests/benchmarks/conformance/test_suite.py",  # the sweep of every game of every spec
+    "tests/test_docs.py::test_every_block_of_the_readme_runs_as_written",
+    "tests/examples/test_examples.py::test_cleanrl_ppo_on_both_vector_paths",
+    "tests/examples/test_examples.py::test_sb3_ppo",
+    "tests/benchmarks/runner/test_ray_cluster.py",
+    "tests/benchmarks/runner/test_backends.py",
+    "tests/cli/test_run_command.py::test_a_run_killed_with_sigkill",
+    "tests/records/test_live.py::test_a_killed_worker",
+    "tests/benchmarks/training/test_sb3.py",
+)
+
+
+def _rank(item: pytest.Item) -> int:
+    return next(
+        (i for i, prefix in enumerate(SLOWEST_FIRST) if item.nodeid.startswith(prefix)),
+        len(SLOWEST_FIRST),
+    )
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    items.sort(key=_rank)  # stable: the order within a file is kept
     long_mode = os.environ.get("ARCADEBENCH_LONG") == "1"
     has_rom = None
     for item in items:

@@ -18,7 +18,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from docs_blocks import Block, blocks
 from testdata import REPO, docs_generator
 
@@ -65,7 +64,6 @@ def test_the_readme_has_blocks_of_every_kind():
     )
 
 
-@pytest.mark.xdist_group("readme")
 def test_every_block_of_the_readme_runs_as_written(tmp_path):
     (tmp_path / "no-roms").mkdir()
     # the reader is in the root of a clone: .venv/ (this interpreter's) and examples/ are there

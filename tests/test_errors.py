@@ -8,9 +8,11 @@ import gymnasium as gym
 
 import arcadebench
 from arcadebench.errors import NonCompliantWarning
+from arcadebench.wrappers import monitor as monitor_module
 
 
-def test_a_deviation_warns_at_the_users_gym_make_line_not_inside_gymnasium():
+def test_a_deviation_warns_at_the_users_gym_make_line_not_inside_gymnasium(monkeypatch):
+    monkeypatch.setattr(monitor_module, "_UNLOGGED_WARNED", set())  # it warns once a process
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         env = gym.make("arcadebench/SABER-Pong-v0", repeat_action_probability=0.0)  # this line

@@ -166,6 +166,8 @@ def test_a_level_is_the_protocol_stack_at_its_save_state_headless(spec_path):
     env = arcadebench.make(spec_path, "AirstrikerB-Zone3")
     try:
         assert layers(env) == [
+            "OrderEnforcing",  # Gymnasium's make: a spec file's env is gym.make'd too
+            "PassiveEnvChecker",
             "EpisodeMonitor",
             "TimeLimit",
             "ButtonDiscretizer",

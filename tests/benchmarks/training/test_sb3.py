@@ -101,7 +101,8 @@ def test_arcadebench_run_evaluates_a_saved_model(tmp_path, model_zip, capsys):
     assert status == 0, capsys.readouterr().err
     results = json.loads((tmp_path / "results.json").read_text())
     assert list(results["algorithms"]) == ["ppo_tiny"]
-    header = json.loads((tmp_path / "runbudget" / "pong" / "0.jsonl").read_text().splitlines()[0])
+    log = tmp_path / "ppo_tiny" / "runbudget" / "pong" / "0.jsonl"
+    header = json.loads(log.read_text().splitlines()[0])
     assert header["settings"]["frameskip"] == 4 and header["algorithm"] == "ppo_tiny"
 
 
