@@ -36,10 +36,18 @@ GAMES = {row["game"]: row for row in _csv_rows("games.csv")}
 
 
 def test_builtin_specs_are_found_by_globbing():
-    assert list_specs() == ["atari5", "hwr", "saber", "sonic"]
+    assert list_specs() == [
+        "atari100k",
+        "atari5",
+        "dqn2015",
+        "hwr",
+        "machado2018",
+        "saber",
+        "sonic",
+    ]
 
 
-@pytest.mark.parametrize("name", ["atari5", "hwr", "saber", "sonic"])
+@pytest.mark.parametrize("name", list_specs())
 def test_every_spec_has_version_hash_and_citation(name):
     spec = load_spec(name)
     assert spec.version >= 1

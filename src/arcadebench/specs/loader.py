@@ -35,6 +35,7 @@ from arcadebench.specs.model import (
     PublishedScores,
     RetroGame,
     RetroSettings,
+    ScoredPhase,
     Scoring,
     Spec,
     Split,
@@ -338,7 +339,9 @@ def _scoring(node: Node, columns: set[str]) -> Scoring:
 
 
 def _evaluation(node: Node) -> Evaluation:
-    f = node.mapping(optional=("episode_aggregate", "k", "checkpoints", "budget"))
+    f = node.mapping(
+        optional=("episode_aggregate", "k", "checkpoints", "budget", "scored", "episodes", "policy")
+    )
     aggregate: EpisodeAggregate = (
         f["episode_aggregate"].choice(_EPISODE_AGGREGATES) if "episode_aggregate" in f else "mean"
     )
@@ -355,7 +358,20 @@ def _evaluation(node: Node) -> Evaluation:
         b = f["budget"].mapping(optional=("frames", "steps"))
         budget_frames = b["frames"].integer(minimum=1) if "frames" in b else None
         budget_steps = b["steps"].integer(minimum=1) if "steps" in b else None
-    return Evaluation(aggregate, k, checkpoints, budget_frames, budget_steps)
+    scored: ScoredPhase = f["scored"].choice(_SCORED) if "scored" in f else "training"
+    episodes = f["episodes"].integer(minimum=1) if "episodes" in f else None
+    if (scored == "after_training") != (episodes is not None):
+        raise SpecError(
+            node.file,
+            f"{node.path}.episodes",
+            "is required with scored: after_training (evaluation episodes per run), and only then",
+        )
+    if scored == "after_training" and aggregate != "mean":
+        raise f["episode_aggregate"].fail("mean: evaluation episodes are averaged")
+    policy = " ".join(f["policy"].string().split()) if "policy" in f else None
+    return Evaluation(
+        aggregate, k, checkpoints, budget_frames, budget_steps, scored, episodes, policy
+    )
 
 
 def _action_sets(node: Node, buttons: list[str]) -> dict[str, tuple[tuple[str, ...], ...]]:
@@ -614,6 +630,7 @@ _TOP_OPTIONAL = (
     "notes",
 )
 _EPISODE_AGGREGATES: tuple[EpisodeAggregate, ...] = ("mean", "last_k")
+_SCORED: tuple[ScoredPhase, ...] = ("training", "after_training")
 _SPLITS: tuple[Split, ...] = ("train", "test")
 _PLATFORM_SECTIONS: dict[Platform, tuple[set[str], set[str]]] = {
     "atari": ({"environment", "constants"}, {"buttons", "action_sets", "retro_games", "levels"}),

@@ -37,6 +37,7 @@ __all__ = [
 
 Platform = Literal["atari", "retro", "none"]
 EpisodeAggregate = Literal["mean", "last_k"]
+ScoredPhase = Literal["training", "after_training"]
 Split = Literal["train", "test"]
 EMPTY: Mapping[Any, Any] = MappingProxyType({})
 
@@ -59,6 +60,13 @@ class AtariSettings:
         max_stuck_frames: truncate after this many frames without a non-zero reward (SABER).
         rollover_threshold: a reward below this is a wrap of the score counter (SABER).
         rollover_correction: added to such a reward to undo the wrap (the counter's modulus).
+        noop_starts: ``(least, most)`` no-op frames played after every reset, their number
+            drawn uniformly from the env's seeded generator (DQN's "up to 30 no-op actions",
+            Mnih et al. 2015; ``None``: none). Raw emulator frames, as the code that produced
+            the published figures played them (DeepMind's Lua ``GameEnvironment``, Dopamine).
+        life_loss_terminal_in_training: a lost life ends the *learner's* episode in the training
+            environment (``terminated``, end reason ``life_lost``) while the game goes on, as in
+            DQN and the Atari 100k agents; evaluation episodes always run to game over.
     """
 
     frameskip: int
@@ -69,6 +77,8 @@ class AtariSettings:
     max_stuck_frames: int | None
     rollover_threshold: float | None
     rollover_correction: float | None
+    noop_starts: tuple[int, int] | None = None
+    life_loss_terminal_in_training: bool = False
 
 
 @dataclass(frozen=True)
@@ -178,6 +188,13 @@ class Evaluation:
         checkpoints: training-frame checkpoints for ``last_k`` (the end of the log is added).
         budget_frames: emulator frames one run may use (``None``: unlimited).
         budget_steps: agent steps one run may use (``None``: unlimited).
+        scored: which episodes the per-game score is made of: the ``training`` episodes of the
+            run (SABER, HWR, Machado et al. 2018, Atari-5, Sonic), or evaluation episodes played
+            ``after_training`` by the final policy in the evaluation environment (Atari 100k,
+            DQN 2015); the budget counts the training only.
+        episodes: evaluation episodes per run (``after_training``).
+        policy: the evaluation policy the protocol's papers use (e.g. epsilon-greedy with
+            epsilon 0.001): the agent's choice, recorded with the episodes, not enforced.
     """
 
     episode_aggregate: EpisodeAggregate = "mean"
@@ -185,6 +202,9 @@ class Evaluation:
     checkpoints: tuple[int, ...] = ()
     budget_frames: int | None = None
     budget_steps: int | None = None
+    scored: ScoredPhase = "training"
+    episodes: int | None = None
+    policy: str | None = None
 
 
 @dataclass(frozen=True)

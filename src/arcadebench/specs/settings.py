@@ -31,6 +31,15 @@ def _modulus(node: Node) -> float | None:
     return value
 
 
+def _noop_starts(node: Node) -> tuple[int, int] | None:
+    if node.value is None:
+        return None
+    least, most = (n.integer(minimum=0) for n in node.items(length=2))
+    if least > most:
+        raise node.fail(f"[least, most] no-op frames with least <= most, not [{least}, {most}]")
+    return least, most
+
+
 _ATARI_RULES: dict[str, Rule] = {
     "frameskip": lambda n: n.integer(minimum=1),
     "repeat_action_probability": Node.probability,
@@ -40,7 +49,10 @@ _ATARI_RULES: dict[str, Rule] = {
     "max_stuck_frames": lambda n: n.integer(minimum=1, optional=True),
     "rollover_threshold": lambda n: n.number(optional=True),
     "rollover_correction": _modulus,
+    "noop_starts": _noop_starts,
+    "life_loss_terminal_in_training": Node.boolean,
 }
+_ATARI_DEFAULTS = {"life_loss_terminal_in_training": False}  # absent: the older specs' value
 _ATARI_REQUIRED = (
     "frameskip",
     "repeat_action_probability",
@@ -84,7 +96,8 @@ def atari_settings(node: Node) -> AtariSettings:
     optional = tuple(key for key in _ATARI_RULES if key not in _ATARI_REQUIRED)
     fields = node.mapping(required=_ATARI_REQUIRED, optional=optional)
     values = {
-        key: rule(fields.get(key) or node.child(key, None)) for key, rule in _ATARI_RULES.items()
+        key: rule(fields[key] if key in fields else node.child(key, _ATARI_DEFAULTS.get(key)))
+        for key, rule in _ATARI_RULES.items()
     }
     _check_rollover(
         values, lambda key, problem: SpecError(node.file, node.child(key, None).path, problem)
