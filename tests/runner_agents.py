@@ -109,3 +109,19 @@ class LearningAgent:
 
     def observe(self, obs, reward, terminated, truncated, info):
         self.observed += 1
+
+
+class EvaluatingLearner(LearningAgent):
+    """A learner with an evaluation policy: it stops exploring and says so."""
+
+    def __init__(self, action_space):
+        super().__init__(action_space)
+        self.evaluating = False
+
+    def evaluation(self):
+        self.evaluating = True
+        return f"greedy after {self.observed} observed steps"
+
+    def observe(self, obs, reward, terminated, truncated, info):
+        assert not self.evaluating, "an evaluation episode was observed"
+        super().observe(obs, reward, terminated, truncated, info)

@@ -18,6 +18,7 @@ from arcadebench.wrappers import (
     EpisodeFrameLimit,
     EpisodicLife,
     InvalidArgument,
+    LifeLossTerminal,
     MaxStuckTime,
     NoLifeInformation,
     StickyFrameSkip,
@@ -232,6 +233,37 @@ def test_episodic_life_warns_and_ends_episodes_at_each_life_loss():
         assert lives == [4, 3, 2, 1, 0]
         env.reset()
         assert env.unwrapped.ale.lives() == 5  # after game over, a real reset
+    finally:
+        env.close()
+
+
+def test_a_lost_life_ends_the_learners_episode_and_the_game_goes_on():
+    """DQN 2015 and Atari 100k training: life_lost episodes, one game, no frame counted twice."""
+    env = LifeLossTerminal(NoLifeInformation(AtariEnv("breakout", repeat_action_probability=0.0)))
+    try:
+        _, info = env.reset(seed=0)
+        assert info["episode_frame_number"] == 0
+        episodes = []
+        for _ in range(5):
+            steps, terminated, truncated, info = run_episode(env, lambda _: 1, seed=None)
+            episodes.append(
+                (info.get("arcadebench", {}).get("end_reason"), env.unwrapped.ale.lives())
+            )
+            assert terminated and not truncated
+            # each learner episode's own frames (a game over ends the last step's frames early)
+            assert 4 * (steps - 1) < info["episode_frame_number"] <= 4 * steps
+        assert episodes == [
+            ("life_lost", 4),
+            ("life_lost", 3),
+            ("life_lost", 2),
+            ("life_lost", 1),
+        ] + [(None, 0)]
+        assert env.unwrapped.ale.getEpisodeFrameNumber() > 4 * steps  # one game all along
+        _, info = env.reset()
+        assert env.unwrapped.ale.lives() == 5 and info["episode_frame_number"] == 0  # new game
+        run_episode(env, lambda _: 1, seed=None)  # a life lost, then a seeded reset: a new game
+        env.reset(seed=1)
+        assert env.unwrapped.ale.lives() == 5
     finally:
         env.close()
 

@@ -57,15 +57,20 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "stable-baselines3 model, e.g. sb3:PPO:model.zip; greedy unless :stochastic is "
         "appended) or module:attr (a policy, an act/observe agent or a factory); default random",
     )
-    quota = parser.add_mutually_exclusive_group()
-    quota.add_argument(
-        "--episodes", type=int, metavar="N", help="complete episodes per game and seed"
+    parser.add_argument(
+        "--episodes",
+        type=int,
+        metavar="N",
+        help="complete episodes per game and seed; for atari100k and dqn2015, the evaluation "
+        "episodes after training (default: the protocol's 100 and 30)",
     )
-    quota.add_argument(
+    parser.add_argument(
         "--steps",
         type=int,
         metavar="T",
-        help="agent steps per game and seed (default for Sonic: the 1M-step budget)",
+        help="agent steps per game and seed instead of episodes (default for Sonic: the "
+        "1M-step budget); for atari100k and dqn2015, a learning agent's training steps (default: "
+        "the protocol's budget) before its evaluation episodes",
     )
     games = parser.add_mutually_exclusive_group()
     games.add_argument(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import textwrap
 
-from arcadebench._table import render_table
+from arcadebench._table import count, render_table
 from arcadebench.benchmarks.envs.ids import env_id
 from arcadebench.specs import Spec, list_specs, load_spec
 from arcadebench.specs.card import protocol_card
@@ -134,15 +134,16 @@ def _detail_tables(spec: Spec) -> list[str]:
             title += f"; obtained under another protocol: {published.protocol}"
         tables.append(render_table(["", *published.columns], rows, title=title, digits=2))
     if spec.published_scores:
-        rows = [
-            [ref.name, len(ref.scores), ref.runs, ref.protocol or spec.name, ref.source]
-            for ref in spec.published_scores.values()
-        ]
-        tables.append(
-            render_table(
-                ["", "games", "runs", "protocol", "source"],
-                rows,
-                title="Published per-game results (arcadebench report --compare NAME)",
+        lines = ["Published per-game results (arcadebench report --compare NAME)"]
+        for ref in spec.published_scores.values():
+            runs = f", {count(ref.runs, 'run')}" if ref.runs else ""
+            under = (
+                f"another protocol: {ref.protocol}" if ref.protocol else f"this one ({spec.name})"
             )
-        )
+            text = f"{ref.name}: {count(len(ref.scores), 'game')}{runs}. Obtained under {under}."
+            lines += textwrap.wrap(text, 100, initial_indent="- ", subsequent_indent="  ")
+            lines += textwrap.wrap(
+                f"Source: {ref.source}", 100, initial_indent="  ", subsequent_indent="  "
+            )
+        tables.append("\n".join(lines))
     return tables

@@ -32,11 +32,13 @@ from arcadebench.records.schema import (
     header_record,
 )
 from arcadebench.records.writer import (
+    EVALUATION,
     LOG_DIR_ENV,
     check_run,
     cut_partial_line,
     log_path,
     package_versions,
+    phase_run,
     resolve_log_dir,
     spec_logs,
     tightest,
@@ -44,6 +46,7 @@ from arcadebench.records.writer import (
 
 __all__ = [
     "END_REASONS",
+    "EVALUATION",
     "EPISODE_FIELDS",
     "LOG_DIR_ENV",
     "LOG_FORMAT",
@@ -70,6 +73,7 @@ __all__ = [
     "new_memory_run",
     "package_versions",
     "parse_log",
+    "phase_run",
     "read_totals",
     "resolve_log_dir",
     "spec_logs",

@@ -61,6 +61,8 @@ class RunLog:
         deviations: the settings the run changed from its spec (the first record's).
         named: whether the log's header names the algorithm (``False``: ``algorithm`` is the
             log directory's name, which several learners may share).
+        phase: ``"training"``, or ``"evaluation"`` for the evaluation episodes of a protocol
+            scored after training (the header's ``phase``; ``run`` is then ``<run>.eval``).
     """
 
     algorithm: str
@@ -77,6 +79,7 @@ class RunLog:
     streams: Mapping[int, tuple[int, int, int, int]] = field(default_factory=dict)
     deviations: Mapping[str, Any] = field(default_factory=dict)
     named: bool = True
+    phase: str = "training"
 
 
 class _Episode(NamedTuple):
@@ -313,11 +316,12 @@ class _Runs:
         run.steps.append(episode.total_steps)
         run.complete.append(episode.complete)
 
-    def logs(self, algorithm: str, named: bool) -> list[RunLog]:
+    def logs(self, algorithm: str, named: bool, phase: str) -> list[RunLog]:
         return [
             RunLog(
                 algorithm=algorithm,
                 named=named,
+                phase=phase,
                 game=game,
                 run=run,
                 file=self.file,
@@ -350,7 +354,7 @@ def parse_log(spec: Spec, path: str | os.PathLike[str]) -> list[RunLog]:
     """
     path = Path(path)
     file = str(path)
-    algorithm, named = _default_algorithm(path, spec), False
+    algorithm, named, phase = _default_algorithm(path, spec), False, "training"
     runs = _Runs(spec, file)
     deviations: tuple[int, Any] | None = None
     early_resets = 0
@@ -359,6 +363,7 @@ def parse_log(spec: Spec, path: str | os.PathLike[str]) -> list[RunLog]:
         if kind == "header" and not runs.runs:
             header = _header_algorithm(record)
             algorithm, named = (header, True) if header else (algorithm, named)
+            phase = "evaluation" if record.get("phase") == "evaluation" else "training"
         if kind != "episode":
             continue
         episode = _episode(spec, record, file, lineno)
@@ -368,7 +373,7 @@ def parse_log(spec: Spec, path: str | os.PathLike[str]) -> list[RunLog]:
         if not episode.complete and record.get("end_reason") == "reset":
             early_resets += 1
     _warn(spec, file, deviations, early_resets, bool(runs.runs))
-    return runs.logs(algorithm, named)
+    return runs.logs(algorithm, named, phase)
 
 
 def _warn(

@@ -23,13 +23,19 @@ import os
 import sys
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from arcadebench.errors import ArcadebenchError
 from arcadebench.records.live import LiveRun, Relay, RelayedRun
 from arcadebench.records.reader import RunLog, parse_log
 from arcadebench.records.schema import EpisodeRecord, RunIdentity, episode_record, header_record
-from arcadebench.records.writer import check_run, cut_partial_line, package_versions, tightest
+from arcadebench.records.writer import (
+    check_run,
+    cut_partial_line,
+    package_versions,
+    phase_run,
+    tightest,
+)
 from arcadebench.specs import Spec
 
 __all__ = ["NO_LIMIT", "RunRecorder", "check_budget", "continue_run", "new_memory_run"]
@@ -108,6 +114,9 @@ class RunRecorder:
     stream's steps and frames, the episodes in flight and a continued log's included. The step
     that makes the run's total reach it ends the episode of the stream that took it; each other
     stream ends its episode on its next step, so a run overshoots by at most one step per env.
+    Streams relayed to a holder on other machines see the run's totals at their last report:
+    fewer than ``sync_steps`` steps each past it, about one when they play at the same pace
+    (:mod:`~arcadebench.records.relay`).
 
     Without a log an environment is a run of its own, kept in memory (a run's identity is its
     log), unless it is given ``memory_run``: the environments of one batch share one.
@@ -127,6 +136,9 @@ class RunRecorder:
         budget_frames: a tighter frame budget than the spec's.
         memory_run: the in-memory run to join while nothing is logged (from
             :func:`new_memory_run`; default a run of its own).
+        phase: ``"evaluation"`` for the evaluation episodes of a protocol scored after
+            training: the run is ``<run>.eval`` (:func:`~arcadebench.records.phase_run`), has
+            no budget (the budget is the training's) and says its phase in the header.
 
     Example:
         >>> from arcadebench.specs import load_spec
@@ -153,20 +165,26 @@ class RunRecorder:
         budget_steps: int | None = None,
         budget_frames: int | None = None,
         memory_run: str | None = None,
+        phase: Literal["training", "evaluation"] = "training",
     ) -> None:
         self.spec = spec
         self.game = game
-        self.run = check_run(run)
+        self.phase = phase
+        self.policy: str | None = None  # an evaluation's policy, as the agent describes it
+        self.run = check_run(phase_run(run, phase))
         self.env_id = env_id
         self.seed = seed
         self.algorithm = algorithm
         self.settings = dict(settings or {})
         self.deviations = dict(deviations or {})
+        training = phase == "training"
         self.budget_steps = tightest(
-            spec.evaluation.budget_steps, check_budget("budget_steps", budget_steps)
+            spec.evaluation.budget_steps if training else None,
+            check_budget("budget_steps", budget_steps),
         )
         self.budget_frames = tightest(
-            spec.evaluation.budget_frames, check_budget("budget_frames", budget_frames)
+            spec.evaluation.budget_frames if training else None,
+            check_budget("budget_frames", budget_frames),
         )
         self.last: EpisodeRecord | None = None
         self.exhausted = False
@@ -240,7 +258,7 @@ class RunRecorder:
             raise ArcadebenchError(
                 f"this environment already logs to {self.log}; one log per environment"
             )
-        run = check_run(run if run is not None else self.run)
+        run = check_run(phase_run(run, self.phase) if run is not None else self.run)
         self.close()
         self.run = run
         self._attach(Path(path), resume=resume, relay=relay)
@@ -271,6 +289,10 @@ class RunRecorder:
             self._write_header(live)
 
     def _write_header(self, live: LiveRun, **extra: Any) -> None:
+        if self.phase != "training":
+            extra["phase"] = self.phase
+        if self.policy:
+            extra["policy"] = self.policy
         header = header_record(
             self.identity, (self.budget_steps, self.budget_frames), package_versions(), **extra
         )

@@ -59,6 +59,8 @@ class HeaderRecord(TypedDict, total=False):
     budget: dict[str, int | None]
     settings: dict[str, Any]
     deviations: dict[str, Any]
+    phase: Literal["evaluation"]  # only in the evaluation log of a run scored after training
+    policy: str  # the evaluation's policy, as the agent described it
     versions: dict[str, str]
     time: float
 

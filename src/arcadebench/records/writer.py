@@ -4,8 +4,8 @@ Each record is one ``write`` plus ``fsync`` (:mod:`~arcadebench.records.live`), 
 process loses at most the episode in flight; a last line cut by a crash is removed
 (:func:`cut_partial_line`) before anything is appended.
 
-Functions: log_path, spec_logs, resolve_log_dir, check_run, cut_partial_line, package_versions,
-tightest.
+Functions: log_path, phase_run, spec_logs, resolve_log_dir, check_run, cut_partial_line,
+package_versions, tightest.
 """
 
 from __future__ import annotations
@@ -18,10 +18,12 @@ from arcadebench.errors import ArcadebenchError, InvalidArgument, warn_user
 
 __all__ = [
     "LOG_DIR_ENV",
+    "EVALUATION",
     "check_run",
     "cut_partial_line",
     "log_path",
     "package_versions",
+    "phase_run",
     "resolve_log_dir",
     "spec_logs",
     "tightest",
@@ -65,6 +67,24 @@ def log_path(log_dir: str | os.PathLike[str], spec: str, game: str, run: str) ->
         'logs/saber/pong/0.jsonl'
     """
     return Path(log_dir) / spec / game / f"{check_run(run)}.jsonl"
+
+
+EVALUATION = ".eval"
+"""The suffix of an evaluation phase's run id: ``<run>.eval`` (its own log, outside the budget)."""
+
+
+def phase_run(run: str, phase: str) -> str:
+    """The run id of a run's ``phase``: ``run`` for training, ``<run>.eval`` for its evaluation.
+
+    A protocol scored on evaluation episodes after training (Atari 100k, DQN 2015) keeps them
+    in a log of their own, so that they neither count in the training budget nor mix with the
+    training episodes; the scorer pairs the two by this name.
+
+    Example:
+        >>> phase_run("seed1", "training"), phase_run("seed1", "evaluation")
+        ('seed1', 'seed1.eval')
+    """
+    return f"{run}{EVALUATION}" if phase == "evaluation" and not run.endswith(EVALUATION) else run
 
 
 def spec_logs(directory: str | os.PathLike[str], spec: str) -> list[Path]:

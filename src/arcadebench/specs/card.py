@@ -38,6 +38,17 @@ def _action_set(env: AtariSettings, spec: Spec) -> str:
     return "full, 18 actions" + (f" (emulator exceptions: {exceptions})" if exceptions else "")
 
 
+def _life_information(env: AtariSettings) -> str:
+    if env.life_information:
+        return "allowed"
+    if env.life_loss_terminal_in_training:
+        return (
+            "not in info; in the training environment a lost life ends the learner's episode "
+            "(the game goes on), evaluation episodes end on game over only"
+        )
+    return "not allowed: episodes end on game over only"
+
+
 def _atari_rows(env: AtariSettings, spec: Spec) -> list[tuple[str, str]]:
     cap = env.max_episode_frames
     return [
@@ -47,9 +58,13 @@ def _atari_rows(env: AtariSettings, spec: Spec) -> list[tuple[str, str]]:
             f"p = {env.repeat_action_probability} per frame (ALE repeat_action_probability)",
         ),
         ("Action set", _action_set(env, spec)),
+        ("Life information", _life_information(env)),
         (
-            "Life information",
-            "allowed" if env.life_information else "not allowed: episodes end on game over only",
+            "No-op starts",
+            f"{env.noop_starts[0]} to {env.noop_starts[1]} no-op frames after every reset, "
+            "their number drawn from the env's seed"
+            if env.noop_starts
+            else "none",
         ),
         (
             "Max episode length",
@@ -137,12 +152,24 @@ def _scoring_rows(spec: Spec) -> list[tuple[str, str]]:
                 "and at the end",
             )
         )
+    elif evaluation.scored == "after_training":
+        rows.append(
+            (
+                "Per-game score",
+                f"mean return of {evaluation.episodes} evaluation episodes after training, in the "
+                "evaluation environment (gym.make(id, phase='evaluation'))",
+            )
+        )
+        if evaluation.policy:
+            rows.append(("Evaluation policy", f"{evaluation.policy} (the agent's; recorded)"))
     else:
         rows.append(("Per-game score", "mean return of all complete episodes"))
+    training = " of training" if evaluation.scored == "after_training" else ""
     if evaluation.budget_frames:
-        rows.append(("Budget", f"{evaluation.budget_frames:,} frames per run"))
+        rows.append(("Budget", f"{evaluation.budget_frames:,} frames{training} per run"))
     if evaluation.budget_steps:
-        rows.append(("Budget", f"{evaluation.budget_steps:,} timesteps per level"))
+        unit = "timesteps per level" if spec.platform == "retro" else "agent steps"
+        rows.append(("Budget", f"{evaluation.budget_steps:,} {unit}{training} per run"))
     return rows
 
 

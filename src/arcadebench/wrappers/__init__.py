@@ -21,6 +21,7 @@ from arcadebench.wrappers.actions import ButtonDiscretizer
 from arcadebench.wrappers.boundaries import (
     EpisodeFrameLimit,
     EpisodicLife,
+    LifeLossTerminal,
     MaxStuckTime,
     NoLifeInformation,
     TimeLimit,
@@ -49,6 +50,7 @@ __all__ = [
     "EpisodeMonitor",
     "EpisodicLife",
     "InvalidArgument",
+    "LifeLossTerminal",
     "MaxStuckTime",
     "NoLifeInformation",
     "ProtocolInfo",

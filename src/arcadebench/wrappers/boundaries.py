@@ -4,7 +4,8 @@ Limits are truncations, never terminations (the game did not end; Pardo et al. 2
 distinction, which Gymnasium's ``truncated`` encodes), and the wrapper that ends an episode says
 why in ``info["arcadebench"]["end_reason"]``.
 
-Classes: MaxStuckTime, EpisodeFrameLimit, TimeLimit, NoLifeInformation, EpisodicLife.
+Classes: MaxStuckTime, EpisodeFrameLimit, TimeLimit, NoLifeInformation, LifeLossTerminal,
+EpisodicLife.
 """
 
 from __future__ import annotations
@@ -16,15 +17,23 @@ from gymnasium.wrappers import TimeLimit as _GymTimeLimit
 
 from arcadebench.errors import InvalidArgument, NonCompliantWarning, warn_user
 from arcadebench.wrappers._checks import check_int
-from arcadebench.wrappers._info import protocol_info, set_end_reason
+from arcadebench.wrappers._info import KEY, protocol_info, set_end_reason
 from arcadebench.wrappers.rules import (
     drop_life_information,
     last_reward_frame,
+    life_lost,
     limit_reached,
     stuck_frames,
 )
 
-__all__ = ["EpisodeFrameLimit", "EpisodicLife", "MaxStuckTime", "NoLifeInformation", "TimeLimit"]
+__all__ = [
+    "EpisodeFrameLimit",
+    "EpisodicLife",
+    "LifeLossTerminal",
+    "MaxStuckTime",
+    "NoLifeInformation",
+    "TimeLimit",
+]
 
 StepResult = tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]
 
@@ -244,7 +253,101 @@ class NoLifeInformation(gym.Wrapper, gym.utils.RecordConstructorArgs):
         return obs, reward, terminated, truncated, info
 
 
-class EpisodicLife(gym.Wrapper, gym.utils.RecordConstructorArgs):
+class LifeLossTerminal(gym.Wrapper, gym.utils.RecordConstructorArgs):
+    """End the learner's episode at a lost life while the game goes on (a training signal).
+
+    Why: the training environments of DQN (Mnih et al. 2015, GameEnvironment.lua: "Loosing a
+    life will trigger a terminal signal in training mode") and of the Atari 100k agents
+    (Dopamine's ``terminal_on_life_loss = True``) tell the learner that a life is lost by ending
+    its episode; the game is not reset, and the evaluation episodes run to game over. The specs
+    say so with ``life_loss_terminal_in_training``, and only their training environment has
+    this layer.
+
+    On a life loss before the game ends, the step returns ``terminated=True`` with end reason
+    ``"life_lost"``. The next ``reset()`` without a seed continues the same game: it plays
+    nothing and returns the observation the step returned, and ``info["episode_frame_number"]``
+    counts from there, so the episode monitor counts each learner episode's own frames and the
+    run's frames stay the emulator's. A seeded reset, or one after the game ended, resets it.
+    Lives are read from the emulator (``env.unwrapped.ale.lives()``) when it has one, else from
+    ``info["lives"]``, so it works under :class:`NoLifeInformation` too.
+
+    Example:
+        >>> from ale_py.env import AtariEnv
+        >>> env = LifeLossTerminal(AtariEnv("breakout", repeat_action_probability=0.0))
+        >>> _ = env.reset(seed=0)
+        >>> while True:  # FIRE launches the ball; it falls: a life is lost
+        ...     _, _, terminated, truncated, info = env.step(1)
+        ...     if terminated or truncated:
+        ...         break
+        >>> info["arcadebench"]["end_reason"], env.unwrapped.ale.lives()
+        ('life_lost', 4)
+        >>> _, info = env.reset()  # the same game, 4 lives left, its frames counted afresh
+        >>> info["episode_frame_number"], env.unwrapped.ale.lives()
+        (0, 4)
+        >>> env.close()
+    """
+
+    def __init__(self, env: gym.Env) -> None:
+        """Wrap ``env``."""
+        gym.utils.RecordConstructorArgs.__init__(self)
+        gym.Wrapper.__init__(self, env)
+        self._lives = 0
+        self._continues = False  # the last episode ended at a lost life: reset goes on playing
+        self._last: tuple[Any, dict[str, Any]] | None = None  # what that step returned
+        self._offset = 0  # the game's frame count where the learner's episode began
+
+    def _read_lives(self, info: dict[str, Any]) -> int:
+        ale = getattr(self.env.unwrapped, "ale", None)
+        if ale is not None:
+            return int(ale.lives())
+        try:
+            return int(info["lives"])
+        except KeyError:
+            raise InvalidArgument(
+                f"`env` must have an ale-py emulator or report info['lives'] for "
+                f"{type(self).__name__}, got info keys {sorted(info)!r}"
+            ) from None
+
+    def _continue_game(self) -> tuple[Any, dict[str, Any]]:
+        """The first observation of a learner's episode that continues the game."""
+        if self._last is None:  # pragma: no cover - set by the step that lost the life
+            raise InvalidArgument("no life was lost: there is no game to continue")
+        obs, info = self._last
+        info = {key: value for key, value in info.items() if key != KEY}
+        self._offset = int(info.get("episode_frame_number", 0))
+        return obs, info
+
+    def _rebased(self, info: dict[str, Any]) -> dict[str, Any]:
+        if self._offset and "episode_frame_number" in info:
+            info["episode_frame_number"] -= self._offset
+        return info
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        """Continue the game after a lost life; otherwise (or when seeded) reset it."""
+        if self._continues and seed is None:
+            obs, info = self._continue_game()
+        else:
+            self._offset = 0
+            obs, info = self.env.reset(seed=seed, options=options)
+        self._continues = False
+        self._lives = self._read_lives(info)
+        return obs, self._rebased(info)
+
+    def step(self, action: Any) -> StepResult:
+        """Step; a life lost before the game ends terminates with ``"life_lost"``."""
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        lives = self._read_lives(info)
+        if life_lost(self._lives, lives, terminated or truncated):
+            terminated = self._continues = True
+            set_end_reason(info, "life_lost")
+            self._last = (obs, dict(info))
+        self._lives = lives
+        return obs, reward, terminated, truncated, self._rebased(info)
+
+
+class EpisodicLife(LifeLossTerminal):
     """NON-COMPLIANT training trick: report a life loss as the end of an episode.
 
     Why it exists: DQN, Rainbow and IQN trained this way ("end a training episode after the loss
@@ -280,8 +383,8 @@ class EpisodicLife(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     def __init__(self, env: gym.Env, noop_action: Any = 0) -> None:
         """Wrap ``env``; ``noop_action`` is played by a reset that continues the game."""
+        LifeLossTerminal.__init__(self, env)
         gym.utils.RecordConstructorArgs.__init__(self, noop_action=noop_action)
-        gym.Wrapper.__init__(self, env)
         warn_user(
             "EpisodicLife ends episodes on life loss: non-compliant with SABER, HWR and "
             "Atari-5 (life information is not allowed). Use it for training only, outside "
@@ -289,42 +392,12 @@ class EpisodicLife(gym.Wrapper, gym.utils.RecordConstructorArgs):
             NonCompliantWarning,
         )
         self._noop_action = noop_action
-        self._lives = 0
-        self._game_over = True
 
-    def _read_lives(self, info: dict[str, Any]) -> int:
-        ale = getattr(self.env.unwrapped, "ale", None)
-        if ale is not None:
-            return int(ale.lives())
-        try:
-            return int(info["lives"])
-        except KeyError:
-            raise InvalidArgument(
-                f"`env` must have an ale-py emulator or report info['lives'] for EpisodicLife, "
-                f"got info keys {sorted(info)!r}"
-            ) from None
-
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[Any, dict[str, Any]]:
-        """Reset the game after a game over (or when seeded); otherwise continue it."""
-        if self._game_over or seed is not None:
-            obs, info = self.env.reset(seed=seed, options=options)
-        else:
-            obs, _, terminated, truncated, info = self.env.step(self._noop_action)
-            if terminated or truncated:
-                obs, info = self.env.reset(seed=seed, options=options)
-        self._game_over = False
-        self._lives = self._read_lives(info)
+    def _continue_game(self) -> tuple[Any, dict[str, Any]]:
+        """SB3's ``EpisodicLifeEnv``: one ``noop_action`` step, or a reset if it ends the game."""
+        obs, _, terminated, truncated, info = self.env.step(self._noop_action)
+        if terminated or truncated:
+            self._offset = 0
+            return self.env.reset()
+        self._offset = 0  # counted from the game's start, as SB3's wrapper leaves it
         return obs, info
-
-    def step(self, action: Any) -> StepResult:
-        """Step; a life loss (before game over) terminates with ``"life_lost"``."""
-        obs, reward, terminated, truncated, info = self.env.step(action)
-        self._game_over = terminated or truncated
-        lives = self._read_lives(info)
-        if not self._game_over and 0 < lives < self._lives:
-            terminated = True
-            set_end_reason(info, "life_lost")
-        self._lives = lives
-        return obs, reward, terminated, truncated, info

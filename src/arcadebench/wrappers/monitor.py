@@ -35,7 +35,14 @@ from typing import Any, Literal, SupportsFloat, get_args
 import gymnasium as gym
 
 from arcadebench.errors import ArcadebenchError, BudgetExhausted, warn_user
-from arcadebench.records import LOG_DIR_ENV, EpisodeRecord, Relay, RunRecorder, log_path
+from arcadebench.records import (
+    LOG_DIR_ENV,
+    EpisodeRecord,
+    Relay,
+    RunRecorder,
+    log_path,
+    phase_run,
+)
 from arcadebench.specs import Spec, load_spec
 from arcadebench.wrappers._info import protocol_info
 from arcadebench.wrappers.misuse import MisuseDetector
@@ -65,11 +72,15 @@ def warn_unlogged(spec: Spec) -> None:
     if not scored_in_training or spec.name in _UNLOGGED_WARNED:
         return
     _UNLOGGED_WARNED.add(spec.name)
+    scored = (
+        "evaluation episodes played after a training budget that the training log counts"
+        if evaluation.scored == "after_training"
+        else "the training episodes themselves"
+    )
     warn_user(
-        f"{spec.name} scores the training episodes themselves, and this environment keeps no log "
-        f"of them: nothing it plays can be scored. Give it log_dir=... (gym.make, make_vec, "
-        f"make_vec_env's env_kwargs) or set ${LOG_DIR_ENV}; say log_dir=False if no log is "
-        "intended",
+        f"{spec.name} scores {scored}, and this environment keeps no log: nothing it plays "
+        f"counts. Give it log_dir=... (gym.make, make_vec, make_vec_env's env_kwargs) or set "
+        f"${LOG_DIR_ENV}; say log_dir=False if no log is intended",
         UserWarning,
     )
 
@@ -123,6 +134,9 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
         budget_frames: a tighter frame budget than the spec's.
         unlogged_ok: playing a training protocol without a log is intended (``log_dir=False``);
             otherwise its first reset without a log warns once, since nothing will be scorable.
+        phase: ``"evaluation"``: the evaluation episodes of a protocol scored after training,
+            logged as run ``<run>.eval`` outside the training budget
+            (:class:`~arcadebench.records.RunRecorder`).
 
     Example:
         >>> import gymnasium as gym, arcadebench
@@ -150,6 +164,7 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
         budget_steps: int | None = None,
         budget_frames: int | None = None,
         unlogged_ok: bool = False,
+        phase: Literal["training", "evaluation"] = "training",
     ) -> None:
         spec = load_spec(spec)
         game = spec.resolve_game(game)
@@ -164,6 +179,7 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
             deviations=dict(deviations or {}),
             budget_steps=budget_steps,
             budget_frames=budget_frames,
+            phase=phase,
         )
         gym.utils.RecordConstructorArgs.__init__(self, spec=spec.name, game=game, run=run)
         gym.Wrapper.__init__(self, env)
@@ -208,8 +224,13 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     @property
     def run(self) -> str:
-        """The run id written with every episode."""
+        """The run id written with every episode (``<run>.eval`` in the evaluation phase)."""
         return self._recorder.run
+
+    @property
+    def phase(self) -> Literal["training", "evaluation"]:
+        """``training``, or ``evaluation`` (a protocol's evaluation episodes after training)."""
+        return self._recorder.phase
 
     @property
     def stream(self) -> int:
@@ -465,7 +486,7 @@ def monitor(
                 f"`log` or `log_dir` must be given (or ${LOG_DIR_ENV} set), got neither: "
                 "where should the episodes go?"
             )
-        log = log_path(directory, inner.protocol.name, inner.game, run)
+        log = log_path(directory, inner.protocol.name, inner.game, phase_run(run, inner.phase))
     if algorithm is not None:
         inner.recorder.algorithm = algorithm
     inner.open_log(log, run=run, seed=seed, resume=resume, relay=relay)

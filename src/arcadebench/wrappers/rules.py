@@ -6,7 +6,8 @@ arrays with one entry per env (a batch: :mod:`~arcadebench.wrappers.vector`), an
 same answer for each env: only arithmetic and comparison operators, which mean the same on
 both, so a rule cannot drift between the two wrapper families.
 
-Functions: correct_rollovers, last_reward_frame, stuck_frames, limit_reached, drop_life_information.
+Functions: correct_rollovers, last_reward_frame, stuck_frames, limit_reached, life_lost,
+drop_life_information.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ __all__ = [
     "correct_rollovers",
     "drop_life_information",
     "last_reward_frame",
+    "life_lost",
     "limit_reached",
     "stuck_frames",
 ]
@@ -99,6 +101,23 @@ def limit_reached(count: Any, limit: Any, ended: Any) -> Any:
         array([False,  True])
     """
     return (count >= limit) > ended
+
+
+def life_lost(previous: Any, lives: Any, ended: Any) -> Any:
+    """Whether a step lost a life and the game goes on: the learner's end of episode.
+
+    DQN (Mnih et al. 2015, GameEnvironment.lua) and the Atari 100k agents (Dopamine's
+    ``terminal_on_life_loss``) end the learner's episode when the life counter drops, while the
+    game continues; a step that ended the game anyway (``ended``: game over, a limit) is that
+    end instead, as is the last life (the counter reaching 0 is the game over).
+
+    Example:
+        >>> life_lost(3, 2, False), life_lost(3, 2, True), life_lost(1, 0, False)
+        (True, False, False)
+        >>> life_lost(np.array([3, 3]), np.array([2, 3]), np.array([False, False]))
+        array([ True, False])
+    """
+    return ((lives < previous) & (lives > 0)) > ended
 
 
 def drop_life_information(info: dict[str, Any]) -> None:

@@ -5,8 +5,9 @@ protocol's native settings itself (sticky actions, full action set, frame skip, 
 These wrappers add what it lacks, on the batched rewards and per-env frame counters, with the
 semantics of their single-env twins in :mod:`arcadebench.wrappers`, composed in the same order
 (inner to outer): :class:`VectorRolloverGuard` → :class:`VectorMaxStuckTime` →
-:class:`VectorEpisodeFrameLimit` → :class:`VectorNoLifeInformation` →
-:class:`VectorEpisodeMonitor`. :func:`arcadebench.make_vec` builds the stack.
+:class:`VectorEpisodeFrameLimit` → :class:`VectorLifeLossTerminal` (training environments of
+DQN 2015 and Atari 100k) → :class:`VectorNoLifeInformation` → :class:`VectorEpisodeMonitor`.
+:func:`arcadebench.make_vec` builds the stack.
 
 What they need from the env below (``benchmarks/envs/batched.py``'s ``AtariProtocolVectorEnv``):
 
@@ -35,7 +36,7 @@ Gymnasium-style ``_<key>`` mask where only some envs have a value:
   protocol return, length, end reason, and the run's totals then), as the single env's.
 
 Classes: VectorRolloverGuard, VectorMaxStuckTime, VectorEpisodeFrameLimit,
-VectorNoLifeInformation, VectorEpisodeMonitor.
+VectorLifeLossTerminal, VectorNoLifeInformation, VectorEpisodeMonitor.
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ from arcadebench.wrappers.rules import (
     correct_rollovers,
     drop_life_information,
     last_reward_frame,
+    life_lost,
     limit_reached,
     stuck_frames,
 )
@@ -67,6 +69,7 @@ from arcadebench.wrappers.rules import (
 __all__ = [
     "VectorEpisodeFrameLimit",
     "VectorEpisodeMonitor",
+    "VectorLifeLossTerminal",
     "VectorMaxStuckTime",
     "VectorNoLifeInformation",
     "VectorRolloverGuard",
@@ -253,6 +256,72 @@ class VectorEpisodeFrameLimit(VectorWrapper, gym.utils.RecordConstructorArgs):
                 truncated = truncated | unlabelled
                 _reset_now(self.env, obs, info, unlabelled)
             set_end_reasons(info, capped, "frame_limit")
+        return obs, rewards, terminated, truncated, info
+
+
+class VectorLifeLossTerminal(VectorWrapper, gym.utils.RecordConstructorArgs):
+    """End an env's learner episode at a lost life, the game going on: a batch's training signal.
+
+    :class:`~arcadebench.wrappers.LifeLossTerminal` per env (DQN 2015, Atari 100k training):
+    where the life counter drops before the game ends, the step returns ``terminated`` with end
+    reason ``"life_lost"``, and, same-step autoreset style, the observation is already the next
+    episode's first (the game is not reset: it is the same screen, also in ``final_obs``).
+    ``info["episode_frame_number"]`` counts each learner episode from its start, as the single
+    env's. Lives come from ``info["lives"]``, so it goes below
+    :class:`VectorNoLifeInformation`.
+    """
+
+    def __init__(self, env: VectorEnv) -> None:
+        """Wrap ``env``."""
+        gym.utils.RecordConstructorArgs.__init__(self)
+        VectorWrapper.__init__(self, env)
+        self._lives = np.zeros(self.num_envs, dtype=np.int64)
+        self._offset = np.zeros(self.num_envs, dtype=np.int64)  # frames before the episode
+
+    def _lives_of(self, info: dict[str, Any]) -> np.ndarray:
+        try:
+            return np.asarray(info["lives"], dtype=np.int64)
+        except KeyError:
+            raise InvalidArgument(
+                f"`env` must report info['lives'] for VectorLifeLossTerminal, got info keys "
+                f"{sorted(info)!r}"
+            ) from None
+
+    def reset(
+        self, *, seed: Any = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        """Reset the envs chosen (all without a ``reset_mask``): their games start afresh."""
+        obs, info = self.env.reset(seed=seed, options=options)
+        mask = (options or {}).get("reset_mask")
+        chosen = np.ones(self.num_envs, dtype=bool) if mask is None else np.asarray(mask)
+        self._lives[chosen] = self._lives_of(info)[chosen]
+        self._offset[chosen] = 0
+        info["episode_frame_number"] = info["episode_frame_number"] - self._offset
+        return obs, info
+
+    def step(self, actions: Any) -> VectorStep:
+        """Step; a life lost before the game ends terminates that env's learner episode."""
+        obs, rewards, terminated, truncated, info = self.env.step(actions)
+        lives = self._lives_of(info)
+        frames = info["episode_frame_number"]
+        ended = terminated | truncated
+        lost = life_lost(self._lives, lives, ended)
+        info["episode_frame_number"] = frames - self._offset
+        if _any(ended):  # a game ended (and was reset): the next episode counts from 0 again
+            self._offset[ended] = 0
+        if _any(lost):
+            terminated = terminated | lost
+            set_end_reasons(info, lost, "life_lost")
+            if "final_obs" not in info:
+                info["final_obs"] = np.zeros_like(obs)
+                info["_final_obs"] = np.zeros(self.num_envs, dtype=bool)
+            info["final_obs"][lost] = obs[lost]
+            info["_final_obs"] = info["_final_obs"] | lost
+            if "next_episode_frame_number" not in info:
+                info["next_episode_frame_number"] = np.zeros(self.num_envs, dtype=np.int64)
+            info["next_episode_frame_number"][lost] = 0
+            self._offset[lost] = frames[lost]
+        self._lives = lives
         return obs, rewards, terminated, truncated, info
 
 

@@ -1,7 +1,8 @@
 """The conformance check in the real emulator: every game of every Atari spec passes, the sticky
-measurement reads 0, 0.25 and 1 where the emulator does, deliberate deviations and late or
-early limits are caught, suspicious rewards are flagged, and the command's table, JSON, exit
-statuses and one-line errors."""
+measurement reads 0, 0.25 and 1 where the emulator does, no-op starts and the training life-loss
+signal are seen where declared, deliberate deviations and late or early limits are caught,
+suspicious rewards are flagged, and the command's table, JSON, exit statuses and one-line
+errors."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from importlib import resources
 
 import numpy as np
 import pytest
+from ale_py import Action
 from ale_py.env import AtariEnv
 from gymnasium.wrappers import StickyAction
 from testdata import REPO, docs_generator
@@ -59,14 +61,23 @@ def rows(report):
 
 def test_every_game_of_every_atari_spec_passes(reports):
     counts = {name: len(report.games) for name, report in reports.items()}
-    assert counts == {"saber": 61, "hwr": 57, "atari5": 57}
+    assert counts == {
+        "atari100k": 26,
+        "atari5": 57,
+        "dqn2015": 49,
+        "hwr": 57,
+        "machado2018": 60,
+        "saber": 61,
+    }
     assert len({g.game for report in reports.values() for g in report.games}) == 62
     for report in reports.values():
         assert report.exit_status == 0 and report.failed == []
+        settings = report.spec.environment
         for g in report.games:
             assert g.status in ("ok", "known exception", "look"), (g.game, g.notes)
             cells = {name: rule.cell for name, rule in g.rules.items()}
-            assert cells["frameskip"] == "4" and cells["determinism"] == "same", g.game
+            assert cells["frameskip"] == str(settings.frameskip), g.game
+            assert cells["determinism"] == "same", g.game
             assert cells["life_information"] == "hidden", g.game
             assert re.fullmatch(r"\d+ lost", cells["termination"]), g.game
             assert g.rules["observation"].status == "ok"
@@ -78,7 +89,43 @@ def test_every_game_of_every_atari_spec_passes(reports):
             else:
                 assert g.rules["sticky"].status == "ok", (g.game, sticky)
                 assert sticky["informative"] >= 30
-                assert sticky["interval"][0] <= 0.25 <= sticky["interval"][1]
+                low, high = sticky["interval"]
+                assert low <= settings.repeat_action_probability <= high
+
+
+def test_no_op_starts_are_drawn_at_every_reset_where_declared(reports):
+    for name, declared in (("atari100k", "0-29"), ("dqn2015", "1-30")):
+        for g in reports[name].games:
+            rule = g.rules["noop_starts"]
+            assert rule.status == "ok" and rule.cell.endswith(f" of {declared}"), g.game
+            starts = g.measurements["noop_starts"]["starts"]
+            assert len(starts) == 5 and len(set(starts)) > 1
+            # the random runs' resets are checked too: the first of each is the seeded one
+            assert g.measurements["random"]["starts"][0] == starts[0]
+    for name in ("saber", "hwr", "atari5", "machado2018"):
+        for g in reports[name].games:
+            assert g.rules["noop_starts"].status == "n/a"
+            assert set(g.measurements["random"]["starts"]) == {0}  # ALE's own reset only
+
+
+def test_a_lost_life_ends_training_episodes_only_where_declared(reports):
+    for name in ("atari100k", "dqn2015"):
+        report = reports[name]
+        assert "the evaluation envs (the scored episodes)" in report.table().splitlines()[0]
+        for g in report.games:
+            rule, training = g.rules["life_loss"], g.measurements["training"]
+            # the scored (evaluation) runs end on game over only
+            assert g.measurements["random"]["life_ends"] == 0
+            if training["most_lives"] == 0:  # Pong, Boxing, ...: no lives to lose
+                assert (rule.status, rule.cell) == ("n/a", "no lives"), g.game
+            elif training["life_ends"]:
+                assert rule.cell == f"{training['life_ends']} ended in training", g.game
+            else:  # a random pinball player keeps its ball for 4,000 frames
+                assert (name, g.game) == ("dqn2015", "video_pinball")
+                assert rule.status == "unverified"
+    breakout = rows(reports["atari100k"])["breakout"]
+    assert breakout.measurements["training"]["end_reasons"]["life_lost"] >= 1
+    assert all(g.measurements["training"] is None for g in reports["saber"].games)
 
 
 def test_the_generated_check_page_is_what_the_check_prints(reports):
@@ -90,11 +137,20 @@ def test_the_generated_check_page_is_what_the_check_prints(reports):
 
 def test_skiing_has_9_actions_everywhere_as_a_known_exception(reports):
     for report in reports.values():
+        if not report.spec.environment.full_action_space:  # DQN, Atari 100k: minimal sets
+            continue
         skiing = rows(report)["skiing"]
         assert skiing.status == "known exception"
         assert skiing.rules["actions"].cell == "9 (known)"
         assert "ALE issue #691" in skiing.notes
         assert all(g.rules["actions"].cell == "18" for g in report.games if g.game != "skiing")
+
+
+def test_dqn_and_atari100k_play_the_minimal_action_set(reports):
+    for name in ("dqn2015", "atari100k"):
+        for g in reports[name].games:
+            assert g.rules["actions"].cell == str(g.measurements["minimal_actions"]), g.game
+    assert rows(reports["dqn2015"])["pong"].rules["actions"].cell == "6"
 
 
 def test_saber_rows_show_the_stuck_rule_and_the_scaled_cap(reports):
@@ -131,8 +187,9 @@ def test_journey_escapes_penalty_is_flagged_not_failed(reports):
     assert journey.status == "look" and journey.failed == []
     assert journey.flags == ("a reward of -2,000, below -1,000 and no rollover",)
     assert journey.rules["rewards"].cell.startswith("-2,000..")
-    looks = [g.game for r in reports.values() for g in r.games if g.status == "look"]
-    assert looks == ["journey_escape"]
+    looks = {(r.spec.name, g.game) for r in reports.values() for g in r.games if g.status == "look"}
+    # the two specs that play Journey Escape
+    assert looks == {("saber", "journey_escape"), ("machado2018", "journey_escape")}
 
 
 def test_the_table_has_one_row_per_game_and_a_summary(reports):
@@ -217,6 +274,22 @@ def test_the_probe_only_reads_the_emulator():
         ("saber", "breakout", {"full_action_space": False}, ["actions"], "4, the spec declares 18"),
         ("saber", "breakout", {"max_stuck_frames": 100}, ["max_stuck_frames"], "after 100 frames"),
         ("hwr", "pong", {"max_episode_frames": 300}, ["max_episode_frames"], "at frame 300"),
+        ("dqn2015", "pong", {"noop_starts": None}, ["noop_starts"], "0 frames after ALE's own"),
+        ("atari5", "pong", {"noop_starts": [0, 30]}, ["noop_starts"], "declared none"),
+        (
+            "atari100k",
+            "breakout",
+            {"life_loss_terminal_in_training": False},
+            ["life_loss"],
+            "a life was lost at frame",
+        ),
+        (
+            "hwr",
+            "breakout",
+            {"life_loss_terminal_in_training": True},
+            ["termination"],
+            "without a game over",
+        ),
     ],
 )
 def test_a_deviating_env_fails_the_rule_it_breaks(spec, game, env_kwargs, failed, note):
@@ -340,6 +413,22 @@ def test_arguments_are_checked_before_playing():
         check("sonic")
     with pytest.raises(InvalidArgument, match=re.escape("`env_kwargs` must be a mapping")):
         check("saber", env_kwargs=["obs_type"])
+    with pytest.raises(InvalidArgument, match=re.escape("`env_kwargs` must not set `phase`")):
+        check("dqn2015", env_kwargs={"phase": "training"})
+
+
+def test_a_reset_that_plays_other_actions_than_noop_is_caught():
+    settings = {**dataclasses.asdict(load_spec("dqn2015").environment)}
+    env = make_protocol_env("dqn2015", "breakout", log_dir=False, phase="evaluation")
+    observer = EpisodeObserver(settings, env, phase="evaluation")
+    try:
+        obs, info = env.reset(seed=0)
+        env.unwrapped.ale.act(Action.FIRE)  # a start that fires: not a no-op start
+        observer.reset(obs, info)
+    finally:
+        observer.close()
+        env.close()
+    assert observer.violations["noop_starts"] == ["a reset played FIRE, not only NOOP"]
 
 
 # --- the command line -----------------------------------------------------------------------------

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import gymnasium as gym
 import numpy as np
@@ -13,6 +14,7 @@ from gymnasium.utils.env_checker import check_env
 
 import arcadebench  # noqa: F401  (registers the ids)
 from arcadebench.benchmarks.envs.atari import make_atari_env
+from arcadebench.errors import InvalidArgument
 from arcadebench.specs import load_spec
 
 ONE_PER_PROTOCOL = [
@@ -46,6 +48,22 @@ def protocol_wrappers(env):
         (
             "arcadebench/Atari5-Phoenix-v0",
             [("EpisodeFrameLimit", {"max_episode_frames": 108_000}), ("NoLifeInformation", {})],
+        ),
+        (
+            "arcadebench/Atari100k-Pong-v0",  # the training environment: the life-loss signal
+            [
+                ("EpisodeFrameLimit", {"max_episode_frames": 108_000}),
+                ("LifeLossTerminal", {}),
+                ("NoLifeInformation", {}),
+            ],
+        ),
+        (
+            "arcadebench/DQN2015-Pong-v0",
+            [
+                ("EpisodeFrameLimit", {"max_episode_frames": 18_000}),
+                ("LifeLossTerminal", {}),
+                ("NoLifeInformation", {}),
+            ],
         ),
     ],
 )
@@ -114,3 +132,70 @@ def test_an_async_vector_env_with_standard_observations():
         assert obs.shape == (2, 4, 84, 84) and obs.dtype == np.uint8
     finally:
         envs.close()
+
+
+@pytest.mark.parametrize("spec", ["atari100k", "dqn2015"])
+def test_training_and_evaluation_environments_of_a_protocol_scored_after_training(spec, tmp_path):
+    """Training: life-loss terminals, the budget; evaluation: game over only, its own log."""
+    settings = load_spec(spec).environment
+    game = "breakout"
+    train = arcadebench.make(spec, game, log_dir=tmp_path, run="r")
+    evaluate = arcadebench.make(spec, game, phase="evaluation", log_dir=tmp_path, run="r")
+    try:
+        assert [name for name, _ in protocol_wrappers(evaluate)] == [
+            "EpisodeFrameLimit",
+            "NoLifeInformation",
+        ]
+        assert evaluate.spec.kwargs["phase"] == "evaluation"
+        assert train.unwrapped.action_space.n == 4  # Breakout's minimal set, not 18
+        for env, reasons in ((train, {"life_lost"}), (evaluate, {"game_over"})):
+            _, info = env.reset(seed=0)
+            least, most = settings.noop_starts
+            assert least <= info["episode_frame_number"] <= most  # the no-op frames
+            ends = set()
+            while True:
+                *_, terminated, truncated, info = env.step(1)  # FIRE: each ball is lost
+                if terminated or truncated:
+                    ends.add(info["arcadebench"]["end_reason"])
+                    if ends == reasons:
+                        break
+                    env.reset()
+        assert train.spec.kwargs["life_loss_terminal_in_training"] is True
+    finally:
+        train.close()
+        evaluate.close()
+    folder = tmp_path / spec / game
+    assert {p.name for p in folder.glob("*.jsonl")} == {"r.jsonl", "r.eval.jsonl"}
+    header = json.loads((folder / "r.eval.jsonl").read_text().splitlines()[0])
+    assert header["phase"] == "evaluation" and header["run"] == "r.eval"
+    assert header["budget"] == {"steps": None, "frames": None}  # the budget is the training's
+    budget = json.loads((folder / "r.jsonl").read_text().splitlines()[0])["budget"]
+    assert budget == {
+        "steps": load_spec(spec).evaluation.budget_steps,
+        "frames": None,
+    }
+
+
+def test_a_phase_that_does_not_exist_is_refused():
+    with pytest.raises(InvalidArgument, match="`phase` must be one of 'training', 'evaluation'"):
+        gym.make("arcadebench/Atari100k-Pong-v0", phase="test")
+
+
+def test_the_batched_path_plays_the_training_signal_and_native_noop_starts():
+    envs = arcadebench.make_vec("atari100k", "breakout", 2, log_dir=False)
+    try:
+        _, info = envs.reset(seed=0)
+        assert all(0 <= f <= 29 for f in info["episode_frame_number"])  # ale-py's own no-ops
+        ended, frames = [], []
+        while len(ended) < 10:
+            _, _, terminated, truncated, info = envs.step(np.ones(2, dtype=np.int64))
+            episodes = info["arcadebench"].get("episode")
+            for i in np.flatnonzero(info["arcadebench"].get("_episode", [])):
+                ended.append(episodes[i]["end_reason"])
+                frames.append((episodes[i]["frames"], episodes[i]["run_frames"]))
+        assert ended[:8] == ["life_lost"] * 8 and "game_over" in ended
+        assert all(0 < f < 500 for f, _ in frames)  # each learner episode's own frames
+    finally:
+        envs.close()
+    with pytest.raises(InvalidArgument, match="no-op starts from 0 frames for make_vec"):
+        arcadebench.make_vec("dqn2015", "breakout", 2, log_dir=False)

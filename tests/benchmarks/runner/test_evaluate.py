@@ -8,7 +8,7 @@ import threading
 import warnings
 
 import pytest
-from log_helpers import episodes
+from log_helpers import episodes, records
 
 import arcadebench
 from arcadebench.benchmarks.runner import backends
@@ -270,3 +270,66 @@ def test_evaluate_works_in_a_script_read_from_stdin(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert len(episodes(tmp_path)[("qbert", "0")]) == 1
+
+
+# -- a protocol scored on evaluation episodes after training (Atari 100k, DQN 2015) -------------
+
+
+def test_a_learner_trains_for_its_steps_then_plays_the_evaluation_episodes(tmp_path):
+    results = arcadebench.evaluate(
+        "runner_agents:EvaluatingLearner",
+        "atari100k",
+        ["breakout"],
+        steps=600,
+        episodes=2,
+        log_dir=tmp_path,
+        progress="off",
+        reps=0,
+    )
+    folder = tmp_path / "runner_agents_EvaluatingLearner" / "atari100k" / "breakout"
+    training, evaluation = records(folder / "0.jsonl"), records(folder / "0.eval.jsonl")
+    assert training[0]["budget"]["steps"] == 600 and training[-1]["total_steps"] == 600
+    assert {r["end_reason"] for r in training[1:]} >= {"life_lost"}  # the training signal
+    assert evaluation[0]["phase"] == "evaluation"
+    assert evaluation[0]["policy"] == "greedy after 600 observed steps"  # its evaluation()
+    assert [r["end_reason"] for r in evaluation[1:]] == ["game_over", "game_over"]
+    game = results.algorithms["runner_agents:EvaluatingLearner"]["games"]["breakout"]
+    assert game["episodes"] == 2
+    assert game["raw"] == sum(r["return"] for r in evaluation[1:]) / 2  # the evaluation's mean
+    assert game["frames"] == training[-1]["total_frames"]  # the experience behind it
+    events = []
+    again = arcadebench.evaluate(
+        "runner_agents:EvaluatingLearner",
+        "atari100k",
+        ["breakout"],
+        steps=600,
+        episodes=2,
+        log_dir=tmp_path,
+        progress="off",
+        reps=0,
+        on_event=events.append,
+    )
+    assert events == [] and again.algorithms == results.algorithms  # a rerun plays nothing
+    with pytest.raises(ArcadebenchError, match="its evaluation must be of the agent its training"):
+        arcadebench.evaluate(
+            "runner_agents:EvaluatingLearner",
+            "atari100k",
+            ["breakout"],
+            steps=600,
+            episodes=3,
+            log_dir=tmp_path,
+            resume=True,
+            progress="off",
+        )
+
+
+def test_a_policy_is_evaluated_directly(tmp_path):
+    results = arcadebench.evaluate(
+        "random", "dqn2015", ["pong"], episodes=1, log_dir=tmp_path, progress="off", reps=0
+    )
+    folder = tmp_path / "random" / "dqn2015" / "pong"
+    assert [p.name for p in folder.glob("*.jsonl")] == ["0.eval.jsonl"]  # no training
+    header, *episodes = records(folder / "0.eval.jsonl")
+    assert header["policy"] == "the policy as given (no training)"
+    assert len(episodes) == 1 and episodes[0]["frames"] <= 18_000  # Nature's 5-minute cap
+    assert results.algorithms["random"]["games"]["pong"]["episodes"] == 1

@@ -529,3 +529,30 @@ def test_runs_pooled_under_their_directory_name_get_a_note(tmp_path):
         write_log(tmp_path / "named" / "saber" / "pong" / f"{run}.jsonl", records, header=named)
     results = arcadebench.score("saber", tmp_path / "named", reps=0)
     assert not any("pooled" in n for n in results.algorithms["ppo"].get("notes", []))
+
+
+def test_a_protocol_scored_after_training_scores_the_evaluation_episodes(tmp_path):
+    spec = load_spec("atari100k")
+    header = {"kind": "header", "algorithm": "ppo"}
+    training = [episode(spec, "pong", "0", i, -21.0, 4_000) for i in range(3)]
+    write_log(tmp_path / "ppo" / "atari100k" / "pong" / "0.jsonl", training, header=header)
+    evaluation = [episode(spec, "pong", "0.eval", i, float(i), 3_000) for i in range(4)]
+    evaluation[-1] = episode(spec, "pong", "0.eval", 3, 100.0, 3_000, complete=False)
+    write_log(
+        tmp_path / "ppo" / "atari100k" / "pong" / "0.eval.jsonl",
+        evaluation,
+        header={**header, "phase": "evaluation"},
+    )
+    results = arcadebench.score("atari100k", tmp_path, reps=0)
+    pong = results.algorithms["ppo"]["games"]["pong"]
+    assert pong["runs"] == [1.0]  # (0 + 1 + 2) / 3: the complete evaluation episodes
+    assert pong["episodes"] == 3 and pong["frames"] == 12_000  # the training run's frames
+    with pytest.warns(LogWarning, match="evaluation episodes of run '0.eval' are not scored"):
+        write_log(
+            tmp_path / "s" / "saber" / "pong" / "0.eval.jsonl",
+            [episode(SABER, "pong", "0.eval", 0, 1.0, 4_000)],
+            header={"kind": "header", "phase": "evaluation"},
+        )
+        write_log(tmp_path / "s" / "saber" / "pong" / "1.jsonl", saber_run(n=1))
+        saber = arcadebench.score("saber", tmp_path / "s", reps=0)
+    assert list(saber.algorithms["s"]["games"]["pong"]["runs"]) == [0.0]  # run 1 only

@@ -5,15 +5,22 @@ protocol env exactly as the spec defines it and plays
 
 1. a random agent for ``frames`` emulator frames with the :class:`StickyProbe` measuring the
    sticky actions inside the protocol's own steps;
-2. the same seed and actions again without the probe (the determinism rule: same seed, same
-   episode; it also shows the probe only reads the emulator);
+2. the same seed and actions again without the probe, for half the frames (the determinism
+   rule: same seed, same episode, compared over the first half of the first run; it also shows
+   the probe only reads the emulator);
 3. a NOOP agent until its episode ends, once for the max stuck time and once for the frame cap,
    each limit as declared when it fits in half the budget, else scaled down to half the budget
    (a deviating env: the same wrappers with a smaller number). The other limit is switched off
    when it would fire first, so each run isolates one mechanism. A NOOP agent is never rewarded
    in most games, so it shows the stuck limit firing; where it is rewarded (Pong's opponent
    scores) or its game ends first (Assault), the limit is cut to fit that episode and the
-   episode replayed.
+   episode replayed;
+4. with no-op starts, a few more resets, to see that their number is drawn (not fixed);
+5. with a training life-loss signal, the random agent in the *training* environment, where each
+   lost life must end the learner's episode.
+
+Runs 1-3 play the environment whose episodes are scored: the evaluation one of a protocol scored
+after training (DQN, Atari 100k), else the training one.
 
 Every step of every run goes through an :class:`EpisodeObserver`. The envs keep no episode log
 (``log_dir=False``), even with ``$ARCADEBENCH_LOG_DIR`` set: these plays are no training run.
@@ -42,10 +49,15 @@ from arcadebench.errors import InvalidArgument, NonCompliantWarning
 from arcadebench.specs import Spec, load_spec
 from arcadebench.specs.model import AtariSettings
 
-__all__ = ["LIMITS", "play_game", "scaled_limit"]
+__all__ = ["LIMITS", "NOOP_RESETS", "play_game", "scaled_limit"]
 
 LIMITS = ("max_stuck_frames", "max_episode_frames")
 """The settings a NOOP run verifies, each in a run of its own."""
+NOOP_RESETS = 5
+"""Resets that show the no-op starts are drawn: 5 equal draws of 30 would have p = 30**-4."""
+LIFE_LOSS_FRAMES = 4
+"""How many times its frames the training run may play to see a lost life end an episode (a
+random agent survives 1,000 frames of Ms. Pac-Man)."""
 
 
 def scaled_limit(declared: int, frames: int, frameskip: int) -> int:
@@ -71,19 +83,30 @@ def _play(
     frames: int,
     seed: int,
     one_episode: bool = False,
+    until_life_lost: bool = False,
+    digest_frames: int | None = 0,
 ) -> dict[str, Any]:
-    """Play ``policy`` for ``frames`` frames (or one episode), checking every step."""
-    observer = EpisodeObserver(settings, env, digest=not one_episode)
-    obs, info = env.reset(seed=seed)
-    observer.reset(obs, info)
-    while observer.frames < frames and observer.steps < frames:
-        obs, reward, terminated, truncated, info = env.step(policy())
-        observer.step(obs, reward, terminated, truncated, info)
-        if terminated or truncated:
-            if one_episode:
-                break
-            obs, info = env.reset()
-            observer.reset(obs, info)
+    """Play ``policy`` for ``frames`` frames (or one episode), checking every step.
+
+    ``until_life_lost`` stops at the first lost life that ended an episode and the reset that
+    continued its game, or after ``frames``; ``digest_frames`` is the observer's.
+    """
+    observer = EpisodeObserver(settings, env, digest_frames, phase=settings["phase"])
+    try:
+        obs, info = env.reset(seed=seed)
+        observer.reset(obs, info)
+        while observer.frames < frames and observer.steps < frames:
+            obs, reward, terminated, truncated, info = env.step(policy())
+            observer.step(obs, reward, terminated, truncated, info)
+            if terminated or truncated:
+                if one_episode:
+                    break
+                obs, info = env.reset()
+                observer.reset(obs, info)
+                if until_life_lost and observer.life_ends:
+                    break
+    finally:
+        observer.close()
     return observer.summary()
 
 
@@ -117,9 +140,7 @@ def _limit_run(
         other = LIMITS[1 - LIMITS.index(key)]
         if settings[other] is not None and settings[other] <= limit:
             overrides[other] = None  # it would end the NOOP episode first
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", NonCompliantWarning)
-            env = make_protocol_env(spec, game, log_dir=False, **{**env_kwargs, **overrides})
+        env = _make(spec, game, settings["phase"], {**env_kwargs, **overrides})
         try:
             run = _play(env, {**settings, **overrides}, lambda: 0, frames, seed, one_episode=True)
         finally:
@@ -139,6 +160,24 @@ def _limit_run(
         "overrides": overrides,
         "run": run,
     }
+
+
+def _make(spec: Spec, game: str, phase: str, env_kwargs: dict[str, Any]) -> Any:
+    """The protocol env of ``phase``; ``env_kwargs`` may deviate on purpose (no warning)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NonCompliantWarning)
+        return make_protocol_env(spec, game, log_dir=False, phase=phase, **env_kwargs)
+
+
+def _no_op_starts(env: Any, settings: dict[str, Any], seed: int) -> dict[str, Any]:
+    """:data:`NOOP_RESETS` resets, the first one seeded, each checked for its no-op frames."""
+    observer = EpisodeObserver(settings, env, digest_frames=0, phase=settings["phase"])
+    try:
+        for reset in range(NOOP_RESETS):
+            observer.reset(*env.reset(seed=seed if reset == 0 else None))
+    finally:
+        observer.close()
+    return observer.summary()
 
 
 def atari_settings(spec: Spec) -> AtariSettings:
@@ -168,13 +207,18 @@ def play_game(
     Returns:
         ``{"game", "frames", "seed", "settings", "env_kwargs", "actions", "minimal_actions",
         "observation_shape", "sticky", "random", "replay", "max_stuck_frames",
-        "max_episode_frames"}``; ``settings`` are the spec's, the runs are
-        :meth:`EpisodeObserver.summary` dicts and a limit is ``None`` when the spec has none.
+        "max_episode_frames", "noop_starts", "training"}``; ``settings`` are the spec's plus the
+        ``phase`` the scored runs played; the runs are :meth:`EpisodeObserver.summary` dicts, a
+        limit is ``None`` when the spec has none, ``noop_starts`` a run of :data:`NOOP_RESETS`
+        resets (``None`` without no-op starts) and ``training`` the random agent's run in the
+        training environment (``None`` without a training life-loss signal, or when the scored
+        runs played that environment).
     """
     ALEInterface.setLoggerMode(LoggerMode.Error)  # the report is the table, not ALE's banner
     loaded = load_spec(spec)
     env_kwargs = dict(env_kwargs or {})
-    settings = dataclasses.asdict(atari_settings(loaded))
+    scored = "evaluation" if loaded.evaluation.scored == "after_training" else "training"
+    settings = {**dataclasses.asdict(atari_settings(loaded)), "phase": scored}
     result: dict[str, Any] = {
         "game": game,
         "frames": frames,
@@ -182,9 +226,8 @@ def play_game(
         "settings": settings,
         "env_kwargs": env_kwargs,
     }
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", NonCompliantWarning)  # env_kwargs: deviating on purpose
-        env = make_protocol_env(loaded, game, log_dir=False, **env_kwargs)
+    half = frames // 2  # the determinism rule's replay
+    env = _make(loaded, game, scored, env_kwargs)
     try:
         base = env.unwrapped
         if not isinstance(env.action_space, gym.spaces.Discrete) or not isinstance(base, AtariEnv):
@@ -198,10 +241,15 @@ def play_game(
         declared = settings["repeat_action_probability"]
         probe = StickyProbe.attach(env, game, declared)
         try:
-            result["random"] = _play(env, settings, _random_policy(env, seed), frames, seed)
+            policy = _random_policy(env, seed)
+            result["random"] = _play(env, settings, policy, frames, seed, digest_frames=half)
         finally:
             result["sticky"] = probe.detach(env).to_dict()
-        result["replay"] = _play(env, settings, _random_policy(env, seed), frames, seed)
+        policy = _random_policy(env, seed)
+        result["replay"] = _play(env, settings, policy, half, seed, digest_frames=half)
+        result["noop_starts"] = (
+            _no_op_starts(env, settings, seed) if settings["noop_starts"] else None
+        )
     finally:
         env.close()
     for key in LIMITS:
@@ -210,4 +258,14 @@ def play_game(
             if settings[key] is None
             else _limit_run(loaded, game, settings, key, frames, seed, env_kwargs)
         )
+    result["training"] = None
+    if settings["life_loss_terminal_in_training"] and scored != "training":
+        training = {**settings, "phase": "training"}
+        env = _make(loaded, game, "training", env_kwargs)
+        try:
+            policy = _random_policy(env, seed)
+            limit = frames * LIFE_LOSS_FRAMES
+            result["training"] = _play(env, training, policy, limit, seed, until_life_lost=True)
+        finally:
+            env.close()
     return result

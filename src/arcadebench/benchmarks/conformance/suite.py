@@ -31,7 +31,7 @@ from typing import Any, Literal
 
 from arcadebench._table import count, render_table
 from arcadebench._version import __version__
-from arcadebench.benchmarks.conformance.play import atari_settings, play_game
+from arcadebench.benchmarks.conformance.play import NOOP_RESETS, atari_settings, play_game
 from arcadebench.benchmarks.conformance.verdicts import STATUSES, GameCheck, judge
 from arcadebench.errors import InvalidArgument
 from arcadebench.specs import Spec, list_specs, load_spec
@@ -52,6 +52,7 @@ _COLUMNS = [
     "skip",
     "observation",
     "lives",
+    "no-ops",
     "stuck",
     "cap",
     "rewards",
@@ -60,9 +61,11 @@ _COLUMNS = [
 ]
 _LEGEND = (
     "sticky p: the sticky-action probability measured in the emulator, n distinguishable "
-    "frames; lives: life information in info, lives lost that did not end the episode; "
-    "stuck, cap: the limit a NOOP agent hit on the exact step (scaled: a smaller limit, to fit "
-    "the frames or the NOOP agent's episode)"
+    "frames; lives: life information in info, lives lost that did not end the episode (and "
+    "those that ended a training episode, where the protocol signals them in training); "
+    f"no-ops: the NOOP frames after ALE's reset, seen over {NOOP_RESETS} resets, of those "
+    "declared; stuck, cap: the limit a NOOP agent hit on the exact step (scaled: a smaller "
+    "limit, to fit the frames or the NOOP agent's episode)"
 )
 
 
@@ -103,10 +106,11 @@ class CheckReport:
         rows = []
         for g in self.games:
             r = g.rules
+            life_rules = [r[name] for name in ("life_information", "termination", "life_loss")]
             lives = (
                 "FAIL"
-                if "fail" in (r["life_information"].status, r["termination"].status)
-                else f"{r['life_information'].cell}, {r['termination'].cell}"
+                if any(rule.status == "fail" for rule in life_rules)
+                else ", ".join(rule.cell for rule in life_rules if rule.cell != "-")
             )
             rows.append(
                 [
@@ -117,6 +121,7 @@ class CheckReport:
                     r["frameskip"].cell,
                     r["observation"].cell,
                     lives,
+                    r["noop_starts"].cell,
                     r["max_stuck_frames"].cell,
                     r["max_episode_frames"].cell,
                     r["rewards"].cell,
@@ -129,6 +134,8 @@ class CheckReport:
             f"{spec.name} v{spec.version} ({spec.short_hash}) - conformance in the emulator, "
             f"{self.frames:,} frames per agent, seed {self.seed}"
         )
+        if spec.evaluation.scored == "after_training":
+            title += "; the evaluation envs (the scored episodes), the training env for lives"
         if self.env_kwargs:
             made = ", ".join(f"{k}={v!r}" for k, v in self.env_kwargs.items())
             title += f"; envs made with {made}"
@@ -196,7 +203,13 @@ def _games(spec: Spec, games: Sequence[str] | str | None) -> list[str]:
 
 
 _JobKey = tuple[str, tuple[tuple[str, Any], ...]]
-"""A game and the settings it is played with: specs sharing both share the play."""
+"""A game and how it is played: specs sharing both share the play."""
+
+
+def _plays(spec: Spec) -> tuple[tuple[str, Any], ...]:
+    """What decides a game's plays: the env settings and which env's episodes are scored."""
+    settings = dataclasses.asdict(atari_settings(spec))
+    return (*settings.items(), ("scored", spec.evaluation.scored))
 
 
 def _context() -> Any:
@@ -274,11 +287,15 @@ def check_specs(
             f"`env_kwargs` must be a mapping of keyword arguments, got {env_kwargs!r}"
         )
     env_kwargs = dict(env_kwargs or {})
+    if "phase" in env_kwargs:
+        raise InvalidArgument(
+            "`env_kwargs` must not set `phase`: the check plays the scored environment and, "
+            "where the protocol has one, the training environment itself"
+        )
     jobs: dict[_JobKey, tuple[str, str]] = {}
     for spec, selected in zip(loaded, selections, strict=True):
-        settings = tuple(dataclasses.asdict(atari_settings(spec)).items())
         for game in selected:
-            jobs.setdefault((game, settings), (_spec_ref(spec), game))
+            jobs.setdefault((game, _plays(spec)), (_spec_ref(spec), game))
     bars = progress == "bars" or (progress == "auto" and sys.stderr.isatty())
     if bars:
         from rich.console import Console
@@ -300,8 +317,7 @@ def check_specs(
         played = _play_all(jobs, frames, seed, env_kwargs, workers, lambda game: None)
     reports = []
     for spec, selected in zip(loaded, selections, strict=True):
-        settings = tuple(dataclasses.asdict(atari_settings(spec)).items())
-        checks = tuple(judge(spec, game, played[(game, settings)]) for game in selected)
+        checks = tuple(judge(spec, game, played[(game, _plays(spec))]) for game in selected)
         reports.append(CheckReport(spec, frames, seed, checks, env_kwargs))
     return reports
 

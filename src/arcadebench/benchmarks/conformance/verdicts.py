@@ -34,6 +34,8 @@ RULES = (
     "observation",
     "life_information",
     "termination",
+    "life_loss",
+    "noop_starts",
     "end_reason",
     "max_stuck_frames",
     "max_episode_frames",
@@ -206,6 +208,39 @@ def _limit(m: dict[str, Any], key: str, runs: list[dict[str, Any]]) -> RuleResul
     return RuleResult("unverified", cell, f"{name} not shown: {why}")
 
 
+def _life_loss(m: dict[str, Any], runs: list[dict[str, Any]]) -> RuleResult:
+    """The training life-loss signal: every lost life ended a training episode, seen once."""
+    if not m["settings"]["life_loss_terminal_in_training"]:
+        return RuleResult("n/a", "-")  # a lost life that ends an episode fails `termination`
+    violation = _violated(runs, "life_loss")
+    if violation:
+        return RuleResult("fail", "FAIL", f"life loss: {violation}")
+    ends = sum(run["life_ends"] for run in runs)
+    if not any(run["most_lives"] for run in runs):
+        return RuleResult("n/a", "no lives")  # nothing to signal: Pong, Boxing
+    if ends:
+        return RuleResult("ok", f"{ends} ended in training")
+    detail = "life loss not shown: no life was lost in the training run"
+    return RuleResult("unverified", "none lost in training", detail)
+
+
+def _noop_starts(m: dict[str, Any], runs: list[dict[str, Any]]) -> RuleResult:
+    """Every reset within the declared no-op frames, and their number drawn, not fixed."""
+    violation = _violated(runs, "noop_starts")
+    if violation:
+        return RuleResult("fail", "FAIL", f"no-op starts: {violation}")
+    declared = m["settings"]["noop_starts"]
+    if declared is None:
+        return RuleResult("n/a", "-")
+    least, most = declared
+    starts = m["noop_starts"]["starts"]  # each within least..most: else a violation above
+    cell = f"{min(starts)}..{max(starts)} of {least}-{most}"
+    if least < most and len(set(starts)) == 1:
+        detail = f"no-op starts: {len(starts)} resets all after {starts[0]} frames, not drawn"
+        return RuleResult("fail", cell, detail)
+    return RuleResult("ok", cell)
+
+
 def _rewards(runs: list[dict[str, Any]]) -> tuple[RuleResult, list[str]]:
     lows = [r["reward_min"] for r in runs if r["reward_min"] is not None]
     highs = [r["reward_max"] for r in runs if r["reward_max"] is not None]
@@ -243,8 +278,10 @@ def judge(spec: Spec, game: str, m: dict[str, Any]) -> GameCheck:
             game, {name: RuleResult("n/a", "-") for name in RULES}, (), m, error=m["error"]
         )
     limits = [m[k]["run"] for k in ("max_stuck_frames", "max_episode_frames") if m[k]]
-    runs = [m[name] for name in _RUNS] + limits
-    played = [m["random"], *limits]  # the replay repeats the random run
+    training = [m["training"]] if m["training"] else []
+    resets = [m["noop_starts"]] if m["noop_starts"] else []
+    runs = [m[name] for name in _RUNS] + limits + training + resets
+    scored = [m["random"], *limits]  # the replay repeats the random run
     settings = m["settings"]
     rules: dict[str, RuleResult] = {}
     rules["actions"], flags = _actions(spec, game, m)
@@ -253,16 +290,18 @@ def judge(spec: Spec, game: str, m: dict[str, Any]) -> GameCheck:
     rules["observation"] = _rule("observation", runs, "x".join(map(str, m["observation_shape"])))
     hidden = "in info" if settings["life_information"] else "hidden"
     rules["life_information"] = _rule("life_information", runs, hidden)
-    lost = sum(run["lives_lost"] for run in played)
+    lost = sum(run["lives_lost"] for run in scored)
     rules["termination"] = _rule("termination", runs, f"{lost} lost")
+    rules["life_loss"] = _life_loss(m, runs)
+    rules["noop_starts"] = _noop_starts(m, runs)
     rules["end_reason"] = _rule("end_reason", runs, "ok")
     for key in ("max_stuck_frames", "max_episode_frames"):
         rules[key] = _limit(m, key, runs)
     rules["rollover"] = _rule("rollover", runs, "ok")
     if settings["rollover_threshold"] is None and rules["rollover"].status == "ok":
         rules["rollover"] = RuleResult("n/a", "-")
-    rules["rewards"], found = _rewards(played)
-    same = all(m["random"][k] == m["replay"][k] for k in ("digest", "steps", "frames"))
+    rules["rewards"], found = _rewards(scored + training)
+    same = all(m["random"][k] == m["replay"][k] for k in ("digest", "digested_steps"))
     rules["determinism"] = (
         RuleResult("ok", "same")
         if same

@@ -8,7 +8,12 @@ passes those straight through. Behaviours ale-py lacks are the protocol's layers
 
 rollover guard (``rollover_threshold``/``rollover_correction``) → max stuck time
 (``max_stuck_frames``) → frame limit (``max_episode_frames``; labels the native truncation) →
-no life information (``life_information: false``).
+life-loss terminal (``life_loss_terminal_in_training``, the training environment only) → no life
+information (``life_information: false``).
+
+No-op starts (``noop_starts``) are the env's own reset
+(:class:`~arcadebench.wrappers.noop_starts.NoopStarts`): raw frames after the emulator's reset,
+which a wrapper could not play.
 
 These two functions are the protocol for every entry point: :func:`make_atari_env` (one env,
 ``gym.make``) applies the layers as :mod:`arcadebench.wrappers`, ``arcadebench.make_vec``
@@ -45,6 +50,7 @@ from arcadebench.benchmarks.envs.reload_free import (
 from arcadebench.specs.model import AtariSettings
 from arcadebench.wrappers import (
     EpisodeFrameLimit,
+    LifeLossTerminal,
     MaxStuckTime,
     NoLifeInformation,
     RolloverGuard,
@@ -53,11 +59,13 @@ from arcadebench.wrappers import (
 __all__ = ["ale_options", "make_atari_env", "protocol_layers", "wrap_atari_protocol"]
 
 Layer = tuple[str, dict[str, Any]]
+Phase = Literal["training", "evaluation"]
 
 _SINGLE_ENV_WRAPPERS: dict[str, Any] = {
     "rollover": RolloverGuard,
     "stuck": MaxStuckTime,
     "frame_limit": EpisodeFrameLimit,
+    "life_loss_terminal": LifeLossTerminal,
     "no_life_information": NoLifeInformation,
 }
 
@@ -78,7 +86,7 @@ def ale_options(settings: AtariSettings) -> dict[str, Any]:
     }
 
 
-def protocol_layers(settings: AtariSettings) -> list[Layer]:
+def protocol_layers(settings: AtariSettings, phase: Phase = "training") -> list[Layer]:
     """The protocol's wrappers beyond ale-py, inner to outer: ``[(rule, arguments), ...]``.
 
     Example:
@@ -86,6 +94,11 @@ def protocol_layers(settings: AtariSettings) -> list[Layer]:
         >>> [rule for rule, _ in protocol_layers(load_spec("saber").environment)]
         ['rollover', 'stuck', 'frame_limit', 'no_life_information']
         >>> [rule for rule, _ in protocol_layers(load_spec("atari5").environment)]
+        ['frame_limit', 'no_life_information']
+        >>> atari100k = load_spec("atari100k").environment
+        >>> [rule for rule, _ in protocol_layers(atari100k)]
+        ['frame_limit', 'life_loss_terminal', 'no_life_information']
+        >>> [rule for rule, _ in protocol_layers(atari100k, "evaluation")]
         ['frame_limit', 'no_life_information']
     """
     layers: list[Layer] = []
@@ -103,14 +116,18 @@ def protocol_layers(settings: AtariSettings) -> list[Layer]:
         layers.append(("stuck", {"max_stuck_frames": settings.max_stuck_frames}))
     if settings.max_episode_frames is not None:
         layers.append(("frame_limit", {"max_episode_frames": settings.max_episode_frames}))
+    if settings.life_loss_terminal_in_training and phase == "training":
+        layers.append(("life_loss_terminal", {}))
     if not settings.life_information:
         layers.append(("no_life_information", {}))
     return layers
 
 
-def wrap_atari_protocol(env: gym.Env, settings: AtariSettings) -> gym.Env:
+def wrap_atari_protocol(
+    env: gym.Env, settings: AtariSettings, phase: Phase = "training"
+) -> gym.Env:
     """Wrap an ``AtariEnv`` in the protocol's layers, in the documented order."""
-    for rule, arguments in protocol_layers(settings):
+    for rule, arguments in protocol_layers(settings, phase):
         env = _SINGLE_ENV_WRAPPERS[rule](env, **arguments)
     return env
 
@@ -121,6 +138,7 @@ def make_atari_env(
     *,
     obs_type: Literal["rgb", "grayscale", "ram", "standard"] = "rgb",
     render_mode: str | None = None,
+    phase: Phase = "training",
 ) -> gym.Env:
     """Build the Atari environment of ``game`` with the (possibly overridden) ``settings``.
 
@@ -130,10 +148,17 @@ def make_atari_env(
         obs_type: ``AtariEnv``'s ``rgb``, ``grayscale`` or ``ram``, or ``"standard"``
             (:class:`~arcadebench.wrappers.StandardAtariEnv`).
         render_mode: ``AtariEnv``'s render mode.
+        phase: the ``training`` environment, or the ``evaluation`` one of a protocol that
+            scores evaluation episodes (no training life-loss signal).
     """
-    native = {"game": game, "render_mode": render_mode, **ale_options(settings)}
+    native = {
+        "game": game,
+        "render_mode": render_mode,
+        "noop_starts": settings.noop_starts,
+        **ale_options(settings),
+    }
     if obs_type == "standard":
         env: gym.Env = ReloadFreeStandardAtariEnv(**native)
     else:
         env = ReloadFreeAtariEnv(**native, obs_type=obs_type)
-    return wrap_atari_protocol(env, settings)
+    return wrap_atari_protocol(env, settings, phase)

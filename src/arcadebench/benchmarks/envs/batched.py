@@ -79,6 +79,7 @@ from arcadebench.wrappers._checks import check_int
 from arcadebench.wrappers.vector import (
     VectorEpisodeFrameLimit,
     VectorEpisodeMonitor,
+    VectorLifeLossTerminal,
     VectorMaxStuckTime,
     VectorNoLifeInformation,
     VectorRolloverGuard,
@@ -91,6 +92,7 @@ _VECTOR_WRAPPERS: dict[str, Any] = {  # the vector twins of the single env's pro
     "rollover": VectorRolloverGuard,
     "stuck": VectorMaxStuckTime,
     "frame_limit": VectorEpisodeFrameLimit,
+    "life_loss_terminal": VectorLifeLossTerminal,
     "no_life_information": VectorNoLifeInformation,
 }
 
@@ -157,6 +159,7 @@ class AtariProtocolVectorEnv(VectorEnv):
         repeat_action_probability: float = 0.25,
         full_action_space: bool = False,
         max_num_frames_per_episode: int | None = None,
+        noop_max: int = 0,
         num_threads: int = 0,
         thread_affinity_offset: int = -1,
     ) -> None:
@@ -170,6 +173,8 @@ class AtariProtocolVectorEnv(VectorEnv):
             repeat_action_probability: ALE's per-frame sticky-action probability.
             full_action_space: the 18 actions instead of the game's minimal set.
             max_num_frames_per_episode: the frame cap (``None``: none).
+            noop_max: no-op starts of 0 to ``noop_max - 1`` raw frames after each reset
+                (``AtariVectorEnv``'s own, drawn from its seeded generator; 0: none).
             num_threads: ``AtariVectorEnv``'s threads (0: one per env, up to the CPUs).
             thread_affinity_offset: ``AtariVectorEnv``'s CPU pinning (-1: none).
         """
@@ -194,7 +199,7 @@ class AtariProtocolVectorEnv(VectorEnv):
             full_action_space=full_action_space,
             autoreset_mode=AutoresetMode.SAME_STEP,
             frameskip=frameskip,
-            noop_max=0,
+            noop_max=check_int("noop_max", noop_max, minimum=0),
             use_fire_reset=False,
             episodic_life=False,
             life_loss_info=False,
@@ -321,6 +326,25 @@ class AtariProtocolVectorEnv(VectorEnv):
         self._ale.close()
 
 
+def _noop_max(spec: Spec, settings: AtariSettings) -> int:
+    """``AtariVectorEnv``'s ``noop_max`` for the spec's no-op starts (it plays 0 to n - 1 frames).
+
+    Raises:
+        InvalidArgument: no-op starts that do not begin at 0 frames (DQN's 1 to 30), which the
+            vector engine cannot play; the single env (``gym.make_vec``) can.
+    """
+    if settings.noop_starts is None:
+        return 0
+    least, most = settings.noop_starts
+    if least != 0:
+        raise InvalidArgument(
+            f"`spec` must have no-op starts from 0 frames for make_vec (ale-py's batched "
+            f"engine plays 0 to n - 1), got {spec.name!r} with {least} to {most}; batch its "
+            "single environments with gym.make_vec(id, num_envs)"
+        )
+    return most + 1
+
+
 def make_vec(
     spec: str | Spec,
     game: str,
@@ -394,6 +418,7 @@ def make_vec(
         obs_type=obs_type,
         num_threads=num_threads,
         thread_affinity_offset=thread_affinity_offset,
+        noop_max=_noop_max(spec, atari),
         **ale_options(atari),
     )
     try:

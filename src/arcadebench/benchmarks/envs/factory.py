@@ -31,7 +31,7 @@ from arcadebench.benchmarks.envs.ids import env_id
 from arcadebench.benchmarks.envs.resolve import protocol_kwargs, resolve, warn_deviations
 from arcadebench.benchmarks.envs.sonic import make_retro_env
 from arcadebench.errors import InvalidArgument
-from arcadebench.records import log_path, resolve_log_dir
+from arcadebench.records import log_path, phase_run, resolve_log_dir
 from arcadebench.specs import Spec, list_specs, load_spec
 from arcadebench.specs.model import AtariSettings, RetroSettings
 from arcadebench.wrappers.monitor import EpisodeMonitor
@@ -65,7 +65,8 @@ def make_protocol_env(
     game = spec.resolve_game(game)
     resolved = resolve(spec, kwargs)
     directory, unlogged_ok = resolve_log_dir(log_dir)
-    log = log_path(directory, spec.name, game, run) if directory is not None else None
+    phase = resolved.options.get("phase", "training")
+    log = log_path(directory, spec.name, game, phase_run(run, phase)) if directory else None
     warn_deviations(resolved, f"{spec.name} environment for {game!r}")
     settings = resolved.settings
     if isinstance(settings, AtariSettings):
@@ -85,6 +86,7 @@ def make_protocol_env(
             settings=resolved.kwargs,
             env_id=env_id(spec, game),
             unlogged_ok=unlogged_ok,
+            phase=resolved.options.get("phase", "training"),
         )
     except BaseException:
         env.close()  # e.g. the log is in use: free the emulator (one per process in stable-retro)

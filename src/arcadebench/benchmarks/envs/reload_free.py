@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ale_py import ALEInterface, ALEState
-from ale_py.env import AtariEnv
 
 from arcadebench.wrappers import StandardAtariEnv
+from arcadebench.wrappers.noop_starts import NoopStarts
 
 __all__ = ["ReloadFreeAtariEnv", "ReloadFreeSeeding", "ReloadFreeStandardAtariEnv"]
 
@@ -120,6 +120,7 @@ class ReloadFreeSeeding:
         >>> env.reload_free
         True
         >>> import numpy as np
+        >>> from ale_py.env import AtariEnv
         >>> bool(np.array_equal(first, AtariEnv("pong").reset(seed=3)[0]))
         True
         >>> env.close()
@@ -148,9 +149,17 @@ class ReloadFreeSeeding:
             self._seed_template = _SeedTemplate.capture(ale, seed)
 
 
-class ReloadFreeAtariEnv(ReloadFreeSeeding, AtariEnv):
-    """ale-py's ``AtariEnv`` whose seeded resets skip the ROM reload: :class:`ReloadFreeSeeding`."""
+class ReloadFreeAtariEnv(ReloadFreeSeeding, NoopStarts):
+    """ale-py's ``AtariEnv`` whose seeded resets skip the ROM reload: :class:`ReloadFreeSeeding`.
+
+    With the protocol's no-op starts, if it has them
+    (:class:`~arcadebench.wrappers.noop_starts.NoopStarts`).
+    """
 
 
-class ReloadFreeStandardAtariEnv(ReloadFreeSeeding, StandardAtariEnv):
-    """:class:`~arcadebench.wrappers.StandardAtariEnv` whose seeded resets skip the ROM reload."""
+class ReloadFreeStandardAtariEnv(ReloadFreeSeeding, StandardAtariEnv, NoopStarts):
+    """:class:`~arcadebench.wrappers.StandardAtariEnv` whose seeded resets skip the ROM reload.
+
+    The no-op frames come before the standard observation's first frame (the method order puts
+    :class:`~arcadebench.wrappers.noop_starts.NoopStarts` between it and ``AtariEnv``).
+    """

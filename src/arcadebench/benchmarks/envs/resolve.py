@@ -47,6 +47,9 @@ _OPTIONS: dict[str, dict[str, tuple[tuple[Any, ...], str]]] = {
         # "standard": the agent-side observation computed in the frame loop (StandardAtariEnv)
         "obs_type": (("rgb", "grayscale", "ram", "standard"), ""),
         "render_mode": ((None, "rgb_array", "human"), ""),
+        # the environment of a protocol's evaluation episodes (no training life-loss signal,
+        # not counted in the training budget, logged as run "<run>.eval")
+        "phase": (("training", "evaluation"), ""),
     },
     "retro": {
         "render_mode": (
@@ -78,12 +81,20 @@ class ResolvedSettings:
     @property
     def kwargs(self) -> dict[str, Any]:
         """The settings as keyword arguments (what ``env.spec.kwargs`` and log headers show)."""
-        return dataclasses.asdict(self.settings)
+        return _as_kwargs(self.settings)
+
+
+def _as_kwargs(settings: AtariSettings | RetroSettings) -> dict[str, Any]:
+    """Settings as JSON would give them back (lists, not tuples), so ``env.spec`` round-trips."""
+    return {
+        key: list(value) if isinstance(value, tuple) else value
+        for key, value in dataclasses.asdict(settings).items()
+    }
 
 
 def protocol_kwargs(spec: Spec) -> dict[str, Any]:
     """The spec's environment settings as keyword arguments (``{}`` for a scores-only spec)."""
-    return {} if spec.environment is None else dataclasses.asdict(spec.environment)
+    return {} if spec.environment is None else _as_kwargs(spec.environment)
 
 
 def resolve(spec: Spec | str, overrides: Mapping[str, Any] | None = None) -> ResolvedSettings:

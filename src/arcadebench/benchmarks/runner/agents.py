@@ -11,7 +11,10 @@ The runner accepts, in this order of precedence:
 - a *learning agent*: an object with ``act(obs) -> action`` and
   ``observe(obs, reward, terminated, truncated, info)`` (called after every step with the next
   observation, the protocol reward and the step's ``info``); optionally ``reset_level(level)``
-  (called when a job starts, e.g. Sonic's per-test-level reset) or else ``reset()``;
+  (called when a job starts, e.g. Sonic's per-test-level reset) or else ``reset()``, and
+  ``evaluation()``, called once training is over in a protocol scored on evaluation episodes
+  (Atari 100k, DQN 2015): switch to the evaluation policy (e.g. epsilon-greedy with epsilon
+  0.001) and return a short description of it, recorded with the evaluation episodes;
 - an object with ``predict(obs)`` (stable-baselines3 style, returning ``(action, state)``);
 - a policy: a callable ``obs -> action``.
 
@@ -366,6 +369,23 @@ class Actor:
         """Seed the agent for the next episode (if it takes seeds)."""
         if self._seed is not None:
             self._seed(seed)
+
+    def evaluation_policy(self) -> str:
+        """Switch the agent to its evaluation policy; what it is, for the log.
+
+        Calls the agent's ``evaluation()`` if it has one (its return value, a string, says what
+        the policy is); a policy without it is evaluated as it is, and a learning agent without
+        it acts as it did at the end of training, which the description says.
+        """
+        switch = getattr(self.agent, "evaluation", None)
+        said = switch() if callable(switch) else None
+        if isinstance(said, str) and said.strip():
+            return said.strip()
+        if callable(switch):
+            return "the agent's evaluation() policy"
+        if self.observe is not None:
+            return "act() as at the end of training (the agent has no evaluation())"
+        return "the policy as given (no training)"
 
 
 def make_actor(agent: Agent, env: gym.Env[Any, Any], spec: Spec, game: str, seed: int) -> Actor:

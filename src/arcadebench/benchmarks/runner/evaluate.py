@@ -117,7 +117,16 @@ def _check_arguments(
         names = list(dict.fromkeys(spec.resolve_game(g) for g in games))
     _positive_int("episodes", episodes)
     _positive_int("steps", steps)
-    if episodes is not None and steps is not None:
+    after_training = spec.evaluation.scored == "after_training"
+    if after_training:  # steps of training, then episodes of evaluation
+        if backend != "local":
+            raise ArcadebenchError(
+                f"`backend` must be 'local' for the {spec.name!r} spec (its evaluation "
+                f"episodes follow training in the same job), got {backend!r}"
+            )
+        episodes = episodes or spec.evaluation.episodes
+        steps = steps or spec.evaluation.budget_steps
+    elif episodes is not None and steps is not None:
         raise ArcadebenchError(
             f"`episodes` and `steps` are alternatives, got both ({episodes!r}, {steps!r})"
         )
@@ -203,9 +212,12 @@ def evaluate(
             (see :mod:`~arcadebench.benchmarks.runner.agents`).
         spec: a built-in spec name, a spec YAML file or a loaded spec from either.
         games: games or levels (any spelling); default: the spec's ``default_games``.
-        episodes: complete episodes per job.
+        episodes: complete episodes per job; for a protocol scored after training (Atari 100k,
+            DQN 2015), its evaluation episodes (default: the protocol's number).
         steps: agent steps per job instead (default when neither is given: the spec's step
-            budget, e.g. Sonic's 1M). The protocol's budget always applies.
+            budget, e.g. Sonic's 1M). The protocol's budget always applies. For a protocol
+            scored after training, the training steps of a learning agent (default: the
+            budget); a policy that does not learn is evaluated directly.
         seeds: one job per game and seed; the seed is the run id.
         workers: jobs running at once, each in its own process (default: one per CPU core).
         log_dir: the output directory: logs (``<log_dir>/<agent>/<spec>/<game>/<seed>.jsonl``)
@@ -278,6 +290,7 @@ def evaluate(
         resume=resume,
         env_kwargs=env_kwargs,
         deviations=resolved.deviations,
+        learns=_learns(sent),
     )
     to_run = plan.to_run
     if any(job.resume for job in to_run) and _learns(sent):

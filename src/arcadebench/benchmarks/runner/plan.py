@@ -31,7 +31,7 @@ from typing import Any
 from arcadebench._table import count
 from arcadebench.benchmarks.runner.worker import Job
 from arcadebench.errors import ArcadebenchError
-from arcadebench.records import RunLog, log_path, parse_log
+from arcadebench.records import RunLog, log_path, parse_log, phase_run
 from arcadebench.specs import Spec
 
 __all__ = ["Plan", "agent_log_dir", "plan_jobs"]
@@ -79,6 +79,8 @@ def agent_log_dir(out: Path, spec: Spec, algorithm: str) -> Path:
 
 
 def _finished(state: RunLog, spec: Spec, episodes: int | None, steps: int | None) -> bool:
+    if spec.evaluation.scored == "after_training":
+        return state.phase == "evaluation" and int(state.complete.sum()) >= (episodes or 0)
     total_steps, total_frames = int(state.total_steps[-1]), int(state.total_frames[-1])
     budget = spec.evaluation
     if (budget.budget_steps is not None and total_steps >= budget.budget_steps) or (
@@ -127,6 +129,7 @@ def plan_jobs(
     resume: bool,
     env_kwargs: dict[str, Any],
     deviations: Mapping[str, Any],
+    learns: bool = False,
 ) -> Plan:
     """Split the (game, seed) jobs into those to play and those already complete.
 
@@ -143,6 +146,12 @@ def plan_jobs(
         resume: continue logs that hold less than the quota.
         env_kwargs: extra ``make`` arguments of every job.
         deviations: the settings this run changes from the spec (the resolve step's).
+        learns: the agent learns (a protocol scored after training trains it first).
+
+    A protocol scored on evaluation episodes after training (Atari 100k, DQN 2015) has a job's
+    episodes in its evaluation log (``<seed>.eval.jsonl``): the job is complete when that log
+    holds ``episodes`` complete ones. A learning agent's unfinished job cannot be continued:
+    what the agent learnt is gone with its process, and its evaluation must be of that agent.
 
     Raises:
         ArcadebenchError: a log holds fewer episodes than asked and ``resume`` is off; a log was
@@ -151,10 +160,15 @@ def plan_jobs(
     """
     plan = Plan()
     unfinished: list[tuple[Path, str]] = []
+    after_training = spec.evaluation.scored == "after_training"
     for game in games:
         for seed in seeds:
             path = log_path(log_dir, spec.name, game, str(seed))
             state = _log_state(spec, path)
+            if after_training:  # the evaluation's log says how far the job got
+                evaluated = log_path(log_dir, spec.name, game, phase_run(str(seed), "evaluation"))
+                if state is not None or evaluated.exists():
+                    path, state = evaluated, _log_state(spec, evaluated) or state
             job = Job(
                 spec=spec_ref,
                 game=game,
@@ -183,6 +197,12 @@ def plan_jobs(
                 )
             if _finished(state, spec, episodes, steps):
                 plan.complete.append(job)
+            elif resume and after_training and learns:
+                raise ArcadebenchError(
+                    f"{path} holds an unfinished job of {algorithm}, a learning agent: its "
+                    "evaluation must be of the agent its training made, which is gone; play it "
+                    "again in another `log_dir`"
+                )
             elif resume:
                 plan.to_run.append(job)
             else:

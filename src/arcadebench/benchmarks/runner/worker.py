@@ -95,6 +95,13 @@ def run_job(
 ) -> dict[str, Any]:
     """Play ``job`` to its quota; returns a summary (also sent as the ``"done"`` event).
 
+    A protocol scored on its training episodes (SABER, HWR, Atari-5, Machado et al. 2018,
+    Sonic) plays ``episodes`` or ``steps`` of training. One scored on evaluation episodes after
+    training (Atari 100k, DQN 2015) trains a learning agent for ``steps`` (the protocol's budget
+    by default) in the training environment, then plays ``episodes`` evaluation episodes (the
+    protocol's number by default) in the evaluation environment with the agent's evaluation
+    policy; a policy that does not learn is evaluated directly.
+
     With ``relay`` the log is the caller's (a Ray driver's): the episodes are sent there, and
     the job starts where the driver's log says.
 
@@ -105,89 +112,140 @@ def run_job(
     from arcadebench.benchmarks.envs.factory import make
     from arcadebench.benchmarks.runner.agents import make_actor
     from arcadebench.specs import load_spec
-    from arcadebench.wrappers.monitor import find_monitor, monitor
 
     spec = load_spec(job.spec)
     env = make(spec, job.game, **job.env_kwargs)
     try:
-        mon = find_monitor(env)
-        if mon is None:  # pragma: no cover - every protocol env has one
-            raise ArcadebenchError(f"the {job.game} environment has no episode monitor")
-        monitor(
-            env,
-            log_dir=job.log_dir,
-            run=job.run,
-            seed=job.seed,
-            resume=job.resume,
-            algorithm=job.algorithm,
-            relay=relay,
-        )
-        if job.steps is not None:
-            mon.set_budget(steps=job.steps)
-        send(("start", job.key, mon.complete_episodes, mon.total_steps, mon.total_frames))
         actor = make_actor(job.agent, env, spec, job.game, job.seed)
-        act, observe = actor.act, actor.observe
+        if spec.evaluation.scored == "training":
+            mon = _attach(env, job, relay, steps=job.steps)
+            send(("start", job.key, mon.complete_episodes, mon.total_steps, mon.total_frames))
+            played = _play(env, mon, actor, job, send, episodes=job.episodes, learn=True)
+            return _summary(mon, played)
         played = 0
-        while not mon.exhausted and (job.episodes is None or mon.complete_episodes < job.episodes):
-            episode = mon.episode
-            env_seed, agent_seed = episode_seeds(job.seed, episode)
-            send(("episode_start", job.key, episode))
-            step = 0
-            try:
-                actor.begin_episode(agent_seed)
-                obs, info = env.reset(seed=env_seed)
-                while True:
-                    action = act(obs)
-                    obs, reward, terminated, truncated, info = env.step(action)
-                    if observe is not None:
-                        observe(obs, reward, terminated, truncated, info)
-                    step += 1
-                    if terminated or truncated or mon.exhausted:
-                        break
-                    if not step % HEARTBEAT_STEPS:
-                        send(("steps", job.key, mon.total_steps, mon.total_frames))
-            except ArcadebenchError:
-                raise
-            except Exception as error:
-                raise AgentError(
-                    f"the agent raised in {job.game} run {job.run!r} episode {episode} "
-                    f"(step {step}): "
-                    f"{type(error).__name__}: {error}"
-                ) from error
-            played += 1
-            record: dict[str, Any] = dict(mon.last_episode or {})
-            send(
-                (
-                    "episode",
-                    job.key,
-                    {
-                        k: record.get(k)
-                        for k in (
-                            "episode",
-                            "return",
-                            "steps",
-                            "frames",
-                            "total_steps",
-                            "total_frames",
-                            "complete",
-                            "end_reason",
-                            "wall_time",
-                        )
-                    }
-                    | {"rss_kb": _rss_kb()},
-                )
-            )
-        summary = {
-            "episodes": mon.complete_episodes,
-            "played": played,
-            "total_steps": mon.total_steps,
-            "total_frames": mon.total_frames,
-            "budget": mon.exhausted,
-            "log": str(mon.log),
-        }
-        return summary
+        if actor.observe is not None:  # a learner trains first, for the budget
+            mon = _attach(env, job, relay, steps=job.steps)
+            send(("start", job.key, 0, mon.total_steps, mon.total_frames))
+            # its episodes are not the job's: the progress counts the evaluation's
+            played += _play(env, mon, actor, job, send, episodes=None, learn=True, quiet=True)
+        env.close()
+        env = make(spec, job.game, phase="evaluation", **job.env_kwargs)
+        policy = actor.evaluation_policy()
+        mon = _attach(env, job, relay, steps=None, policy=policy)
+        if actor.observe is None:
+            send(("start", job.key, mon.complete_episodes, mon.total_steps, mon.total_frames))
+        episodes = job.episodes or spec.evaluation.episodes
+        played += _play(env, mon, actor, job, send, episodes=episodes, learn=False)
+        return _summary(mon, played)
     finally:
         env.close()
+
+
+def _attach(
+    env: Any, job: Job, relay: Relay | None, *, steps: int | None, policy: str | None = None
+) -> Any:
+    """The env's monitor, logging the job's run (a step quota tightens the budget)."""
+    from arcadebench.wrappers.monitor import find_monitor, monitor
+
+    mon = find_monitor(env)
+    if mon is None:  # pragma: no cover - every protocol env has one
+        raise ArcadebenchError(f"the {job.game} environment has no episode monitor")
+    mon.recorder.policy = policy
+    if steps is not None:  # before the log opens, so that its header says it
+        mon.set_budget(steps=steps)
+    monitor(
+        env,
+        log_dir=job.log_dir,
+        run=job.run,
+        seed=job.seed,
+        resume=job.resume,
+        algorithm=job.algorithm,
+        relay=relay,
+    )
+    return mon
+
+
+def _play(
+    env: Any,
+    mon: Any,
+    actor: Any,
+    job: Job,
+    send: Callable[[tuple[Any, ...]], None],
+    *,
+    episodes: int | None,
+    learn: bool,
+    quiet: bool = False,
+) -> int:
+    """Play episodes until ``episodes`` are complete or the budget is used; returns how many.
+
+    Each new game is reset with the seeds of its episode index (:func:`episode_seeds`); an
+    episode that ended at a lost life (a training life-loss signal) continues the game with an
+    unseeded reset. ``learn``: the agent observes every step; ``quiet``: progress reports steps
+    only (a training phase whose episodes are not the job's quota).
+    """
+    act, observe = actor.act, actor.observe if learn else None
+    played = 0
+    continues = False
+    while not mon.exhausted and (episodes is None or mon.complete_episodes < episodes):
+        episode = mon.episode
+        env_seed, agent_seed = episode_seeds(job.seed, episode)
+        if not quiet:
+            send(("episode_start", job.key, episode))
+        step = 0
+        try:
+            actor.begin_episode(agent_seed)
+            obs, info = env.reset() if continues else env.reset(seed=env_seed)
+            while True:
+                action = act(obs)
+                obs, reward, terminated, truncated, info = env.step(action)
+                if observe is not None:
+                    observe(obs, reward, terminated, truncated, info)
+                step += 1
+                if terminated or truncated or mon.exhausted:
+                    break
+                if not step % HEARTBEAT_STEPS:
+                    send(("steps", job.key, mon.total_steps, mon.total_frames))
+        except ArcadebenchError:
+            raise
+        except Exception as error:
+            raise AgentError(
+                f"the agent raised in {job.game} run {mon.run!r} episode {episode} "
+                f"(step {step}): "
+                f"{type(error).__name__}: {error}"
+            ) from error
+        played += 1
+        record: dict[str, Any] = dict(mon.last_episode or {})
+        continues = record.get("end_reason") == "life_lost"
+        if quiet:
+            send(("steps", job.key, mon.total_steps, mon.total_frames))
+        else:
+            event = {k: record.get(k) for k in _EVENT_FIELDS} | {"rss_kb": _rss_kb()}
+            send(("episode", job.key, event))
+    return played
+
+
+_EVENT_FIELDS = (
+    "episode",
+    "return",
+    "steps",
+    "frames",
+    "total_steps",
+    "total_frames",
+    "complete",
+    "end_reason",
+    "wall_time",
+)
+
+
+def _summary(mon: Any, played: int) -> dict[str, Any]:
+    return {
+        "episodes": mon.complete_episodes,
+        "played": played,
+        "total_steps": mon.total_steps,
+        "total_frames": mon.total_frames,
+        "budget": mon.exhausted,
+        "log": str(mon.log),
+    }
 
 
 def _rss_kb() -> int | None:

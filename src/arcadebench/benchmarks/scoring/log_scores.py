@@ -11,7 +11,10 @@ module applies the spec's ``evaluation`` rule:
 - ``mean`` (Atari-5; Sonic Section 3.9): per run, the mean return of all complete episodes.
 
 Either way only complete episodes within the budget (``budget.frames`` / ``budget.steps``)
-count.
+count. A protocol ``scored: after_training`` (Atari 100k, DQN 2015) scores a run by its
+evaluation episodes instead, logged as run ``<run>.eval``: the mean return of the complete ones
+(the budget is the training's), with the training run's frames beside it; the training logs
+themselves are read for those frames only.
 
 Runs are pooled into one algorithm (one bootstrap) only when they were played under the same
 settings: a run that changed a protocol setting is scored under its algorithm's name followed
@@ -33,7 +36,7 @@ import numpy as np
 
 from arcadebench.benchmarks.scoring.raw_scores import ScoreCollector
 from arcadebench.errors import InputError, OtherSpec
-from arcadebench.records import LogWarning, RunLog, parse_log
+from arcadebench.records import EVALUATION, LogWarning, RunLog, parse_log
 from arcadebench.specs import Spec
 from arcadebench.specs.model import Evaluation
 
@@ -81,6 +84,19 @@ def run_scores(log: RunLog, evaluation: Evaluation) -> dict[int | None, tuple[fl
             window = returns[max(0, n - k) : n]
             scores[checkpoint] = (float(window.mean()), checkpoint, int(window.size))
     return scores
+
+
+def _evaluation_score(
+    log: RunLog, training_frames: int | None
+) -> dict[int | None, tuple[float, int | None, int]]:
+    """A run's evaluation episodes as its score: ``{None: (mean return, frames, episodes)}``.
+
+    ``frames`` are the training run's (the agent's experience), not the evaluation's.
+    """
+    returns = log.returns[log.complete]
+    if returns.size == 0:
+        return {}
+    return {None: (float(returns.mean()), training_frames, int(returns.size))}
 
 
 def group_name(log: RunLog) -> str:
@@ -137,32 +153,54 @@ def read_logs(
     owner: dict[tuple[str, str, str], str] = {}
     unnamed: dict[str, set[tuple[str, str]]] = {}
     skipped: list[Path] = []
+    read: list[tuple[str | os.PathLike[str], list[RunLog]]] = []
     for path in paths:
         try:
-            logs = parse_log(spec, path)
+            read.append((path, parse_log(spec, path)))
         except OtherSpec:
             if Path(path) not in other_specs_ok:
                 raise
             skipped.append(Path(path))
-            continue
+    scored_phase = "evaluation" if spec.evaluation.scored == "after_training" else "training"
+    trained = {
+        (group_name(log), log.game, log.run): int(log.last_frames)
+        for _, logs in read
+        for log in logs
+        if log.phase == "training"
+    }
+    for path, logs in read:
         for log in logs:
+            if log.phase != scored_phase:
+                if log.phase == "evaluation":
+                    warnings.warn(
+                        f"{log.file}: evaluation episodes of run {log.run!r} are not scored: "
+                        f"the {spec.name!r} protocol scores its training episodes",
+                        LogWarning,
+                        stacklevel=2,
+                    )
+                continue  # a training run of a protocol scored after it: its frames only
             algorithm = group_name(log)
+            run = log.run.removesuffix(EVALUATION)  # an evaluation is scored as its run
             if not log.named:
-                unnamed.setdefault(algorithm, set()).add((log.game, log.run))
-            key = (algorithm, log.game, log.run)
+                unnamed.setdefault(algorithm, set()).add((log.game, run))
+            key = (algorithm, log.game, run)
             if key in owner:
                 raise InputError(
                     log.file,
                     log.line,
-                    f"run {log.run!r} of {log.game} ({algorithm}) "
+                    f"run {run!r} of {log.game} ({algorithm}) "
                     f"is also logged in {owner[key]}; "
                     "one run's episodes belong in one log",
                 )
             owner[key] = log.file
-            scores = run_scores(log, spec.evaluation)
+            scores: Mapping[int | None, tuple[float, int | None, int]]
+            if scored_phase == "evaluation":
+                scores = _evaluation_score(log, trained.get((algorithm, log.game, run)))
+            else:
+                scores = run_scores(log, spec.evaluation)
             if not scores:
                 warnings.warn(
-                    f"{log.file}: {log.game} run {log.run!r} "
+                    f"{log.file}: {log.game} run {run!r} "
                     "has no complete episode within the budget; "
                     "it has no score",
                     LogWarning,
@@ -172,10 +210,10 @@ def read_logs(
                 collector.add(
                     algorithm,
                     log.game,
-                    log.run,
+                    run,
                     value,
                     where=(log.file, log.line),
-                    frames=float(frames),
+                    frames=float(frames) if frames is not None else None,
                     episodes=episodes,
                     checkpoint=checkpoint,
                     deviations=log.deviations if checkpoint is None else None,

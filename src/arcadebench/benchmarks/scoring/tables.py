@@ -179,16 +179,19 @@ def _published_tables(
         for n in names:
             ours = results.algorithms[n]["aggregates"]
             cells = [_cell(p, dig(ours, p), percent) for p in paths]
-            rows.append([f"{n} (this run)", *cells, len(results.algorithms[n]["games"]), ""])
+            rows.append([f"{n} (this run)", *cells, len(results.algorithms[n]["games"]), None, ""])
         for reference, aggregates in references:
             cells = [_cell(p, dig(aggregates, p), percent) for p in paths]
             shared = dig(aggregates, (*paths[0][:1], "n_games")) if paths else None
-            rows.append([reference.name, *cells, shared, reference.source])
+            obtained = "another protocol" if reference.protocol else "this one"
+            rows.append([reference.name, *cells, shared, reference.runs, obtained])
+        spec = results.spec["name"]
         tables.append(
             render_table(
-                ["", *(".".join(p) for p in paths), "games", "source"],
+                ["", *(".".join(p) for p in paths), "games", "runs", "obtained under"],
                 rows,
-                title="published per-game results, scored here on the games they share with ours",
+                title="published per-game results, scored here on the games they share with "
+                f"ours (sources: arcadebench show {spec})",
                 digits=digits,
             )
         )
