@@ -24,7 +24,8 @@ from arcadebench.benchmarks.runner import (
 )
 from arcadebench.benchmarks.scoring.results import score
 from arcadebench.errors import ArcadebenchError, SpecError
-from arcadebench.specs import Spec, list_specs, load_spec
+from arcadebench.specs import Spec, SpecDiff, list_specs, load_spec
+from arcadebench.specs.diff import diff
 from arcadebench.wrappers.monitor import monitor
 
 __all__ = [
@@ -34,9 +35,11 @@ __all__ = [
     "LearningAgent",
     "PredictingAgent",
     "Spec",
+    "SpecDiff",
     "SpecError",
     "__version__",
     "check",
+    "diff",
     "env_id",
     "evaluate",
     "levels",

@@ -62,6 +62,32 @@ def test_list_references(capsys):
     for name in ("random (Table 12)", "human (Table 12)", "MuZero (Table 3)", "Rainbow (noop)"):
         assert name in out
     assert "dataset" in out and "published" in out and "constants" in out
+    lines = out.splitlines()
+    assert lines[1].split()[:5] == ["reference", "kind", "games", "protocol", "citation"]
+    rainbow = next(line for line in lines if line.startswith("Rainbow (noop) "))
+    assert "the paper's own, with no-op starts" in rainbow
+    human = next(line for line in lines if line.startswith("human (Table 12) "))
+    assert "this spec's" in human
+    dqn = next(line for line in lines if line.startswith("DQN hs "))
+    assert "the paper's own, with human starts" in dqn
+
+
+def test_results_of_two_protocols_are_reported_apart(tmp_path, capsys):
+    saber = write_results(tmp_path / "s.json", "saber", {"x": {"pong": [1.0, 2.0]}}, reps=0)
+    atari100k = write_results(tmp_path / "a.json", "atari100k", {"y": {"pong": [3.0]}}, reps=0)
+    out = tmp_path / "out"
+    assert main(["report", str(saber), str(atari100k), "--out", str(out), "--reps", "0"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[-1] == (
+        "results under atari100k are in a section of their own, not ranked with saber's: 13 of "
+        "the protocols' differences change scores (arcadebench diff saber atari100k)"
+    )
+    html = (out / "report.html").read_text()
+    assert "Results under atari100k (a different protocol)" in html
+    assert main(["report", str(saber), "--spec", "atari100k", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "`spec` must be the protocol of at least one input, got 'atari100k'" in err
 
 
 def test_errors_are_one_line(tmp_path, capsys):

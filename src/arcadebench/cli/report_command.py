@@ -69,17 +69,24 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _report(args: argparse.Namespace) -> int:
     from arcadebench._table import render_table
-    from arcadebench.benchmarks.report import FIGURES, list_references, report
+    from arcadebench.benchmarks.report import (
+        FIGURES,
+        list_references,
+        load_report_data,
+        write_report,
+    )
+    from arcadebench.benchmarks.report.style import require_matplotlib
     from arcadebench.specs import load_spec
 
     if args.list_references:
         spec = load_spec(args.list_references)
         rows = [
-            [r.name, r.kind, r.games or "aggregates", r.citation] for r in list_references(spec)
+            [r.name, r.kind, r.games or "aggregates", r.protocol or "this spec's", r.citation]
+            for r in list_references(spec)
         ]
         print(
             render_table(
-                ["reference", "kind", "games", "citation"],
+                ["reference", "kind", "games", "protocol", "citation"],
                 rows,
                 title=f"references for {spec.name} (use with --compare)",
             )
@@ -97,9 +104,9 @@ def _report(args: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            path = report(
+            require_matplotlib()  # before anything is read, as report() does
+            data = load_report_data(
                 args.inputs,
-                args.out,
                 spec=args.spec,
                 compare=args.compare,
                 metric=args.metric,
@@ -107,11 +114,19 @@ def _report(args: argparse.Namespace) -> int:
                 reps=args.reps,
                 seed=args.seed,
             )
+            path = write_report(data, args.out)
         finally:
             for warning in caught:
                 print(f"arcadebench: warning: {warning.message}", file=sys.stderr)
     figures = [f"{name}.png" for name, *_ in FIGURES if (path.parent / f"{name}.png").exists()]
     print(f"wrote {path} ({len(figures)} figures: {', '.join(figures)})")
+    for other in data.others:
+        theirs, changing = other.data.spec.name, len(other.diff.score_changing)
+        print(
+            f"results under {theirs} are in a section of their own, not ranked with "
+            f"{data.spec.name}'s: {changing} of the protocols' differences change scores "
+            f"(arcadebench diff {data.spec.name} {theirs})"
+        )
     return 0
 
 

@@ -15,7 +15,14 @@ import subprocess
 from html.parser import HTMLParser
 
 import pytest
-from report_helpers import HOSTILE, HOSTILE_ATTR, HOSTILE_GAME, hostile_results, saber_logs
+from report_helpers import (
+    HOSTILE,
+    HOSTILE_ATTR,
+    HOSTILE_GAME,
+    hostile_results,
+    saber_logs,
+    write_results,
+)
 
 from arcadebench.benchmarks.report import report
 
@@ -91,4 +98,18 @@ def test_report_renders_without_console_errors_and_names_stay_text(tmp_path):
     text = "".join(dom.text)
     for name in (HOSTILE, HOSTILE_ATTR, HOSTILE_GAME):
         assert name in text  # shown verbatim, as text
+    assert "PWNED" not in dom.title
+
+
+def test_a_report_of_two_protocols_renders_cleanly_with_its_sections(tmp_path):
+    saber = write_results(tmp_path / "s.json", "saber", {"x": {"pong": [1.0, 2.0]}}, reps=0)
+    other = write_results(tmp_path / "a.json", "atari100k", {HOSTILE: {"pong": [3.0]}}, reps=0)
+    page = report([saber, other], tmp_path / "out", reps=0)
+    dom, console = render(page, tmp_path / "profile")
+    assert console == [], console
+    assert [t for t, _ in dom.tags if t == "script"] == []
+    sections = [a.get("id") for t, a in dom.tags if t == "section"]
+    assert "protocol-1" in sections and "aggregates" in sections
+    text = "".join(dom.text)
+    assert "Results under atari100k (a different protocol)" in text and HOSTILE in text
     assert "PWNED" not in dom.title

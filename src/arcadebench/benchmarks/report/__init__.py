@@ -4,10 +4,12 @@
 or scores logs, adds published references (``--compare``), draws the figures and writes
 ``report.html``. Modules, in the order data flows:
 
-- :mod:`.inputs`: read results JSONs, score logs and score files, collect learning curves;
+- :mod:`.sources`: read results JSONs, score logs and score files, collect learning curves,
+  and set results of other protocols apart;
 - :mod:`.references`: the published references (spec constants, the Atari-5 data set, the
   specs' ``published`` tables);
-- :mod:`.model`: :class:`Entry` and :class:`ReportData`, what every table and figure reads;
+- :mod:`.report_data`: :class:`Entry` and :class:`ReportData`, what every table and figure
+  reads, and :class:`OtherProtocol`, results of another protocol, reported apart;
 - :mod:`.style`, :mod:`.figures`, :mod:`.curves`: the matplotlib figures (optional extra);
 - :mod:`.markup`, :mod:`.page`: the HTML, escaped by construction;
 - :mod:`.build`: writes it all.
@@ -15,7 +17,12 @@ or scores logs, adds published references (``--compare``), draws the figures and
 
 from arcadebench.benchmarks.report.build import FIGURES, HTML_FILE, report, write_report
 from arcadebench.benchmarks.report.references import Reference, list_references, resolve_reference
-from arcadebench.benchmarks.report.report_data import Entry, ReportData, default_metric
+from arcadebench.benchmarks.report.report_data import (
+    Entry,
+    OtherProtocol,
+    ReportData,
+    default_metric,
+)
 from arcadebench.benchmarks.report.sources import load_report_data
 from arcadebench.errors import MissingDependency, UnknownReference
 
@@ -24,6 +31,7 @@ __all__ = [
     "HTML_FILE",
     "Entry",
     "MissingDependency",
+    "OtherProtocol",
     "Reference",
     "ReportData",
     "UnknownReference",

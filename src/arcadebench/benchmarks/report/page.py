@@ -10,6 +10,11 @@ Sections: the protocol card (:func:`arcadebench.specs.card.protocol_card`, the d
 estimates with the paper's expected error (Atari-5 Table 2), the spec's published results, the
 aggregates at each training checkpoint, every game, the figures, notes and provenance.
 
+Results of another protocol never share a table or figure with the report's: each such protocol
+gets a section "Results under <spec> (a different protocol)" of its own, headed by a banner
+listing the differences :func:`arcadebench.specs.diff` finds that change scores. References
+obtained under another protocol are labelled in every table they appear in.
+
 Functions: render_page.
 """
 
@@ -27,6 +32,7 @@ from arcadebench._version import __version__
 from arcadebench.benchmarks.report.markup import Markup, element, safe_url
 from arcadebench.benchmarks.report.report_data import (
     Entry,
+    OtherProtocol,
     ReportData,
     expected_range,
     stat_label,
@@ -34,6 +40,7 @@ from arcadebench.benchmarks.report.report_data import (
 from arcadebench.benchmarks.scoring.results import subset_key
 from arcadebench.benchmarks.scoring.tables import aggregate_paths, dig, in_units
 from arcadebench.specs.card import protocol_card
+from arcadebench.specs.diff import Row
 
 __all__ = ["FigureFile", "render_page"]
 
@@ -60,6 +67,9 @@ figcaption{color:#444;font-size:.9em;max-width:60em}
 .notes li{color:#7a4b00}code,pre{font-size:.88em;background:#f4f4f4}
 .banner{background:#fde8e8;border:2px solid #b00020;color:#7a0014;padding:.6em 1em;
 margin:1em 0}.banner ul{margin:.3em 0 0}
+.protocols{background:#fff6e0;border:2px solid #b06000;color:#5a3500;padding:.6em 1em;
+margin:1em 0}.protocols ul{margin:.3em 0 0}
+section.other{border-left:6px solid #b06000;padding-left:1em}
 pre{padding:.6em;white-space:pre-wrap;word-break:break-all}
 """
 _SCALAR_LABELS = {
@@ -119,6 +129,19 @@ def _section(anchor: str, title: str, *body: object) -> Markup:
     return element("section", element("h2", title), body, id=anchor)
 
 
+def _head(entry: Entry, colspan: int | None = None) -> Markup:
+    """A column header naming ``entry``, labelled when its numbers come from another protocol."""
+    if entry.protocol is None:
+        return element("th", entry.name, colspan=colspan)
+    return element(
+        "th",
+        entry.name,
+        element("small", "another protocol"),
+        colspan=colspan,
+        title=f"obtained under another protocol: {entry.protocol}",
+    )
+
+
 # -- sections -------------------------------------------------------------------------------------
 
 
@@ -134,24 +157,31 @@ def _card(data: ReportData) -> Markup:
     return _section("card", "Protocol card", parts)
 
 
+def _entry_row(entry: Entry, protocol: str) -> Markup:
+    runs = max((len(c.get("runs", [])) for c in entry.games.values()), default=0)
+    return element(
+        "tr",
+        element("td", entry.name, class_="ref" if entry.kind == "reference" else None),
+        element("td", "published reference" if entry.kind == "reference" else "result"),
+        element("td", protocol),
+        _cell(len(entry.games) if entry.per_game else None, title="aggregates only"),
+        _cell(runs or None),
+        element("td", entry.source),
+    )
+
+
 def _entries(data: ReportData) -> Markup:
     rows = []
+    own = f"{data.spec.name} (this report's)"
     for entry in data.entries:
-        runs = max((len(c.get("runs", [])) for c in entry.games.values()), default=0)
-        rows.append(
-            element(
-                "tr",
-                element("td", entry.name, class_="ref" if entry.kind == "reference" else None),
-                element("td", "published reference" if entry.kind == "reference" else "result"),
-                _cell(len(entry.games) if entry.per_game else None, title="aggregates only"),
-                _cell(runs or None),
-                element("td", entry.source),
-            )
-        )
+        rows.append(_entry_row(entry, own if entry.protocol is None else entry.protocol))
+    for other in data.others:
+        label = f"{other.data.spec.name}: a different protocol, reported apart"
+        rows.extend(_entry_row(entry, label) for entry in other.data.entries)
     return _section(
         "entries",
         "Algorithms and references",
-        _table(["name", "kind", "games", "runs", "source / citation"], rows),
+        _table(["name", "kind", "protocol", "games", "runs", "source / citation"], rows),
     )
 
 
@@ -186,7 +216,8 @@ def _aggregate_cell(entry: Entry, path: tuple[str, ...]) -> tuple[Any, Any]:
     return entry.aggregate(*path)
 
 
-def _aggregates(data: ReportData) -> Markup:
+def _aggregates_table(data: ReportData, prefix: str = "") -> Markup:
+    """Every aggregate of every entry; ``prefix`` keeps the row keys of a section apart."""
     entries = list(data.entries)
     relative = {subset_key(s.name): s.relative_error for s in data.spec.subsets.values()}
     rows = []
@@ -203,7 +234,11 @@ def _aggregates(data: ReportData) -> Markup:
             if key == "missing" and entry.aggregates.get("missing"):
                 title = ", ".join(map(str, entry.aggregates["missing"]))
             cells.append(_cell(value, interval, note, title))
-        rows.append(element("tr", element("th", text), cells, data_key=key))
+        rows.append(element("tr", element("th", text), cells, data_key=prefix + key))
+    return _table(["aggregate", *(_head(e) for e in entries)], rows)
+
+
+def _aggregates(data: ReportData) -> Markup:
     level = f"{data.level * 100:g} %"
     explain = element(
         "p",
@@ -215,9 +250,7 @@ def _aggregates(data: ReportData) -> Markup:
         "papers' own.",
         class_="sub",
     )
-    return _section(
-        "aggregates", "Aggregates", explain, _table(["aggregate", *(e.name for e in entries)], rows)
-    )
+    return _section("aggregates", "Aggregates", explain, _aggregates_table(data))
 
 
 def _estimates(data: ReportData) -> Markup | None:
@@ -310,7 +343,7 @@ def _published(data: ReportData) -> Markup | None:
     )
 
 
-def _checkpoints(data: ReportData) -> Markup | None:
+def _checkpoints_table(data: ReportData, prefix: str = "") -> Markup | None:
     columns: list[tuple[str, Entry]] = []
     for entry in data.entries:
         for frames, block in entry.block.get("checkpoints", {}).items():
@@ -328,17 +361,21 @@ def _checkpoints(data: ReportData) -> Markup | None:
                 "tr",
                 element("th", text),
                 [_cell(*_in_units(data, path, *_aggregate_cell(e, path))) for _, e in columns],
-                data_key=f"checkpoint:{key}",
+                data_key=f"{prefix}checkpoint:{key}",
             )
         )
-    return _section(
-        "checkpoints",
-        "Aggregates at the training checkpoints",
-        _table(["aggregate", *(c for c, _ in columns)], rows),
-    )
+    return _table(["aggregate", *(c for c, _ in columns)], rows)
 
 
-def _games(data: ReportData) -> Markup | None:
+def _checkpoints(data: ReportData) -> Markup | None:
+    table = _checkpoints_table(data)
+    if table is None:
+        return None
+    return _section("checkpoints", "Aggregates at the training checkpoints", table)
+
+
+def _games_table(data: ReportData, prefix: str = "") -> Markup | None:
+    """Every game of every entry with per-game scores, one column group per entry."""
     entries = data.per_game_entries()
     games = data.games()
     if not entries or not games:
@@ -352,7 +389,7 @@ def _games(data: ReportData) -> Markup | None:
     top = element(
         "tr",
         element("th", "game", rowspan=2),
-        [element("th", e.name, colspan=len(columns)) for e in entries],
+        [_head(e, colspan=len(columns)) for e in entries],
     )
     sub = element(
         "tr",
@@ -381,7 +418,7 @@ def _games(data: ReportData) -> Markup | None:
                         else None
                     )
                     cells.append(_cell(*_in_units(data, (column,), cell.get(column), interval)))
-        rows.append(element("tr", element("th", game), cells, data_game=game))
+        rows.append(element("tr", element("th", game), cells, data_game=prefix + game))
     aggregate_only = [e.name for e in data.entries if not e.per_game]
     note = (
         element(
@@ -395,13 +432,38 @@ def _games(data: ReportData) -> Markup | None:
     table = element(
         "div", element("table", element("thead", top, sub), element("tbody", rows)), class_="scroll"
     )
-    return _section("games", "Per game", note, table)
+    return element("div", note, table)
 
 
-def _figures(figures: Sequence[FigureFile]) -> Markup | None:
+def _games(data: ReportData) -> Markup | None:
+    table = _games_table(data)
+    return None if table is None else _section("games", "Per game", table)
+
+
+def _figures(data: ReportData, figures: Sequence[FigureFile]) -> Markup | None:
     if not figures:
         return None
-    parts = []
+    parts: list[Markup] = []
+    elsewhere = [e.name for e in data.entries if e.protocol is not None]
+    if elsewhere:
+        parts.append(
+            element(
+                "p",
+                "Obtained under another protocol (see Algorithms and references): "
+                + ", ".join(elsewhere),
+                class_="sub",
+            )
+        )
+    if data.others:
+        parts.append(
+            element(
+                "p",
+                f"The figures show the results of {data.spec.name} only; results under "
+                + ", ".join(o.data.spec.name for o in data.others)
+                + " are in their own sections.",
+                class_="sub",
+            )
+        )
     for figure in figures:
         encoded = base64.b64encode(figure.path.read_bytes()).decode("ascii")
         parts.append(
@@ -421,9 +483,98 @@ def _figures(figures: Sequence[FigureFile]) -> Markup | None:
     return _section("figures", "Figures", parts)
 
 
+def _difference(row: Row) -> Markup:
+    setting = f"{row.setting} ({row.detail})" if row.detail else row.setting
+    return element(
+        "li",
+        element("strong", setting),
+        f": {row.a} vs {row.b}",
+        element("small", f"Evidence: {row.evidence}") if row.evidence else None,
+    )
+
+
+def _other_protocol(anchor: str, data: ReportData, other: OtherProtocol) -> Markup:
+    """One other protocol's results, apart: a banner of what differs, then their own tables."""
+    theirs, changing = other.data.spec, other.diff.score_changing
+    prefix = f"{theirs.name}:"  # keeps its rows' data keys apart from the report's
+    if changing:
+        head = (
+            f"Not comparable with the {data.spec.name} results above: "
+            f"{count(len(changing), 'difference')} between the protocols change scores "
+            f"(arcadebench diff {data.spec.name} {theirs.name})"
+        )
+    else:
+        head = (
+            f"{theirs.name} differs from {data.spec.name} in what it reports only "
+            f"(arcadebench diff {data.spec.name} {theirs.name}); it is still reported apart"
+        )
+    banner = element(
+        "div",
+        element("strong", head),
+        element("ul", [_difference(row) for row in changing]) if changing else None,
+        class_="banner",
+        role="alert",
+    )
+    notes = _note_lines(other.data, compliance=True)
+    checkpoints = _checkpoints_table(other.data, prefix)
+    games = _games_table(other.data, prefix)
+    return element(
+        "section",
+        element("h2", f"Results under {theirs.name} (a different protocol)"),
+        banner,
+        element(
+            "p",
+            f"spec {theirs.name} v{theirs.version} ({theirs.short_hash}) \u00b7 {theirs.title} "
+            f"\u00b7 {count(len(other.data.entries), 'result')}; kept out of every table and "
+            f"figure of {data.spec.name}",
+            class_="sub",
+        ),
+        element("h3", "Aggregates"),
+        _aggregates_table(other.data, prefix),
+        element("h3", "Aggregates at the training checkpoints") if checkpoints else None,
+        checkpoints,
+        element("h3", "Per game") if games else None,
+        games,
+        element("h3", "Notes") if notes else None,
+        element("ul", [element("li", n) for n in notes], class_="notes") if notes else None,
+        id=anchor,
+        class_="other",
+    )
+
+
+def _protocols(data: ReportData) -> Markup | None:
+    """At the top: the page holds results of several protocols, and where each is."""
+    if not data.others:
+        return None
+    items = [
+        element(
+            "li",
+            element("a", other.data.spec.name, href=f"#protocol-{k}"),
+            f": {count(len(other.data.entries), 'result')}, "
+            f"{count(len(other.diff.score_changing), 'difference')} that change scores",
+        )
+        for k, other in enumerate(data.others, start=1)
+    ]
+    return element(
+        "div",
+        element(
+            "strong",
+            f"These inputs hold results of {len(data.others) + 1} protocols. This report is for "
+            f"{data.spec.name}; results under another protocol are in a section of their own and "
+            "are never ranked with its results:",
+        ),
+        element("ul", items),
+        class_="protocols",
+    )
+
+
 def _provenance(data: ReportData) -> Markup:
     parts = [element("p", "Inputs: ", ", ".join(data.inputs) or "\u2014")]
-    for source, provenance in data.provenance:
+    sources = list(data.provenance)
+    for other in data.others:
+        name = other.data.spec.name
+        sources += [(f"{source} (under {name})", p) for source, p in other.data.provenance]
+    for source, provenance in sources:
         text = json.dumps(dict(provenance), indent=1, default=str, ensure_ascii=False)
         parts.append(element("h3", source))
         parts.append(element("pre", text))
@@ -454,14 +605,18 @@ def _banner(data: ReportData) -> Markup | None:
     )
 
 
-def _notes(data: ReportData) -> Markup | None:
+def _note_lines(data: ReportData, compliance: bool = False) -> list[str]:
+    """The notes of the inputs, their results' notes and missing games.
+
+    ``compliance``: include the non-compliance notes too (the report's own are in its banner).
+    """
     notes = list(data.notes)
     for entry in data.entries:
         if entry.kind == "result":
             notes.extend(
                 f"{entry.name}: {note}"
                 for note in entry.block.get("notes", ())
-                if not note.startswith("non-compliant:")
+                if compliance or not note.startswith("non-compliant:")
             )
         missing = entry.aggregates.get("missing")
         if entry.kind == "result" and missing:
@@ -470,6 +625,11 @@ def _notes(data: ReportData) -> Markup | None:
                 f"({', '.join(map(str, missing[:12]))}{', ...' if len(missing) > 12 else ''}); "
                 "its aggregates are over the games it has"
             )
+    return notes
+
+
+def _notes(data: ReportData) -> Markup | None:
+    notes = _note_lines(data)
     if not notes:
         return None
     return _section(
@@ -486,9 +646,17 @@ def render_page(data: ReportData, figures: Sequence[FigureFile]) -> str:
         ("aggregates", "aggregates", _aggregates(data)),
         ("estimates", "Atari-X estimates", _estimates(data)),
         ("published", "published", _published(data)),
-        ("figures", "figures", _figures(figures)),
+        ("figures", "figures", _figures(data, figures)),
         ("checkpoints", "checkpoints", _checkpoints(data)),
         ("games", "per game", _games(data)),
+        *(
+            (
+                f"protocol-{k}",
+                f"under {other.data.spec.name}",
+                _other_protocol(f"protocol-{k}", data, other),
+            )
+            for k, other in enumerate(data.others, start=1)
+        ),
         ("entries", "entries", _entries(data)),
         ("notes", "notes", _notes(data)),
         ("card", "protocol", _card(data)),
@@ -513,10 +681,17 @@ def render_page(data: ReportData, figures: Sequence[FigureFile]) -> str:
             "p",
             f"spec {spec.name} v{spec.version} ({spec.short_hash}) \u00b7 "
             f"{count(results, 'result')}, {count(references, 'reference')} \u00b7 "
-            f"arcadebench {__version__}",
+            + (
+                f"{count(sum(len(o.data.entries) for o in data.others), 'result')} under "
+                f"{count(len(data.others), 'other protocol')} \u00b7 "
+                if data.others
+                else ""
+            )
+            + f"arcadebench {__version__}",
             class_="sub",
         ),
         _banner(data),
+        _protocols(data),
         nav,
         [markup for _, _, markup in shown],
     )

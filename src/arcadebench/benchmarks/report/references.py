@@ -9,7 +9,8 @@ Three kinds, all package data with their citation:
   (Aitchison, Sweetser & Hutter 2023; ``maitchison/Atari-5`` ``dataset.csv``, MIT), for Atari
   specs (e.g. ``"Rainbow (noop)"``, ``MuZero``). They were obtained under each paper's own
   protocol (mostly 30 no-op or human starts, often without sticky actions), not necessarily the
-  spec's; the citation says so.
+  spec's; the citation and the protocol say so, with the start condition the data set's name
+  gives (``noop``: no-op starts, ``hs``: human starts; otherwise unknown).
 - ``published``: the rows of the aggregate tables papers printed (Sonic Table 1 test scores
   with their errors, Atari-5 Table 3 medians and estimates, SABER Tables 2-3), named
   ``"<row> (<table>)"``, and the per-game results of published algorithms the spec ships
@@ -19,8 +20,12 @@ Three kinds, all package data with their citation:
 Names are matched ignoring case and punctuation (``world-record``, ``rainbow noop``); a
 reference named ``"<name> (<table>)"`` also answers to ``<name>`` when nothing else does.
 
+Every reference carries its protocol: ``None`` where its numbers were obtained under the spec's
+own (the constants, the spec's own tables), else how (a ``published`` table's or result's
+``protocol``, a data set row's start condition), shown by ``--list-references`` and the report.
+
 Classes: Reference.
-Functions: list_references, resolve_reference, reference_entries.
+Functions: list_references, resolve_reference, reference_entries, start_condition.
 """
 
 from __future__ import annotations
@@ -50,6 +55,7 @@ __all__ = [
     "list_references",
     "reference_entries",
     "resolve_reference",
+    "start_condition",
 ]
 
 _DATASET_CITATION = (
@@ -68,12 +74,15 @@ class Reference:
         kind: ``"constants"``, ``"dataset"`` or ``"published"`` (see the module docstring).
         citation: where the numbers come from.
         games: how many games have a per-game score (0: aggregates only).
+        protocol: how the numbers were obtained where that is not the spec's protocol
+            (``None``: under the spec's own).
     """
 
     name: str
     kind: Literal["constants", "dataset", "published"]
     citation: str
     games: int
+    protocol: str | None = None
 
 
 def _key(name: str) -> str:
@@ -98,6 +107,34 @@ def _suggest(name: str, refs: list[Reference]) -> str:
 
 
 # -- the Atari-5 data set -------------------------------------------------------------------------
+
+StartCondition = Literal["no-op starts", "human starts", "unknown"]
+
+
+def start_condition(algorithm: str) -> StartCondition:
+    """The start condition an Atari-5 data set row says it was evaluated under, by its name.
+
+    DeepMind's papers of 2015-2018 report two conditions, up to 30 no-op actions (Mnih et al.
+    2015) or starts sampled from human play (Nair et al. 2015), and the data set names the rows
+    ``(noop)``/``noop`` and ``hs``; other rows do not say.
+
+    Example:
+        >>> [start_condition(n) for n in ("Rainbow (noop)", "DQN hs", "Prior noop", "MuZero")]
+        ['no-op starts', 'human starts', 'no-op starts', 'unknown']
+    """
+    words = re.findall(r"[a-z0-9]+", algorithm.lower())
+    if "noop" in words:
+        return "no-op starts"
+    if words and words[-1] == "hs":
+        return "human starts"
+    return "unknown"
+
+
+def _dataset_protocol(algorithm: str) -> str:
+    condition = start_condition(algorithm)
+    if condition == "unknown":
+        return "the paper's own; start condition unknown (the data set does not say)"
+    return f"the paper's own, with {condition}"
 
 
 @functools.lru_cache(maxsize=1)
@@ -134,9 +171,15 @@ def _dataset() -> tuple[dict[str, dict[str, float]], dict[str, str]]:
     for algorithm in scores:
         found = sorted(p for p in papers.get(algorithm, ()) if p)
         origin = "; ".join(found) + ", " if found else ""
+        condition = start_condition(algorithm)
+        starts = (
+            "start condition unknown"
+            if condition == "unknown"
+            else f"{condition}, as the data set names it"
+        )
         citations[algorithm] = (
             f"{origin}as collected in {_DATASET_CITATION}. Published under the paper's own "
-            "evaluation protocol, which may differ from this spec's"
+            f"evaluation protocol ({starts}), which may differ from this spec's"
         )
     return scores, citations
 
@@ -188,19 +231,30 @@ def list_references(spec: Spec) -> list[Reference]:
                     "published",
                     f"{published.source} of: {published.citation or spec.citation}{obtained}",
                     0,
+                    published.protocol,
                 )
             )
     for result in spec.published_scores.values():
         obtained = f"; obtained under another protocol: {result.protocol}" * bool(result.protocol)
         refs.append(
-            Reference(result.name, "published", f"{result.source}{obtained}", len(result.scores))
+            Reference(
+                result.name,
+                "published",
+                f"{result.source}{obtained}",
+                len(result.scores),
+                result.protocol,
+            )
         )
     if spec.platform == "atari":
         scores, citations = _dataset()
         for algorithm, games in scores.items():
             n = len(_dataset_games(spec, games))
             if n:
-                refs.append(Reference(algorithm, "dataset", citations[algorithm], n))
+                refs.append(
+                    Reference(
+                        algorithm, "dataset", citations[algorithm], n, _dataset_protocol(algorithm)
+                    )
+                )
     return refs
 
 
@@ -259,11 +313,19 @@ def _entry(spec: Spec, ref: Reference, only: Collection[str] | None) -> Entry:
     if only is not None:
         games = {g: v for g, v in games.items() if g in only}
     if not games:
-        return Entry(ref.name, {"games": {}, "aggregates": {}}, "reference", ref.citation)
+        return Entry(
+            ref.name,
+            {"games": {}, "aggregates": {}},
+            "reference",
+            ref.citation,
+            protocol=ref.protocol,
+        )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         results = score(spec, {ref.name: games}, reps=0)
-    return Entry(ref.name, results.algorithms[ref.name], "reference", ref.citation)
+    return Entry(
+        ref.name, results.algorithms[ref.name], "reference", ref.citation, protocol=ref.protocol
+    )
 
 
 def _published_entry(spec: Spec, ref: Reference) -> Entry:
@@ -294,4 +356,5 @@ def _published_entry(spec: Spec, ref: Reference) -> Entry:
         ref.citation,
         per_game=False,
         errors=errors,
+        protocol=ref.protocol,
     )

@@ -6,7 +6,12 @@ published reference). An entry's ``block`` has the shape of one algorithm of the
 ``arcadebench-results/1`` format (DEVELOPING.md, "Results"), so results and references are drawn
 by the same code; an aggregate-only reference (e.g. Atari-5 Table 3) has no games.
 
-Classes: Entry, ReportData.
+Results of another protocol are never entries of the report's spec: each such protocol is an
+:class:`OtherProtocol`, a ``ReportData`` of its own with the differences
+:func:`arcadebench.specs.diff` finds, shown in its own section and in no table or figure of the
+report's spec.
+
+Classes: Entry, OtherProtocol, ReportData.
 Functions: default_metric, metric_label, stat_label, expected_range.
 """
 
@@ -24,11 +29,12 @@ from numpy.typing import NDArray
 from arcadebench.benchmarks.scoring.normalise import normalise
 from arcadebench.errors import InvalidArgument, did_you_mean
 from arcadebench.records import RunLog
-from arcadebench.specs import Spec
+from arcadebench.specs import Spec, SpecDiff
 from arcadebench.specs.model import Normalisation
 
 __all__ = [
     "Entry",
+    "OtherProtocol",
     "ReportData",
     "check_metric",
     "default_metric",
@@ -58,6 +64,8 @@ class Entry:
         errors: published error intervals of aggregates, keyed ``"<metric>.<stat>"`` (e.g. Sonic
             Table 1's "score +- error"), shown where a result shows its bootstrap CI.
         curves: the monitor logs' runs (learning curves), when the inputs had logs.
+        protocol: for a reference, how its numbers were obtained where that is not the report's
+            spec's protocol (a paper's own, no-op or human starts...); ``None``: the spec's own.
     """
 
     name: str
@@ -67,6 +75,7 @@ class Entry:
     per_game: bool = True
     errors: Mapping[str, Interval] = field(default_factory=lambda: _EMPTY)
     curves: tuple[RunLog, ...] = ()
+    protocol: str | None = None
 
     @property
     def games(self) -> Mapping[str, Mapping[str, Any]]:
@@ -132,6 +141,19 @@ def _interval(value: object) -> Interval | None:
 
 
 @dataclass(frozen=True)
+class OtherProtocol:
+    """Results of another protocol than the report's: reported apart, never ranked with its own.
+
+    Attributes:
+        data: those results as a report of their own (their spec, entries, metric, notes).
+        diff: how their protocol differs from the report's (``diff(report spec, their spec)``).
+    """
+
+    data: ReportData
+    diff: SpecDiff
+
+
+@dataclass(frozen=True)
 class ReportData:
     """Everything one report shows.
 
@@ -145,6 +167,7 @@ class ReportData:
         inputs: the input paths, as given.
         provenance: ``(source, provenance mapping)`` of every scored input.
         notes: things the reader should know (renamed algorithms, skipped logs...).
+        others: results of other protocols, each reported in its own section.
     """
 
     spec: Spec
@@ -156,6 +179,7 @@ class ReportData:
     inputs: tuple[str, ...] = ()
     provenance: tuple[tuple[str, Mapping[str, Any]], ...] = ()
     notes: tuple[str, ...] = ()
+    others: tuple[OtherProtocol, ...] = ()
 
     @property
     def protocol(self) -> str:

@@ -7,22 +7,37 @@ are read with :meth:`Results.from_json`; all other inputs go through one call of
 are also kept for the learning curves: the logs given, and for a results JSON the runner's logs
 next to it (``<dir>/<agent>/<spec>/<game>/<run>.jsonl``). A run's output directory may hold
 several protocols' logs: its ``results.json`` names the spec it is reported under, unless
-``--spec`` does, and the scorer reads the logs of that spec only.
+``--spec`` does (else the first input's spec).
+
+Results of other protocols (results JSONs scored with another built-in spec, logs written for
+one) are never mixed with the report's: each protocol's are scored with its own spec and become an
+:class:`~arcadebench.benchmarks.report.report_data.OtherProtocol`, reported in a section of its
+own with the differences :func:`arcadebench.specs.diff` finds. Results of a spec this
+installation does not have (another version, a spec file not given) are refused.
 
 Functions: load_report_data.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import warnings
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from arcadebench._table import count
 from arcadebench.benchmarks.report.references import reference_entries
-from arcadebench.benchmarks.report.report_data import Entry, ReportData, check_metric
+from arcadebench.benchmarks.report.report_data import (
+    Entry,
+    OtherProtocol,
+    ReportData,
+    check_metric,
+    default_metric,
+)
+from arcadebench.benchmarks.scoring.inputs import spec_of_log
 from arcadebench.benchmarks.scoring.results import Results, score
 from arcadebench.benchmarks.scoring.score_files import RESULTS_FORMAT
 from arcadebench.errors import (
@@ -31,13 +46,16 @@ from arcadebench.errors import (
     InvalidArgument,
     OtherSpec,
     UnknownSpec,
+    warn_user,
 )
-from arcadebench.records import RunLog, parse_log, spec_logs
+from arcadebench.records import LogWarning, RunLog, parse_log, spec_logs
 from arcadebench.specs import Spec, load_spec
+from arcadebench.specs.diff import diff
 
 __all__ = ["load_report_data"]
 
-_PEEK_LINES = 64
+Named = tuple[str, Results, str]
+"""``(source label, results, key of its learning curves)`` of one scored input."""
 
 
 def load_report_data(
@@ -63,10 +81,15 @@ def load_report_data(
         reps: bootstrap repetitions for inputs scored here and the profile bands.
         seed: bootstrap seed.
 
+    Results of other protocols than ``spec`` (results JSONs, logs) are scored with their own
+    spec and returned in :attr:`ReportData.others`, one per protocol, never among the entries.
+
     Raises:
-        InputError: a missing or malformed input, or results scored against another spec.
+        InputError: a missing or malformed input, or results of a spec this installation does
+            not have (another version of a built-in spec, a spec file): report those with it.
         UnknownSpec: the spec cannot be found (the message says to pass ``--spec``).
-        InvalidArgument: bad ``inputs``, ``metric``, ``ci``, ``reps`` or ``seed``.
+        InvalidArgument: bad ``inputs``, ``metric``, ``ci``, ``reps`` or ``seed``, or a
+            ``spec`` that no input was scored with.
     """
     if isinstance(inputs, str | os.PathLike | Results) or not inputs:
         raise InvalidArgument(
@@ -93,20 +116,103 @@ def load_report_data(
             to_score.append(Path(item))
     spec = _spec(spec, results_files, to_score)
     metric = check_metric(spec, metric)
+    groups: dict[str, _Group] = {}  # other protocols, by spec hash, in input order
+    mine: list[tuple[str, Results, Path | None]] = []
+    for label, results, path in results_files:
+        other = _protocol_of(label, results, spec)
+        if other is None:
+            mine.append((label, results, path))
+        else:
+            groups.setdefault(other.hash, _Group(other)).results.append((label, results))
+    own_logs, own_sources, other_logs = _split_logs(to_score, spec)
     notes: list[str] = []
-    named: list[tuple[str, Results, str]] = []  # (source label, results, key of its curves)
-    for label, results, _ in results_files:
-        _check_spec(label, results, spec)
-        named.append((label, results, label))
-    if to_score:
-        scored = score(spec, [str(p) for p in to_score], ci=ci, reps=reps, seed=seed)
-        named.append((", ".join(str(p) for p in to_score), scored, ""))
-    logs = _curves(spec, to_score, results_files)
+    for name, logs in other_logs.items():
+        given = [log for log, explicit in logs if explicit]
+        try:
+            other = load_spec(name)
+        except UnknownSpec:
+            if given:
+                raise InputError(
+                    str(given[0]),
+                    None,
+                    f"was written for spec {name!r}, which is not built in, so it cannot be "
+                    "reported beside the other inputs; report it on its own with --spec <its "
+                    "spec file>",
+                ) from None
+            _left_out(
+                notes,
+                f"the inputs' directories hold {count(len(logs), 'log')} of spec {name!r}, which "
+                "is not built in, so they are not reported (report them on their own with --spec "
+                "<its spec file>)",
+            )
+            continue
+        group = groups.setdefault(other.hash, _Group(other))
+        group.logs.extend(given)
+        group.found.extend(log for log, explicit in logs if not explicit)
+    if not mine and not own_logs:
+        found = ", ".join(g.spec.name for g in groups.values())
+        raise InvalidArgument(
+            f"`spec` must be the protocol of at least one input, got {spec.name!r} (the inputs "
+            f"were scored with {found}); drop --spec, or add results of {spec.name!r}"
+        )
+    named: list[Named] = [(label, results, label) for label, results, _ in mine]
+    if own_logs:
+        scored = score(spec, [str(p) for p in own_logs], ci=ci, reps=reps, seed=seed)
+        named.append((", ".join(map(str, own_sources)), scored, ""))
+    curves = _curves(spec, own_logs, mine)
+    entries = _entries(named, curves, notes)
+    played = {g for e in entries if e.per_game for g in e.games} or None
+    taken = {e.name for e in entries}
+    for reference in reference_entries(spec, compare, played):
+        name = _unique(reference.name, taken)
+        taken.add(name)
+        entries.append(reference if name == reference.name else _renamed(reference, name))
+    level = float(named[0][1].settings.get("ci", ci)) if named else ci
+    if len({float(r.settings.get("ci", ci)) for _, r, _ in named}) > 1:
+        notes.append(
+            f"the inputs use different confidence levels; intervals are labelled {level:g}"
+        )
+    others: list[OtherProtocol] = []
+    for group in groups.values():
+        try:
+            others.append(group.report(spec, ci=ci, reps=reps, seed=seed))
+        except ArcadebenchError as error:
+            if group.results or group.logs:  # inputs named on their own: say what is wrong
+                raise
+            # logs that only share a directory with the inputs (a run's output directory holding
+            # several protocols' runs, one still training): the report goes on without them
+            _left_out(
+                notes,
+                f"the inputs' directories hold {count(len(group.found), 'log')} of "
+                f"{group.spec.name} that cannot be reported: {error}",
+            )
+    return ReportData(
+        spec=spec,
+        entries=tuple(entries),
+        metric=metric,
+        level=level,
+        reps=reps,
+        seed=seed,
+        inputs=tuple(labels),
+        provenance=tuple((source, results.provenance) for source, results, _ in named),
+        notes=tuple(notes),
+        others=tuple(others),
+    )
+
+
+def _left_out(notes: list[str], note: str) -> None:
+    """Say on the page and on the console that logs found beside the inputs are left out."""
+    notes.append(note)
+    warn_user(note, LogWarning)
+
+
+def _entries(
+    named: Sequence[Named], logs: Mapping[tuple[str, str], list[RunLog]], notes: list[str]
+) -> list[Entry]:
+    """One entry per algorithm of every input, renamed where an earlier input has the name."""
     entries: list[Entry] = []
     taken: set[str] = set()
-    provenance: list[tuple[str, Mapping[str, Any]]] = []
     for source, results, curve_key in named:
-        provenance.append((source, results.provenance))
         for algorithm, block in results.algorithms.items():
             name = _unique(algorithm, taken)
             if name != algorithm:
@@ -117,33 +223,109 @@ def load_report_data(
             taken.add(name)
             curves = tuple(logs.get((curve_key, algorithm), ()))
             entries.append(Entry(name, block, "result", source, curves=curves))
-    played = {g for e in entries if e.per_game for g in e.games} or None
-    for reference in reference_entries(spec, compare, played):
-        name = _unique(reference.name, taken)
-        taken.add(name)
-        entries.append(reference if name == reference.name else _renamed(reference, name))
-    level = float(named[0][1].settings.get("ci", ci)) if named else ci
-    if len({float(r.settings.get("ci", ci)) for _, r, _ in named}) > 1:
-        notes.append(
-            f"the inputs use different confidence levels; intervals are labelled {level:g}"
+    return entries
+
+
+@dataclass
+class _Group:
+    """The inputs of one other protocol: results JSONs as they are, logs to score with it.
+
+    :meth:`report` makes them an :class:`OtherProtocol`: a report of their own, without
+    references or learning curves (the figures are the report's spec's), and the diff.
+    """
+
+    spec: Spec
+    results: list[tuple[str, Results]] = field(default_factory=list)
+    logs: list[Path] = field(default_factory=list)  # named as inputs
+    found: list[Path] = field(default_factory=list)  # found in an input directory
+
+    def report(self, main: Spec, *, ci: float, reps: int, seed: int) -> OtherProtocol:
+        named: list[Named] = [(label, results, "") for label, results in self.results]
+        logs = [*self.logs, *self.found]
+        if logs:
+            scored = score(self.spec, [str(p) for p in logs], ci=ci, reps=reps, seed=seed)
+            named.append((", ".join(map(str, logs)), scored, ""))
+        notes: list[str] = []
+        entries = _entries(named, {}, notes)
+        data = ReportData(
+            spec=self.spec,
+            entries=tuple(entries),
+            metric=default_metric(self.spec),
+            level=float(named[0][1].settings.get("ci", ci)),
+            reps=reps,
+            seed=seed,
+            inputs=tuple(source for source, _, _ in named),
+            provenance=tuple((source, results.provenance) for source, results, _ in named),
+            notes=tuple(notes),
         )
-    return ReportData(
-        spec=spec,
-        entries=tuple(entries),
-        metric=metric,
-        level=level,
-        reps=reps,
-        seed=seed,
-        inputs=tuple(labels),
-        provenance=tuple(provenance),
-        notes=tuple(notes),
+        return OtherProtocol(data, diff(main, self.spec))
+
+
+def _protocol_of(label: str, results: Results, spec: Spec) -> Spec | None:
+    """``None`` for results of ``spec``; the spec of results of another built-in protocol.
+
+    Raises:
+        InputError: results of a spec this installation does not have (another version of a
+            built-in spec, or a spec file): they can be reported with that file as ``--spec``.
+    """
+    name, version = results.spec.get("name"), results.spec.get("version")
+    if name == spec.name and results.spec.get("hash") == spec.hash:
+        return None
+    if results.protocol is not None:
+        return results.protocol
+    short = str(results.spec.get("hash", "")).removeprefix("sha256:")[:12]
+    raise InputError(
+        label,
+        None,
+        f"was scored with spec {name!r} v{version} ({short}), which this installation does not "
+        f"have (a spec file, or another version of it), so it cannot be reported beside "
+        f"{spec.name!r} v{spec.version} ({spec.short_hash}); report it with --spec <the spec "
+        f"file it was scored with>, and see how the two differ with `arcadebench diff <that "
+        f"file> {spec.name}`",
     )
+
+
+def _split_logs(
+    paths: Sequence[Path], spec: Spec
+) -> tuple[list[Path], list[Path], dict[str, list[tuple[Path, bool]]]]:
+    """What to score with ``spec``, the inputs it comes from, and the logs of each other spec.
+
+    A directory holding logs of other specs too is replaced by its logs of ``spec``, so that the
+    scorer reads only those (and says nothing of the others, which get their own section). Each
+    other log says whether it was named as an input (else it was found in a directory).
+    """
+    own: list[Path] = []
+    sources: list[Path] = []
+    others: dict[str, list[tuple[Path, bool]]] = {}
+    for path in paths:
+        if path.is_dir():
+            found = {log: spec_of_log(log) for log in sorted(path.rglob("*.jsonl"))}
+            foreign = [log for log, name in found.items() if name not in (None, spec.name)]
+            if not foreign:
+                own.append(path)
+                sources.append(path)
+                continue
+            mine = [log for log in found if log not in foreign]
+            own.extend(mine)
+            sources.extend([path] if mine else [])
+        elif path.suffix.lower() == ".jsonl":
+            name = spec_of_log(path)
+            if name in (None, spec.name):
+                own.append(path)
+                sources.append(path)
+                continue
+            foreign = [path]
+        else:  # a score file: it names no protocol; it is the report's
+            own.append(path)
+            sources.append(path)
+            continue
+        for log in foreign:
+            others.setdefault(str(spec_of_log(log)), []).append((log, log == path))
+    return own, sources, others
 
 
 def _renamed(entry: Entry, name: str) -> Entry:
-    return Entry(
-        name, entry.block, entry.kind, entry.source, entry.per_game, entry.errors, entry.curves
-    )
+    return dataclasses.replace(entry, name=name)
 
 
 def _unique(name: str, taken: set[str]) -> str:
@@ -219,17 +401,9 @@ def _spec_of_logs(paths: list[Path]) -> tuple[str, str] | None:
             name = str(latest.spec.get("name"))
             return name, f"{path / 'results.json'} was scored with spec {name!r}"
     for path in _log_files(paths):
-        try:
-            with open(path, encoding="utf-8", errors="replace") as handle:
-                for _, line in zip(range(_PEEK_LINES), handle, strict=False):
-                    try:
-                        record = json.loads(line)
-                    except ValueError:
-                        continue
-                    if isinstance(record, dict) and isinstance(record.get("spec"), str):
-                        return record["spec"], f"{path} was written for spec {record['spec']!r}"
-        except OSError:
-            continue
+        written = spec_of_log(path)
+        if written is not None:
+            return written, f"{path} was written for spec {written!r}"
     return None
 
 
@@ -242,19 +416,6 @@ def _log_files(paths: Sequence[Path]) -> list[Path]:
         elif path.suffix.lower() == ".jsonl":
             found.append(path)
     return found
-
-
-def _check_spec(label: str, results: Results, spec: Spec) -> None:
-    name, version = results.spec.get("name"), results.spec.get("version")
-    if name != spec.name or results.spec.get("hash") != spec.hash:
-        short = str(results.spec.get("hash", "")).removeprefix("sha256:")[:12]
-        raise InputError(
-            label,
-            None,
-            f"was scored with spec {name!r} v{version} ({short}), but this report is for "
-            f"{spec.name!r} v{spec.version} ({spec.short_hash}); report one spec at a time, "
-            "or pass the spec file it was scored with (--spec)",
-        )
 
 
 def _curves(

@@ -14,12 +14,13 @@ Formats:
   numbers, ``inf``/``infinite`` (SABER's infinite gameplay) or empty/``NA``/``N/A`` (missing).
   Lines starting with ``#`` are comments (e.g. a licence note).
 - JSON ``{"<algorithm>": {"<game>": score | [score per run]}}`` with the same score values
-  (``null`` = missing), or an ``arcadebench-results/1`` file (its runs are re-scored).
+  (``null`` = missing), or an ``arcadebench-results/1`` file (its runs are re-scored, when it
+  was scored with the same spec: results of another protocol are refused, as its logs are).
 
 Episode logs are read by :mod:`~arcadebench.benchmarks.scoring.log_scores`; every kind of
 source by :func:`~arcadebench.benchmarks.scoring.inputs.read_scores`.
 
-Functions: read_csv, read_json, read_mapping, parse_score.
+Functions: read_csv, read_json, read_mapping, parse_score, check_results_spec.
 """
 
 from __future__ import annotations
@@ -35,10 +36,17 @@ from pathlib import Path
 from typing import Any
 
 from arcadebench.benchmarks.scoring.raw_scores import ScoreCollector
-from arcadebench.errors import InputError, UnknownGame
+from arcadebench.errors import InputError, OtherSpec, UnknownGame
 from arcadebench.specs import Spec
 
-__all__ = ["RESULTS_FORMAT", "parse_score", "read_csv", "read_json", "read_mapping"]
+__all__ = [
+    "RESULTS_FORMAT",
+    "check_results_spec",
+    "parse_score",
+    "read_csv",
+    "read_json",
+    "read_mapping",
+]
 
 #: Score files larger than this are refused (a 61-game table of 1,000 runs is a few MB).
 MAX_SCORE_FILE_BYTES = 64_000_000
@@ -402,10 +410,51 @@ def _read_mapping(
                 )
 
 
+def check_results_spec(spec: Spec, scored_with: object, file: str, line: int | None = None) -> None:
+    """Refuse a results file scored with another protocol than ``spec`` (or another version).
+
+    Its raw scores were played under that protocol's rules (sticky actions or not, another cap,
+    another evaluation...), so re-scoring them under this one would rank them beside this
+    protocol's results as if they were comparable; logs of another spec are refused the same way.
+
+    Raises:
+        OtherSpec: scored with a spec of another name (the message points at `arcadebench diff`).
+        InputError: no ``spec`` object, or another version (hash) of the same spec.
+    """
+    if not isinstance(scored_with, Mapping) or not isinstance(scored_with.get("name"), str):
+        raise InputError(
+            file,
+            line,
+            'a results file must name the spec it was scored with ("spec": {"name", "version", '
+            f'"hash"}}), got {scored_with!r}',
+        )
+    name, version = scored_with["name"], scored_with.get("version")
+    short = str(scored_with.get("hash", "")).removeprefix("sha256:")[:12]
+    if name != spec.name:
+        raise OtherSpec(
+            file,
+            line,
+            f"was scored with spec {name!r} v{version} ({short}), not {spec.name!r} "
+            f"v{spec.version} ({spec.short_hash}); results of two protocols are never scored "
+            f"together: score it with its own spec (`arcadebench score {name} ...`), and see how "
+            f"the two differ with `arcadebench diff {name} {spec.name}`",
+        )
+    if scored_with.get("hash") != spec.hash:
+        raise InputError(
+            file,
+            line,
+            f"was scored with another version of the {name!r} spec (v{version}, {short}; this "
+            f"one is v{spec.version}, {spec.short_hash}); score it with the spec file it was "
+            f"scored with, and see how the two differ with `arcadebench diff <that file> "
+            f"{spec.name}`",
+        )
+
+
 def _read_results(
     spec: Spec, data: dict[str, Any], collector: ScoreCollector, file: str, text: str
 ) -> None:
     """Re-score an ``arcadebench-results/1`` file: the per-run raw scores of every block."""
+    check_results_spec(spec, data.get("spec"), file, _line_of(text, "spec"))
     algorithms = data.get("algorithms")
     if not isinstance(algorithms, dict):
         raise InputError(file, None, 'a results file must have an "algorithms" object')

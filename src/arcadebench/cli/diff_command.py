@@ -1,0 +1,48 @@
+"""``arcadebench diff A B``: two protocols side by side, and which differences change scores.
+
+The exit status follows diff(1) and cmp(1), so a script can ask "may I rank these together?":
+0 when no difference changes scores (the same protocol, or one that differs in what it reports
+only), 1 when some difference changes scores, 2 on an error (an unknown spec, a bad YAML file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from arcadebench.specs import load_spec
+from arcadebench.specs.diff import diff
+
+__all__ = ["register"]
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``diff`` sub-command."""
+    parser = subparsers.add_parser(
+        "diff",
+        help="compare two protocols: settings, scoring and evaluation, what changes scores",
+        description=(
+            "Compare two protocols side by side: the environment (frame skip, sticky actions, "
+            "action set, life information, no-op starts, caps, stuck time, rollover guard), the "
+            "scoring (normalised scores and, game by game, their constants; aggregates), the "
+            "evaluation (scored episodes, budget, evaluation episodes and policy) and the games. "
+            "Each difference is marked by whether it changes scores, with the evidence. Exit "
+            "status: 0 when no difference changes scores, 1 when some does (results of the two "
+            "cannot be ranked together), 2 on an error."
+        ),
+    )
+    parser.add_argument("a", help="built-in spec name (see `arcadebench specs`) or a YAML file")
+    parser.add_argument("b", help="the other spec: a name or a YAML file")
+    parser.add_argument(
+        "--json", action="store_true", help="print the comparison as JSON instead of a table"
+    )
+    parser.set_defaults(handler=_diff)
+
+
+def _diff(args: argparse.Namespace) -> int:
+    compared = diff(load_spec(args.a), load_spec(args.b))
+    if args.json:
+        print(json.dumps(compared.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        print(compared.table())
+    return 0 if compared.comparable else 1

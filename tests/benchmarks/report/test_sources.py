@@ -1,0 +1,194 @@
+"""A report given results of several protocols: the report's own, and each other one apart.
+
+The main spec (``--spec`` or the first input's) gets the full report; every other protocol's
+results get a section of their own, headed by the differences `diff` finds that change scores,
+and appear in no table or figure of the main spec.
+"""
+
+from __future__ import annotations
+
+import json
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from report_helpers import HOSTILE, HOSTILE_ATTR, write_log, write_results
+
+import arcadebench
+import arcadebench.specs
+from arcadebench.benchmarks.report import load_report_data, write_report
+from arcadebench.benchmarks.report.figures import per_game_figure
+from arcadebench.errors import InputError, InvalidArgument
+from arcadebench.records import LogWarning
+
+pytest.importorskip("matplotlib")
+
+SPEC_DIR = Path(arcadebench.specs.__file__).parent
+SABER_SCORES = {"rainbow": {"pong": [1.0, 2.0], "breakout": [3.0, 5.0]}}
+ATARI100K_SCORES = {"bbf": {"pong": [10.0, 12.0], "breakout": [30.0, 40.0]}}
+
+
+class _Sections(HTMLParser):
+    """The text of every ``<section id=...>``, its ``data-key`` attributes, and every tag."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict]] = []
+        self.text: dict[str, list[str]] = {}
+        self.keys: dict[str, list[str]] = {}
+        self._open: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        self.tags.append((tag, attrs))
+        if tag == "section":
+            self._open.append(attrs["id"])
+            self.text.setdefault(attrs["id"], [])
+            self.keys.setdefault(attrs["id"], [])
+        elif self._open and "data-key" in attrs:
+            self.keys[self._open[-1]].append(attrs["data-key"])
+
+    def handle_endtag(self, tag):
+        if tag == "section":
+            self._open.pop()
+
+    def handle_data(self, data):
+        if self._open:
+            self.text[self._open[-1]].append(data)
+
+
+def _sections(html: str) -> _Sections:
+    parsed = _Sections()
+    parsed.feed(html)
+    return parsed
+
+
+def _two_protocols(tmp_path):
+    saber = write_results(tmp_path / "saber.json", "saber", SABER_SCORES, reps=0)
+    atari100k = write_results(tmp_path / "a100k.json", "atari100k", ATARI100K_SCORES, reps=0)
+    return saber, atari100k
+
+
+def test_each_protocol_is_reported_in_its_own_section(tmp_path):
+    saber, atari100k = _two_protocols(tmp_path)
+    data = load_report_data([saber, atari100k], reps=0, compare=["human"])
+    assert data.spec.name == "saber"  # the first input's
+    assert [e.name for e in data.entries] == ["rainbow", "human (Table 5)"]
+    (other,) = data.others
+    assert other.data.spec.name == "atari100k" and [e.name for e in other.data.entries] == ["bbf"]
+    assert other.data.metric == "hns" and other.diff.a.name == "saber"
+    # bbf's HNS are atari100k's: pong 100 (11 - -20.7) / (14.6 - -20.7) = 89.80 %
+    assert other.data.entries[0].games["pong"]["hns"] == pytest.approx(89.80169971671388)
+    (legend,) = per_game_figure(data).legends
+    labels = [t.get_text() for t in legend.get_texts()]
+    assert "rainbow" in labels and "human (Table 5)" in labels and "bbf" not in labels
+    html = write_report(data, tmp_path / "out").read_text()
+    page = _sections(html)
+    section = "".join(page.text["protocol-1"])
+    assert "Results under atari100k (a different protocol)" in section
+    assert (
+        "Not comparable with the saber results above: 13 differences between the protocols "
+        "change scores (arcadebench diff saber atari100k)" in section
+    )
+    for setting in ("sticky actions", "life information", "budget", "scored phase"):
+        assert setting in section
+    assert "Evidence: Machado et al. 2018 Section 5.2" in section
+    assert "atari100k:hns.iqm" in page.keys["protocol-1"]
+    for main in ("aggregates", "games", "figures", "published"):  # bbf in no table of saber's
+        assert "bbf" not in "".join(page.text[main]), main
+    assert all(not key.startswith("atari100k:") for key in page.keys["aggregates"])
+    assert "These inputs hold results of 2 protocols." in html
+    entries = "".join(page.text["entries"])
+    assert "saber (this report's)" in entries
+    assert "atari100k: a different protocol, reported apart" in entries
+    assert "a100k.json (under atari100k)" in "".join(page.text["provenance"])
+
+
+def test_the_main_spec_is_the_one_named_and_must_have_an_input(tmp_path):
+    saber, atari100k = _two_protocols(tmp_path)
+    data = load_report_data([saber, atari100k], spec="atari100k", reps=0)
+    assert [e.name for e in data.entries] == ["bbf"]
+    assert [o.data.spec.name for o in data.others] == ["saber"]
+    with pytest.raises(InvalidArgument) as error:
+        load_report_data([saber], spec="atari100k", reps=0)
+    assert str(error.value) == (
+        "`spec` must be the protocol of at least one input, got 'atari100k' (the inputs were "
+        "scored with saber); drop --spec, or add results of 'atari100k'"
+    )
+
+
+def test_logs_of_another_protocol_are_scored_with_it_in_their_section(tmp_path):
+    runs = tmp_path / "runs"
+    write_log(runs / "dqn", "saber", "dqn", "pong", "0", [1.0, 3.0], 1000)
+    write_log(runs / "dqn", "hwr", "dqn", "pong", "0", [5.0, 7.0], 1000)
+    lone = write_log(tmp_path / "ppo", "hwr", "ppo", "pong", "0", [9.0], 1000)
+    data = load_report_data([runs, lone], spec="saber", reps=0)
+    assert [e.name for e in data.entries] == ["dqn"]
+    assert data.entries[0].games["pong"]["runs"] == [2.0]
+    assert data.entries[0].source == str(runs)
+    (hwr,) = data.others
+    assert hwr.data.spec.name == "hwr"
+    assert {e.name: e.games["pong"]["runs"] for e in hwr.data.entries} == {
+        "dqn": [6.0],
+        "ppo": [9.0],
+    }
+
+
+def test_a_directorys_other_protocol_with_nothing_to_score_yet_is_a_note(tmp_path):
+    runs = tmp_path / "runs"
+    write_log(runs / "dqn", "saber", "dqn", "pong", "0", [1.0, 3.0], 1000)
+    # Atari 100k scores evaluation episodes: a run still training has nothing to score yet
+    training = write_log(runs / "dqn", "atari100k", "dqn", "pong", "0", [5.0], 1000)
+    with pytest.warns(LogWarning, match="hold 1 log of atari100k that cannot be reported"):
+        data = load_report_data([runs], spec="saber", reps=0)
+    assert [e.name for e in data.entries] == ["dqn"] and data.others == ()
+    (note,) = data.notes
+    assert note.startswith("the inputs' directories hold 1 log of atari100k that cannot be ")
+    assert "has no scores" in note
+    with pytest.raises(InputError, match="has no scores"):  # named on its own: an error
+        load_report_data([runs, training], spec="saber", reps=0)
+
+
+def test_results_of_a_spec_this_installation_lacks_are_refused(tmp_path):
+    saber, atari100k = _two_protocols(tmp_path)
+    data = json.loads(atari100k.read_text())
+    data["spec"]["hash"] = "sha256:" + "1" * 64
+    atari100k.write_text(json.dumps(data))
+    with pytest.raises(InputError) as error:
+        load_report_data([saber, atari100k], reps=0)
+    message = str(error.value)
+    assert message.startswith(
+        f"{atari100k}: was scored with spec 'atari100k' v1 (111111111111), which this "
+        "installation does not have"
+    )
+    assert "--spec <the spec file it was scored with>" in message and "\n" not in message
+
+
+def test_a_protocol_that_differs_in_reporting_only_is_still_apart(tmp_path):
+    yaml = (SPEC_DIR / "atari100k.yaml").read_text(encoding="utf-8")
+    spec_file = tmp_path / "iris.yaml"
+    spec_file.write_text(yaml.replace("  episodes: 100\n", "  episodes: 16\n"), encoding="utf-8")
+    iris = arcadebench.load_spec(spec_file)
+    mine = write_results(tmp_path / "iris.json", iris, {"iris": {"pong": [1.0]}}, reps=0)
+    theirs = write_results(tmp_path / "a100k.json", "atari100k", ATARI100K_SCORES, reps=0)
+    data = load_report_data([mine, theirs], spec=iris, reps=0)
+    (other,) = data.others
+    assert other.diff.comparable and not other.diff.identical
+    html = write_report(data, tmp_path / "out").read_text()
+    assert "differs from atari100k in what it reports only" in html
+
+
+def test_names_in_another_protocols_section_stay_text(tmp_path):
+    saber = write_results(tmp_path / "saber.json", "saber", SABER_SCORES, reps=0)
+    hostile = write_results(
+        tmp_path / "h.json", "atari100k", {HOSTILE: {"pong": [1.0]}, HOSTILE_ATTR: {"pong": 2.0}}
+    )
+    html = write_report(load_report_data([saber, hostile], reps=0), tmp_path / "out").read_text()
+    page = _sections(html)
+    assert [t for t, _ in page.tags if t == "script"] == []
+    assert not any(name.startswith("on") for _, attrs in page.tags for name in attrs)
+    assert all(
+        a.get("src", "").startswith("data:image/png;base64,") for t, a in page.tags if t == "img"
+    )
+    assert HOSTILE in "".join(page.text["protocol-1"])
+    assert HOSTILE_ATTR in "".join(page.text["protocol-1"])
