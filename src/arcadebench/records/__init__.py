@@ -3,14 +3,23 @@
 One place owns the format (DEVELOPING.md, "Episode log"): the record types
 (:mod:`~arcadebench.records.schema`), where logs live (:mod:`~arcadebench.records.writer`), a
 run shared by many environments and processes (:mod:`~arcadebench.records.live`), one
-environment's part of it behind every monitor (:mod:`~arcadebench.records.recorder`), a stream
-logged by another process (:mod:`~arcadebench.records.relay`) and the reader
+environment's part of it behind every monitor (:mod:`~arcadebench.records.recorder`), streams
+logged by another process (:mod:`~arcadebench.records.relay`), whether a directory is on a
+network file system (:mod:`~arcadebench.records.filesystems`) and the reader
 (:mod:`~arcadebench.records.reader`). It sits
 at the bottom of the package with the specs: the wrappers write through it, the benchmark
 stages read through it, and it imports neither.
 """
 
-from arcadebench.records.live import LiveRun, Relay, StreamStart, counters_path, read_totals
+from arcadebench.records.filesystems import network_filesystem
+from arcadebench.records.live import (
+    Grant,
+    LiveRun,
+    Relay,
+    StreamStart,
+    counters_path,
+    read_totals,
+)
 from arcadebench.records.reader import LogWarning, RunLog, parse_log
 from arcadebench.records.recorder import (
     NO_LIMIT,
@@ -19,7 +28,7 @@ from arcadebench.records.recorder import (
     continue_run,
     new_memory_run,
 )
-from arcadebench.records.relay import RunReceiver
+from arcadebench.records.relay import SYNC_STEPS, RunHolder, RunReceiver
 from arcadebench.records.schema import (
     END_REASONS,
     EPISODE_FIELDS,
@@ -51,12 +60,15 @@ __all__ = [
     "LOG_DIR_ENV",
     "LOG_FORMAT",
     "NO_LIMIT",
+    "SYNC_STEPS",
     "EndReason",
     "EpisodeRecord",
+    "Grant",
     "HeaderRecord",
     "LiveRun",
     "LogWarning",
     "Relay",
+    "RunHolder",
     "RunIdentity",
     "RunLog",
     "RunReceiver",
@@ -70,6 +82,7 @@ __all__ = [
     "episode_record",
     "header_record",
     "log_path",
+    "network_filesystem",
     "new_memory_run",
     "package_versions",
     "parse_log",

@@ -1,10 +1,11 @@
 """A run written by many environments at once: the shared counters, the slots, the append lock.
 
 A run (log directory, spec, game, run id) is one training run: one learner and any number of
-environments, in any number of processes (a vector env, SB3's ``SubprocVecEnv``, workers on
-other machines writing to a shared directory). Each environment is a *stream* of the run with a
-slot of its own; the run's frames and steps are the sum over its streams, and so are its budget
-and its checkpoints (SABER Section 3.2 counts *training frames* of the learner, not of one env).
+environments, in any number of processes of one machine (a vector env, SB3's
+``SubprocVecEnv``) or of a Ray cluster (relayed to one process, below). Each environment is a
+*stream* of the run with a slot of its own; the run's frames and steps are the sum over its
+streams, and so are its budget and its checkpoints (SABER Section 3.2 counts *training frames*
+of the learner, not of one env).
 
 Next to the log ``<run>.jsonl`` lives ``<run>.counters``, a small binary file every process maps
 into memory: a header (whether the run is set up, how many slots were used, frames known to be
@@ -27,13 +28,20 @@ POSIX locks belong to a process, not to a file descriptor, so the streams of one
 one :class:`LiveRun` (one descriptor, one mapping) and take their slots from it. A run without a
 log is a :class:`LiveRun` kept in memory.
 
-A stream can also be played in a process that cannot reach the log at all (a Ray task on another
-machine): the process that holds the log (:class:`~arcadebench.records.relay.RunReceiver`, in
-the runner's driver) claims the stream's slot and sends a :class:`StreamStart`; the playing
-process keeps a :class:`RelayedRun`, the run's counters in memory from that start, whose lines
-go to the holder instead of a file (a :class:`Relay`).
+A stream can also be played in a process that cannot reach the log at all (a Ray task or actor
+on another machine): the process that holds the log (:class:`~arcadebench.records.relay.RunHolder`:
+the runner's driver, or a training run's owner) claims the stream's slot and sends a
+:class:`StreamStart`; the playing process keeps a :class:`RelayedRun`, the run's counters in
+memory from that start, whose lines go to the holder instead of a file (a :class:`Relay`). A
+relayed stream of a training run also *reports* its live totals to the holder every few steps
+and learns the run's (a :class:`Grant`), so the budget of a run whose streams play on many
+machines is counted in one place (:mod:`~arcadebench.records.relay` gives the bound).
 
-Classes: LiveRun, RelayedRun, StreamStart, Relay.
+The counters file is shared through ``mmap`` and POSIX locks, which only hold between processes
+of one machine: on a network file system (:mod:`~arcadebench.records.filesystems`) a run's
+files are written by one process, and a second one is refused.
+
+Classes: LiveRun, RelayedRun, StreamStart, Grant, Relay.
 Functions: counters_path, read_totals.
 """
 
@@ -50,6 +58,7 @@ from pathlib import Path
 from typing import Any, ClassVar, NamedTuple
 
 from arcadebench.errors import ArcadebenchError, LogInUse
+from arcadebench.records.filesystems import network_filesystem
 
 try:  # POSIX record locks; without them (Windows) a run is one process
     import fcntl
@@ -61,6 +70,7 @@ except ImportError:  # pragma: no cover - not on Linux/macOS
 
 __all__ = [
     "MAX_STREAMS",
+    "Grant",
     "LiveRun",
     "Relay",
     "RelayedRun",
@@ -101,15 +111,38 @@ class StreamStart(NamedTuple):
     header: bool
 
 
+class Grant(NamedTuple):
+    """The holder's answer to a relayed stream: the run's totals, and when to report again.
+
+    Attributes:
+        steps: the run's steps (every stream's, as reported, and the lost ones).
+        frames: the run's frames.
+        next_steps: the stream reports again once it has played this many more steps.
+        next_frames: ... or this many more frames, whichever comes first.
+    """
+
+    steps: int
+    frames: int
+    next_steps: int
+    next_frames: int
+
+
 class Relay(NamedTuple):
     """A stream's way to a log another process writes: where it starts, and how lines go there.
 
     ``send(line)`` hands one complete line (a header or an episode record, newline included) to
-    the log's holder, in the order the stream produces them.
+    the log's holder, in the order the stream produces them; when it returns a :class:`Grant`
+    (the holder answered: a training run's relay waits for it), the record's run totals are the
+    holder's. ``report(steps, frames)``, when given, tells the holder the stream's live totals
+    and returns its :class:`Grant`: the stream calls it as often as the grants say, which is what
+    lets a budget count streams on many machines. ``leave()``, when given, tells the holder the
+    stream closed.
     """
 
     start: StreamStart
-    send: Callable[[bytes], None]
+    send: Callable[[bytes], Grant | None]
+    report: Callable[[int, int], Grant] | None = None
+    leave: Callable[[], None] | None = None
 
 
 def counters_path(log: Path) -> Path:
@@ -161,6 +194,8 @@ class LiveRun:
 
     _attached: ClassVar[dict[tuple[int, str], LiveRun]] = {}
     _attach_lock: ClassVar[threading.Lock] = threading.Lock()
+    filesystem_probe: ClassVar[Callable[[Path], str | None]] = staticmethod(network_filesystem)
+    """The network file system a directory is on, or ``None`` (replaceable, for tests)."""
 
     def __init__(self, log: Path | None, key: str) -> None:
         self.log = log
@@ -172,6 +207,7 @@ class LiveRun:
         self._log_file: Any = None
         self._words: memoryview = memoryview(bytearray(_SIZE)).cast("q")
         self._words[0] = 0
+        self._kept = 0  # holders keeping the run open while none of its slots is claimed
         self.first = True  # whether this process set the run up (no other stream was live)
 
     # -- attaching --------------------------------------------------------------------------
@@ -201,6 +237,7 @@ class LiveRun:
 
     def _open_file(self, log: Path, setup: Callable[[LiveRun], None]) -> None:
         log.parent.mkdir(parents=True, exist_ok=True)
+        network = type(self).filesystem_probe(log.parent)
         fd = os.open(counters_path(log), os.O_RDWR | os.O_CREAT, 0o644)
         try:
             if os.fstat(fd).st_size < _SIZE:
@@ -214,9 +251,18 @@ class LiveRun:
                     self._words[1] = 0  # not ready until set up
                     setup(self)
                     self._words[1] = 1
-                    _lock(fd, _SHARED, _RUN_LOCK, wait=True)  # atomic
+                    if network is None:  # on a network file system the run stays this process's
+                        _lock(fd, _SHARED, _RUN_LOCK, wait=True)  # atomic
                     self.first = True
                     return
+                if network is not None:
+                    raise LogInUse(
+                        f"{log}: another process writes this run, and {log.parent} is on a "
+                        f"network file system ({network}), whose shared mappings and locks do "
+                        "not hold between machines: write a run there from one process, keep the "
+                        "log directory on a local disk, or run the environments on Ray with one "
+                        "process holding the log (arcadebench.benchmarks.training.ray_run)"
+                    )
                 _lock(fd, _SHARED, _RUN_LOCK, wait=True)
                 if self._words[1] == 1:  # set up by a live stream: join it
                     self.first = False
@@ -316,21 +362,42 @@ class LiveRun:
                 if self._fd is not None:
                     _lock(self._fd, _UNLOCK, _APPEND_LOCK, wait=True)
 
-    def write(self, line: bytes) -> None:
-        """Append one line with one ``write`` and ``fsync`` it (inside :meth:`appending`)."""
+    def write(self, line: bytes) -> tuple[int, int] | None:
+        """Append one line with one ``write`` and ``fsync`` it (inside :meth:`appending`).
+
+        Returns ``None``: the record's run totals are this process's (a :class:`RelayedRun`
+        returns its holder's).
+        """
         if self._log_file is not None:
             self._log_file.write(line)
             os.fsync(self._log_file.fileno())
+        return None
 
     # -- releasing ------------------------------------------------------------------------
+    def keep(self) -> None:
+        """Keep the run open in this process while none of its slots is claimed (a holder)."""
+        with self.lock:
+            self._kept += 1
+
+    def let_go(self) -> None:
+        """Undo one :meth:`keep`; with no slot claimed either, the run closes here."""
+        with self.lock:
+            self._kept -= 1
+            if self._claimed or self._kept:
+                return
+        self._detach()
+
     def release(self, slot: int) -> None:
-        """Give a slot back; the last slot of this process closes the run here."""
+        """Give a slot back; the last slot of this process closes the run here (unless kept)."""
         with self.lock:
             self._claimed.discard(slot)
             if self._fd is not None:
                 _lock(self._fd, _UNLOCK, _SLOT_LOCKS + slot, wait=True)
-            if self._claimed:
+            if self._claimed or self._kept:
                 return
+        self._detach()
+
+    def _detach(self) -> None:
         with LiveRun._attach_lock:
             LiveRun._attached.pop((os.getpid(), self.key), None)
         self._close()
@@ -352,10 +419,15 @@ class RelayedRun(LiveRun):
     """A run whose log another process writes: its counters in memory, its lines sent on.
 
     The counters start from the :class:`StreamStart` the log's holder sent, so the stream
-    continues its slot's numbering and totals and sees the run's totals as the log had them; the
-    other streams' progress since then is not seen (the runner's runs have one stream each).
+    continues its slot's numbering and totals and sees the run's totals as the log had them.
     :meth:`write` hands each line to :attr:`Relay.send`; the holder appends it with the append
-    lock and ``fsync`` of a local stream.
+    lock and ``fsync`` of a local stream. With :attr:`Relay.report` the stream also reports its
+    live totals whenever its last :class:`Grant` says (every few steps, more often as the budget
+    nears; the first after its first step unless its header's answer came first), and each
+    line it sends is a report too (the holder answers with a grant), and
+    the run's totals it sees are the holder's at that moment plus its own steps since; without
+    it the other streams' progress since the start is not seen (the runner's runs have one
+    stream each).
 
     Args:
         log: the log, for messages (this process does not open it).
@@ -366,6 +438,12 @@ class RelayedRun(LiveRun):
         super().__init__(log, f"relayed-{next(_RELAYED_RUNS)}")
         self.rebuild(relay.start.streams, relay.start.lost)
         self.relay = relay
+        own = relay.start.streams.get(relay.start.slot, (0, 0, 0, 0))
+        self._reported = (own[_STEPS], own[_FRAMES])  # the own totals the holder last heard
+        self._next = (1, 1)  # report after the first step: learn the run and the interval
+        self._others: tuple[int, int] | None = None  # the other streams' totals, once heard
+        self._in_append = False
+        self._left = False
 
     def claim(self) -> tuple[int, StreamState]:
         """The slot the log's holder claimed for this stream.
@@ -382,6 +460,52 @@ class RelayedRun(LiveRun):
                 self._words[2] = slot + 1
             return slot, self.state(slot)
 
-    def write(self, line: bytes) -> None:
-        """Send one line to the log's holder."""
-        self.relay.send(line)
+    def publish(self, slot: int, steps: int, frames: int) -> None:
+        """The stream's live totals; reported to the holder when the last grant says so."""
+        super().publish(slot, steps, frames)
+        if self.relay.report is None or self._in_append:
+            return
+        if (
+            steps - self._reported[0] >= self._next[0]
+            or frames - self._reported[1] >= self._next[1]
+        ):
+            self._heard(self.relay.report(steps, frames), steps, frames)
+
+    def _heard(self, grant: Grant, steps: int, frames: int) -> None:
+        """Take the holder's answer to own totals ``(steps, frames)``."""
+        self._others = (grant.steps - steps, grant.frames - frames)
+        self._reported = (steps, frames)
+        self._next = (grant.next_steps, grant.next_frames)
+
+    def totals(self) -> tuple[int, int]:
+        """The run's steps and frames: the holder's at the last answer, and own steps since."""
+        if self._others is None:
+            return super().totals()
+        steps, frames, _, _ = self.state(self.relay.start.slot)
+        return steps + self._others[0], frames + self._others[1]
+
+    @contextmanager
+    def appending(self) -> Iterator[None]:
+        """Around an episode's end: its line is the report (no second round trip)."""
+        with super().appending():
+            self._in_append = True
+            try:
+                yield
+            finally:
+                self._in_append = False
+
+    def write(self, line: bytes) -> tuple[int, int] | None:
+        """Send one line to the log's holder; its run totals if it answered with a grant."""
+        answer = self.relay.send(line)
+        if not isinstance(answer, Grant):
+            return None
+        steps, frames, _, _ = self.state(self.relay.start.slot)
+        self._heard(answer, steps, frames)
+        return answer.steps, answer.frames
+
+    def release(self, slot: int) -> None:
+        """Give the slot back, and tell the holder the stream left."""
+        if not self._left and self.relay.leave is not None:
+            self._left = True
+            self.relay.leave()
+        super().release(slot)

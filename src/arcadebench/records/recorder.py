@@ -7,9 +7,10 @@ numbers it, adds it to the run and writes its record. The budget rule (SABER Sec
 training frames; Sonic Section 3.9: 1M timesteps per level) and the record format are written
 once, whatever drives the environments — a single env, a vector env, or several processes.
 
-A stream whose log is written by another process (a Ray task, whose driver holds the log) is
-opened with a :class:`~arcadebench.records.live.Relay`: everything above is the same, only its
-lines travel (:mod:`~arcadebench.records.relay`).
+A stream whose log is written by another process (a Ray task, whose driver holds the log, or
+an environment of a training run on a Ray cluster, whose owner holds it) is opened with a
+:class:`~arcadebench.records.live.Relay`: everything above is the same, only its lines travel
+and the run's totals are the holder's (:mod:`~arcadebench.records.relay`).
 
 Classes: RunRecorder.
 Functions: check_budget, continue_run.
@@ -387,7 +388,10 @@ class RunRecorder:
                 rollover_rewards=rollover_rewards,
                 wall_time=wall_time,
             )
-            live.write((json.dumps(record) + "\n").encode())
+            held = live.write((json.dumps(record) + "\n").encode())
+            if held is not None:  # a relayed line: the run's totals are its holder's
+                run_steps, run_frames = held
+                record["total_steps"], record["total_frames"] = held
         self.last = record
         self.episode += 1
         self.complete_episodes += complete

@@ -56,8 +56,9 @@ def make_protocol_env(
     :class:`~arcadebench.wrappers.monitor.EpisodeMonitor`; it writes episodes to
     ``<log_dir>/<spec>/<game>/<run>.jsonl`` when ``log_dir`` (or ``$ARCADEBENCH_LOG_DIR``) is
     set: every environment made with the same ``log_dir`` and ``run`` is one more environment of
-    that training run (a vector env, ``SubprocVecEnv`` workers, other machines sharing the
-    directory), and an old run is continued only with ``resume=True``. ``log_dir=False`` says no
+    that training run (a vector env, ``SubprocVecEnv`` workers, other processes of the machine;
+    across machines, :mod:`~arcadebench.benchmarks.training.ray_run`), and an old run is
+    continued only with ``resume=True``. ``log_dir=False`` says no
     log is intended (otherwise a training protocol without one warns once); ``algorithm`` names
     the agent in the log's header.
     """

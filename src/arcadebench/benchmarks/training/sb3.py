@@ -21,7 +21,6 @@ from __future__ import annotations
 import importlib
 import os
 import time
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
 from arcadebench.benchmarks.envs import make_vec
-from arcadebench.benchmarks.scoring.results import score
+from arcadebench.benchmarks.training.protocol_view import CheckpointScores
 from arcadebench.errors import AgentError, MissingDependency, install_hint
 from arcadebench.records import counters_path, log_path, read_totals
 from arcadebench.specs import Spec, load_spec
@@ -187,10 +186,14 @@ class ProtocolCallback(BaseCallback):
         self.game = self.spec.resolve_game(game)
         self.log = log_path(log_dir, self.spec.name, self.game, run) if log_dir else None
         self.every = every
-        self.checkpoints = list(self.spec.evaluation.checkpoints)
-        self.scored: dict[int, dict[str, Any]] = {}
+        self.checkpoints = CheckpointScores(self.spec, self.game, self.log)
         self._returns: list[float] = []
         self._exhausted = False
+
+    @property
+    def scored(self) -> dict[int, dict[str, Any]]:
+        """The scores at each checkpoint passed so far: ``{frames: {metric: value}}``."""
+        return self.checkpoints.scored
 
     def _totals(self) -> tuple[int, int] | None:
         if self.log is None or not counters_path(self.log).exists():
@@ -223,23 +226,9 @@ class ProtocolCallback(BaseCallback):
         steps, frames = totals
         self.logger.record("arcadebench/run_steps", steps)
         self.logger.record("arcadebench/run_frames", frames)
-        for checkpoint in self.checkpoints:
-            if frames >= checkpoint and checkpoint not in self.scored:
-                self._score(checkpoint)
-
-    def _score(self, checkpoint: int) -> None:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            results = score(self.spec, [str(self.log)], reps=0)
-        for algorithm in results.algorithms.values():
-            at = algorithm.get("checkpoints", {}).get(str(checkpoint))
-            cell = (at or {}).get("games", {}).get(self.game)
-            if cell is None:
-                continue
-            self.scored[checkpoint] = cell
+        for checkpoint, cell in self.checkpoints.update(frames).items():
             for metric, value in cell.items():
-                if isinstance(value, int | float):
-                    self.logger.record(f"arcadebench/checkpoint_{checkpoint}/{metric}", value)
+                self.logger.record(f"arcadebench/checkpoint_{checkpoint}/{metric}", value)
 
     def _on_training_end(self) -> None:
         # A checkpoint can only be scored once an episode has ended past it, which is often
