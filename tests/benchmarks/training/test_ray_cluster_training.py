@@ -11,6 +11,10 @@ node is killed and a new one started: the run goes on with the streams made agai
 ends with one log on the driver whose frames are the sum over every stream, no episode twice,
 the finished episodes of the dead node kept, the budget stopping it, the checkpoint scores
 reported at the driver, and ``arcadebench score`` (the suite's environment) scoring it.
+
+These are the README's commands (section "Training on a Ray cluster"), at the test's scale:
+``python examples/rllib_ppo.py --game Pong --frames ... --out ... --address ...``, the same with
+``examples/apex_ray.py``, then ``arcadebench score``.
 """
 
 from __future__ import annotations
