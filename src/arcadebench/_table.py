@@ -15,7 +15,8 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import textwrap
+from collections.abc import Mapping, Sequence
 
 __all__ = ["Percent", "count", "format_cell", "render_table"]
 
@@ -70,14 +71,37 @@ def render_table(
     rows: Sequence[Sequence[object]],
     title: str | None = None,
     digits: int = 2,
+    wrap: Mapping[str, int] | None = None,
 ) -> str:
-    """Render ``rows`` under ``columns``: text left-aligned, numbers right-aligned."""
+    """Render ``rows`` under ``columns``: text left-aligned, numbers right-aligned.
+
+    ``wrap`` gives text columns a width: their cells are wrapped onto further lines of the row,
+    so a listing with citations stays readable in a terminal.
+
+    Example:
+        >>> print(render_table(["name", "note"], [["a", "one two three"]], wrap={"note": 7}))
+        name  note
+        ----  -------
+        a     one two
+              three
+    """
     cells = [[format_cell(v, digits) for v in row] for row in rows]
     numeric = [
         all(isinstance(row[i], int | float) or row[i] is None for row in rows) and bool(rows)
         for i in range(len(columns))
     ]
-    widths = [max([len(c), *(len(row[i]) for row in cells)]) for i, c in enumerate(columns)]
+    limits = [(wrap or {}).get(c) for c in columns]
+    lines_of = [
+        [
+            (textwrap.wrap(v, limit) or [""]) if limit else [v]
+            for v, limit in zip(row, limits, strict=True)
+        ]
+        for row in cells
+    ]
+    widths = [
+        max([len(c), *(len(part) for row in lines_of for part in row[i])])
+        for i, c in enumerate(columns)
+    ]
 
     def line(values: Sequence[str], header: bool = False) -> str:
         parts = [
@@ -89,5 +113,9 @@ def render_table(
     out = [title] if title else []
     out.append(line(columns, header=True))
     out.append("  ".join("-" * w for w in widths))
-    out.extend(line(row) for row in cells)
+    for row in lines_of:
+        height = max(len(parts) for parts in row)
+        out.extend(
+            line([parts[k] if k < len(parts) else "" for parts in row]) for k in range(height)
+        )
     return "\n".join(out)

@@ -70,6 +70,13 @@ def test_list_references(capsys):
     assert "this spec's" in human
     dqn = next(line for line in lines if line.startswith("DQN hs "))
     assert "the paper's own, with human starts" in dqn
+    # protocols and citations wrap within their columns: no 600-character lines
+    assert max(len(line) for line in lines) < 160
+    assert main(["report", "--list-references", "saber"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    rainbow = lines.index(next(line for line in lines if line.startswith("Rainbow (Table 3, ")))
+    assert lines[rainbow + 1].startswith(" " * 40)  # the citation goes on below the reference
+    assert "Toromanoff" in lines[rainbow] + lines[rainbow + 1]
 
 
 def test_results_of_two_protocols_are_reported_apart(tmp_path, capsys):

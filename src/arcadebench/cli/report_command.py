@@ -89,6 +89,7 @@ def _report(args: argparse.Namespace) -> int:
                 ["reference", "kind", "games", "protocol", "citation"],
                 rows,
                 title=f"references for {spec.name} (use with --compare)",
+                wrap={"protocol": 40, "citation": 60},
             )
         )
         return 0
