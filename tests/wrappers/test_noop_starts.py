@@ -9,13 +9,14 @@ import pytest
 from ale_py import Action
 from ale_py.env import AtariEnv
 
-from arcadebench.benchmarks.envs.reload_free import ReloadFreeStandardAtariEnv
+from arcadebench.benchmarks.envs.reload_free import ReloadFreeAtariEnv, ReloadFreeStandardAtariEnv
 from arcadebench.errors import InvalidArgument
 from arcadebench.wrappers.noop_starts import NoopStarts
 
 
 def test_the_number_of_noop_frames_is_drawn_in_range_from_the_reset_seed():
-    env = NoopStarts("pong", noop_starts=(1, 30), repeat_action_probability=0.0)
+    # the protocol's class: a seeded reset restores a saved emulator instead of reloading the ROM
+    env = ReloadFreeAtariEnv("pong", noop_starts=(1, 30), repeat_action_probability=0.0)
     try:
         counts = [env.reset(seed=seed)[1]["episode_frame_number"] for seed in range(60)]
         assert min(counts) >= 1 and max(counts) <= 30
