@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from arcadebench.errors import SpecError, UnknownSpec, did_you_mean
+from arcadebench.errors import InvalidArgument, SpecError, UnknownSpec, did_you_mean
 from arcadebench.specs.model import (
     AtariSettings,
     Breakthrough,
@@ -45,7 +45,7 @@ from arcadebench.specs.names import name_key, subset_key
 from arcadebench.specs.nodes import Node
 from arcadebench.specs.settings import atari_settings, retro_settings
 
-__all__ = ["list_specs", "load_spec", "parse_spec"]
+__all__ = ["list_specs", "load_spec", "parse_spec", "spec_reference"]
 
 SPEC_DIR = Path(__file__).parent
 MAX_SPEC_BYTES = 2_000_000
@@ -802,6 +802,30 @@ def load_spec(name_or_path: str | os.PathLike[str] | Spec) -> Spec:
         f"{text!r} is neither a built-in spec nor a YAML file."
         f"{did_you_mean(text.lower(), list_specs())}"
         f" Built-in specs: {', '.join(list_specs())} (see `arcadebench specs`)."
+    )
+
+
+def spec_reference(spec: Spec) -> str:
+    """What another process passes to :func:`load_spec` to get ``spec``: its name or its file.
+
+    Workers, Ray tasks and remote environments load the spec themselves (a ``Spec`` holds
+    read-only mappings that do not pickle); a built-in spec goes by name, a YAML spec by its
+    absolute path, and one made from text (``parse_spec``) has neither.
+
+    Example:
+        >>> spec_reference(load_spec("saber"))
+        'saber'
+
+    Raises:
+        InvalidArgument: a spec with no file (save it to a file and pass the path).
+    """
+    if spec.name in list_specs() and load_spec(spec.name).hash == spec.hash:
+        return spec.name
+    if spec.source and Path(spec.source).is_file():
+        return str(Path(spec.source).resolve())
+    raise InvalidArgument(
+        "`spec` must be a built-in spec or a YAML file (other processes load it themselves), "
+        f"got {spec.name!r} from {spec.source!r}; save it to a file and pass the path"
     )
 
 

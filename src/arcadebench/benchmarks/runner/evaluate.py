@@ -56,7 +56,7 @@ from arcadebench.benchmarks.runner.worker import Job
 from arcadebench.benchmarks.scoring.results import Results, score
 from arcadebench.errors import ArcadebenchError, JobsFailed, NoScores
 from arcadebench.records import spec_logs
-from arcadebench.specs import Spec, list_specs, load_spec
+from arcadebench.specs import Spec, load_spec, spec_reference
 from arcadebench.specs.model import Split
 from arcadebench.wrappers.monitor import log_path
 
@@ -64,19 +64,6 @@ __all__ = ["RESULTS_FILE", "evaluate"]
 
 RESULTS_FILE = "results.json"
 _RESERVED_KWARGS = ("log_dir", "run", "resume", "spec", "game")
-
-
-def _spec_ref(spec: Spec) -> str:
-    """What a worker passes to ``load_spec``: the built-in name, or the YAML file."""
-    if spec.name in list_specs() and load_spec(spec.name).hash == spec.hash:
-        return spec.name
-    if spec.source and Path(spec.source).is_file():
-        return str(Path(spec.source).resolve())
-    raise ArcadebenchError(
-        "`spec` must be a built-in spec or a YAML file (workers load it themselves), "
-        f"got {spec.name!r} "
-        f"from {spec.source!r}; save it to a file and pass the path"
-    )
 
 
 def _positive_int(name: str, value: object, allow_none: bool = True) -> None:
@@ -282,7 +269,7 @@ def evaluate(
         games,
         seeds,
         log_dir=agent_log_dir(out, spec, algorithm),
-        spec_ref=_spec_ref(spec),
+        spec_ref=spec_reference(spec),
         agent=sent,
         algorithm=algorithm,
         episodes=episodes,

@@ -60,7 +60,7 @@ from arcadebench.records import (
     check_run,
     log_path,
 )
-from arcadebench.specs import Spec, list_specs, load_spec
+from arcadebench.specs import Spec, load_spec, spec_reference
 from arcadebench.wrappers.monitor import find_monitor
 
 __all__ = [
@@ -84,18 +84,6 @@ def import_ray() -> Any:
             f"a training run on Ray needs Ray, which is not installed: {RAY_INSTALL}"
         ) from None
     return ray
-
-
-def _spec_ref(spec: Spec) -> str:
-    """What another process passes to ``load_spec``: the built-in name, or the YAML file."""
-    if spec.name in list_specs() and load_spec(spec.name).hash == spec.hash:
-        return spec.name
-    if spec.source and Path(spec.source).is_file():
-        return str(Path(spec.source).resolve())
-    raise InvalidArgument(
-        "`spec` must be a built-in spec or a YAML file (every node loads it itself), got "
-        f"{spec.name!r} from {spec.source!r}; save it to a file and pass the path"
-    )
 
 
 def _get(ray: Any, ref: Any, log: str) -> Any:
@@ -422,7 +410,7 @@ class RayRun:
         check_budget("budget_frames", budget_frames)
         if type(sync_steps) is not int or sync_steps < 1:
             raise InvalidArgument(f"`sync_steps` must be a positive integer, got {sync_steps!r}")
-        self.spec_ref = _spec_ref(loaded)
+        self.spec_ref = spec_reference(loaded)
         self.spec_hash = loaded.hash
         self.algorithm = algorithm
         self.budget_steps = budget_steps
