@@ -5,8 +5,12 @@ C++ threads (one call per batch step, preprocessing in C++) with the protocol's 
 
 - native (``AtariVectorEnv`` options): the spec's frame skip, per-frame sticky actions
   (``repeat_action_probability``), the full action set and the episode frame cap
-  (``max_num_frames_per_episode``, a truncation); no no-op starts, no FIRE on reset, no
-  episodic life, no reward clipping;
+  (``max_num_frames_per_episode``, a truncation), the spec's no-op starts when they begin at 0
+  frames (``noop_max``: ale-py draws 0 to n - 1 raw NOOP frames from its own generator, so an
+  env's draws are not the single env's: its episodes then differ from the single env's for the
+  same seed, though distributed alike; DQN's 1 to 30 cannot be said and is refused); no FIRE
+  on reset, no reward clipping; a training life-loss signal (Atari 100k, DQN) is a vector
+  wrapper, ``VectorLifeLossTerminal``;
 - vector-level wrappers (:mod:`arcadebench.wrappers.vector`) for the rest, in the single-env
   order: rollover guard → max stuck time → frame-limit label → no life information → a monitor
   writing one log per env (runs ``<run>-<i>``) in the single-env format, so ``arcadebench
