@@ -175,10 +175,25 @@ def recomputed_checkpoints(episodes):
     return found
 
 
+@pytest.fixture(scope="module")
+def played(tmp_path_factory):
+    """Each path's run with seed 0, played once for the module: the budget test reads its log and
+    the determinism test plays it again (both tests need a first run; one is enough)."""
+    runs = {}
+
+    def run(path):
+        if path not in runs:
+            log_dir = tmp_path_factory.mktemp("run")
+            runs[path] = log_dir, PATHS[path](log_dir)
+        return runs[path]
+
+    return run
+
+
 @pytest.mark.parametrize("path", list(PATHS), ids=list(PATHS))
-def test_every_path_writes_one_run_that_stops_at_the_budget(tmp_path, path):
-    frames_per_step = PATHS[path](tmp_path)
-    log = tmp_path / "runbudget" / GAME / "r.jsonl"
+def test_every_path_writes_one_run_that_stops_at_the_budget(played, path):
+    log_dir, frames_per_step = played(path)
+    log = log_dir / "runbudget" / GAME / "r.jsonl"
     assert [p.name for p in log.parent.glob("*.jsonl")] == ["r.jsonl"]  # one log: one run
     header, *episodes = records(log)
     assert header["kind"] == "header" and {r["env"] for r in episodes} == set(range(N))
@@ -205,49 +220,53 @@ def test_every_path_writes_one_run_that_stops_at_the_budget(tmp_path, path):
 
 
 @pytest.mark.parametrize("path", ["gym.make x4", "arcadebench.make_vec", "SB3 DummyVecEnv"])
-def test_the_same_seeds_give_the_same_run_in_the_sync_paths(tmp_path, path):
+def test_the_same_seeds_give_the_same_run_in_the_sync_paths(tmp_path, played, path):
     kept = ("env", "episode", "return", "steps", "frames", "total_frames", "end_reason")
+    first, _ = played(path)  # seed 0, the budget test's run
+    PATHS[path](tmp_path, seed=0)
     runs = []
-    for attempt in ("a", "b"):
-        PATHS[path](tmp_path / attempt, seed=3)
-        episodes = records(tmp_path / attempt / "runbudget" / GAME / "r.jsonl")[1:]
+    for log_dir in (first, tmp_path):
+        episodes = records(log_dir / "runbudget" / GAME / "r.jsonl")[1:]
         runs.append([{k: r[k] for k in kept} for r in episodes])
     assert runs[0] == runs[1]
 
 
 def test_a_killed_worker_then_a_resume_loses_only_its_episode_in_flight(tmp_path):
+    # two workers: one killed, one whose stream goes on (each worker is a fresh interpreter that
+    # imports SB3 and torch, and the rule is the same for two streams as for four)
+    n = 2
     kwargs = dict(log_dir=str(tmp_path), run="k", obs_type="ram")
     log = tmp_path / "runbudget" / GAME / "k.jsonl"
-    envs = make_vec_env(TEST_ENV, n_envs=N, seed=0, vec_env_cls=SubprocVecEnv, env_kwargs=kwargs)
+    envs = make_vec_env(TEST_ENV, n_envs=n, seed=0, vec_env_cls=SubprocVecEnv, env_kwargs=kwargs)
     rng = np.random.default_rng(0)
     envs.reset()
-    while not log.exists() or len(records(log)) < 1 + 2 * N:
-        envs.step(rng.integers(18, size=N))
+    while not log.exists() or len(records(log)) < 1 + 2 * n:
+        envs.step(rng.integers(18, size=n))
     victim = envs.processes[1]
     os.kill(victim.pid, signal.SIGKILL)
     victim.join()
     with pytest.raises((EOFError, BrokenPipeError, ConnectionResetError)):
         for _ in range(100):  # the dead worker's pipe fails on the next exchange
-            envs.step(rng.integers(18, size=N))
+            envs.step(rng.integers(18, size=n))
     for process in envs.processes:
         process.kill()
     before = log.read_bytes()
-    # resume the run with four new workers: the streams go on where the log left them
+    # resume the run with new workers: the streams go on where the log left them
     envs = make_vec_env(
         TEST_ENV,
-        n_envs=N,
+        n_envs=n,
         seed=1,
         vec_env_cls=SubprocVecEnv,
         env_kwargs={**kwargs, "resume": True},
     )
     envs.reset()
-    while len(records(log)) < len(before.splitlines()) + 2 * N:
-        envs.step(rng.integers(18, size=N))
+    while len(records(log)) < len(before.splitlines()) + 2 * n:
+        envs.step(rng.integers(18, size=n))
     envs.close()
     after = log.read_bytes()
     assert after.startswith(before)  # nothing logged before the kill was lost
     episodes = records(log)[1:]
-    for env in range(N):
+    for env in range(n):
         numbers = [r["episode"] for r in episodes if r["env"] == env]
         assert numbers == list(range(len(numbers)))  # none repeated, none skipped
     totals = [r["total_frames"] for r in episodes]
