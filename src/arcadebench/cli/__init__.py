@@ -14,11 +14,12 @@ import pkgutil
 import re
 import sys
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from arcadebench._version import __version__
-from arcadebench.errors import ArcadebenchError
+from arcadebench.errors import ArcadebenchError, InputError
 
-__all__ = ["in_cli_words", "main"]
+__all__ = ["in_cli_words", "main", "write_json"]
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -56,6 +57,21 @@ def in_cli_words(message: str, words: Mapping[str, str]) -> str:
 
     message = re.sub(r"`(\w+)`", lambda m: f"`{words.get(m.group(1), m.group(1))}`", message)
     return re.sub(r"\b(\w+)=([^\s,;)]+)", option, message)
+
+
+def write_json(report: Any, path: str) -> None:
+    """Write ``report.to_json(path)`` (``--json OUT``) and say so on stderr.
+
+    Raises:
+        InputError: ``path`` cannot be written (one line naming it and why).
+    """
+    try:
+        report.to_json(path)
+    except OSError as error:
+        raise InputError(
+            path, None, f"cannot write the report: {error.strerror or error}"
+        ) from None
+    print(f"wrote {path}", file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -11,11 +11,10 @@ Exit status: 0 when no rule failed (flags and known exceptions included), 1 when
 from __future__ import annotations
 
 import argparse
-import sys
 
 from arcadebench.benchmarks.conformance import check
 from arcadebench.benchmarks.conformance.suite import DEFAULT_FRAMES
-from arcadebench.errors import InputError
+from arcadebench.cli import write_json
 
 __all__ = ["register"]
 
@@ -58,11 +57,5 @@ def _check(args: argparse.Namespace) -> int:
     report = check(args.spec, args.games, frames=args.frames, seed=args.seed, workers=args.workers)
     print(report.table())
     if args.json:
-        try:
-            report.to_json(args.json)
-        except OSError as error:
-            raise InputError(
-                args.json, None, f"cannot write the report: {error.strerror or error}"
-            ) from None
-        print(f"wrote {args.json}", file=sys.stderr)
+        write_json(report, args.json)
     return report.exit_status

@@ -12,7 +12,7 @@ The evidence is data, kept in one place (:data:`EVIDENCE`): a short citation per
 where the literature measured or argued that the setting changes scores. It belongs to no one
 spec, so it is not in a spec's YAML.
 
-Classes: Row, SpecDiff. Functions: diff. Data: EVIDENCE, SCORE_CHANGING.
+Classes: Row, SpecDiff. Functions: diff, environment_rules. Data: EVIDENCE, SCORE_CHANGING.
 
 Example:
     >>> from arcadebench.specs import load_spec
@@ -38,7 +38,7 @@ from arcadebench.errors import InvalidArgument
 from arcadebench.specs.card import frames_to_time
 from arcadebench.specs.model import AtariSettings, GameConstants, RetroSettings, Spec
 
-__all__ = ["EVIDENCE", "SCORE_CHANGING", "Row", "SpecDiff", "diff"]
+__all__ = ["EVIDENCE", "SCORE_CHANGING", "Row", "SpecDiff", "diff", "environment_rules"]
 
 Section = Literal["environment", "scoring", "evaluation", "games"]
 
@@ -400,6 +400,19 @@ def _environment(spec: Spec) -> dict[str, Value]:
     if isinstance(spec.environment, RetroSettings):
         return _retro(spec.environment, spec)
     return {}
+
+
+def environment_rules(spec: Spec) -> dict[str, str]:
+    """Each environment setting of ``spec`` in words, keyed as :func:`diff`'s rows are.
+
+    ``arcadebench audit`` sets them beside what it measured.
+
+    Example:
+        >>> from arcadebench.specs import load_spec
+        >>> environment_rules(load_spec("dqn2015"))["no-op starts"]
+        '1 to 30 frames after a reset'
+    """
+    return {setting: text for setting, (_, text) in _environment(spec).items()}
 
 
 def _normalisations(spec: Spec) -> dict[str, Value]:

@@ -45,6 +45,8 @@ from typing import Any
 import numpy as np
 from ale_py import Action
 
+from arcadebench.benchmarks.conformance.action_recorder import ActionRecorder
+
 __all__ = ["PENALTY_FLAG", "WRAP_FLAG", "EpisodeObserver"]
 
 PENALTY_FLAG = -1_000.0
@@ -52,21 +54,6 @@ PENALTY_FLAG = -1_000.0
 WRAP_FLAG = -900_000.0
 """A corrected rollover whose reward is above this is flagged: a six-digit score counter that
 wraps reports about -1,000,000 (SABER Appendix C; the authors' code uses this bound)."""
-
-
-class _ActionRecorder:
-    """Stands in for an env's emulator and records the actions played through it."""
-
-    def __init__(self, emulator: Any) -> None:
-        self.emulator = emulator
-        self.actions: list[Action] = []
-
-    def act(self, action: Action, *args: Any) -> Any:
-        self.actions.append(action)
-        return self.emulator.act(action, *args)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.emulator, name)
 
 
 class EpisodeObserver:
@@ -99,7 +86,7 @@ class EpisodeObserver:
             phase == "training"
         )
         self._env = env
-        self._played = _ActionRecorder(env.unwrapped.ale)
+        self._played = ActionRecorder(env.unwrapped.ale)
         env.unwrapped.ale = self._played
         space = env.observation_space
         self._shape, self._dtype = tuple(space.shape), np.dtype(space.dtype)

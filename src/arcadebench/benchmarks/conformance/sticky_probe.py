@@ -58,7 +58,15 @@ from numpy.typing import NDArray
 
 from arcadebench.errors import InvalidArgument
 
-__all__ = ["MIN_INFORMATIVE", "POST_RESET_FRAMES", "TOLERANCE_SE", "StickyEstimate", "StickyProbe"]
+__all__ = [
+    "GRID",
+    "MIN_INFORMATIVE",
+    "POST_RESET_FRAMES",
+    "TOLERANCE_SE",
+    "StickyEstimate",
+    "StickyProbe",
+    "estimate_from_likelihood",
+]
 
 TOLERANCE_SE = 4.0
 """Standard errors within which the measured probability must lie (likelihood-ratio test)."""
@@ -66,7 +74,8 @@ MIN_INFORMATIVE = 30
 """Informative frames below which the estimate is reported as too few samples, never failed."""
 POST_RESET_FRAMES = 2
 """Frames after ``reset_game()`` that a cloned state does not reproduce (Amidar, Q*bert)."""
-_GRID = np.linspace(0.0, 1.0, 1001)
+GRID = np.linspace(0.0, 1.0, 1001)
+"""The probabilities the likelihood is evaluated at (steps of 0.001)."""
 
 
 @dataclass(frozen=True)
@@ -143,7 +152,7 @@ class StickyProbe:
             raise InvalidArgument(f"`declared` must be a probability in [0, 1], got {declared!r}")
         self._ale: ALEInterface = ale
         self._declared: float = float(declared)
-        self._grid: NDArray[np.float64] = np.union1d(_GRID, [self._declared])
+        self._grid: NDArray[np.float64] = np.union1d(GRID, [self._declared])
         self._at_declared: int = int(np.searchsorted(self._grid, self._declared))
         self._loglik: NDArray[np.float64] = np.zeros_like(self._grid)
         self._ref: ALEInterface = ALEInterface()
@@ -234,22 +243,50 @@ class StickyProbe:
 
     def estimate(self) -> StickyEstimate:
         """The maximum-likelihood probability and its interval so far."""
-        if not self.informative:
-            return StickyEstimate(
-                self._declared, None, None, None, 0, self.compared, self.unexplained
-            )
-        loglik = self._loglik
-        best = int(np.argmax(loglik))
-        inside = self._grid[loglik >= loglik[best] - TOLERANCE_SE**2 / 2]
-        return StickyEstimate(
-            declared=self._declared,
-            estimate=_round(self._grid[best]),
-            low=_round(inside.min()),
-            high=_round(inside.max()),
-            informative=self.informative,
-            compared=self.compared,
-            unexplained=self.unexplained,
+        return estimate_from_likelihood(
+            self._grid,
+            self._loglik,
+            self._declared,
+            self.informative,
+            self.compared,
+            self.unexplained,
         )
+
+
+def estimate_from_likelihood(
+    grid: NDArray[np.float64],
+    loglik: NDArray[np.float64],
+    declared: float,
+    informative: int,
+    compared: int,
+    unexplained: int,
+) -> StickyEstimate:
+    """The maximum-likelihood probability on ``grid`` and its likelihood-ratio interval.
+
+    The interval holds the probabilities within :data:`TOLERANCE_SE` standard errors; without
+    informative frames there is no estimate. :class:`StickyProbe` and the audit's reference
+    emulator (:mod:`arcadebench.benchmarks.audit.shadow`) both end here.
+
+    Example:
+        >>> grid = GRID[1:-1]
+        >>> loglik = 30 * np.log(grid) + 90 * np.log1p(-grid)  # 30 of 120 frames kept
+        >>> e = estimate_from_likelihood(grid, loglik, 0.25, 120, 120, 0)
+        >>> e.estimate, e.verdict
+        (0.25, 'ok')
+    """
+    if not informative:
+        return StickyEstimate(declared, None, None, None, 0, compared, unexplained)
+    best = int(np.argmax(loglik))
+    inside = grid[loglik >= loglik[best] - TOLERANCE_SE**2 / 2]
+    return StickyEstimate(
+        declared=declared,
+        estimate=_round(grid[best]),
+        low=_round(inside.min()),
+        high=_round(inside.max()),
+        informative=informative,
+        compared=compared,
+        unexplained=unexplained,
+    )
 
 
 def _normalised(weights: dict[Action, np.ndarray]) -> dict[Action, np.ndarray]:
