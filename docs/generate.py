@@ -1,10 +1,13 @@
 """Write the generated pages of docs/ from what the code measures, never by hand.
 
     .venv/bin/python docs/generate.py check         # docs/check.md: every Atari spec, every game
+    .venv/bin/python docs/generate.py audit         # docs/audit.md: the libraries' Atari envs
     .venv/bin/python docs/generate.py performance   # docs/performance.md from perf/results/*.json
 
 ``check.md`` is ``arcadebench check`` over every game of every Atari spec (seeded, so the same
 installation prints the same table); the test suite plays the same check and compares.
+``audit.md`` is ``arcadebench audit`` of the Atari envs other libraries hand out (seeded too);
+the suite audits them again and compares.
 ``performance.md`` gathers the results the ``perf/`` scripts wrote (their targets and what they
 printed); the suite checks that it is up to date with them.
 """
@@ -12,18 +15,82 @@ printed); the suite checks that it is up to date with them.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
+import shlex
+import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from arcadebench._table import render_table
+from arcadebench.benchmarks.audit import AuditReport, audit
 from arcadebench.benchmarks.conformance import CheckReport, check_specs
 from arcadebench.specs import list_specs, load_spec
 
 DOCS = Path(__file__).resolve().parent
 PERF_RESULTS = DOCS.parent / "perf" / "results"
 CHECK_FRAMES = 1_000  # per agent and game: what the suite's sweep plays
+AUDIT_FRAMES = 800  # the random agent's frames per audited env (the suite audits them again)
+AUDIT_CAP_FRAMES = 1_800  # the NOOP agent's: Phoenix's NOOP games end by about 1,700
+
+
+class Stack(NamedTuple):
+    """An Atari env a library hands out, as ``arcadebench audit`` is told to make it."""
+
+    title: str
+    env: str
+    kwargs: Mapping[str, Any] = {}
+    spec: str | None = None
+    needs: str | None = None  # the optional package it needs
+
+    def command(self) -> str:
+        """The command line that prints this stack's audit (run from a clone's root)."""
+        words = ["arcadebench", "audit", self.env]
+        if self.kwargs:
+            words += ["--kwargs", json.dumps(self.kwargs)]
+        if self.spec:
+            words += ["--spec", self.spec]
+        words += ["--frames", str(AUDIT_FRAMES), "--cap-frames", str(AUDIT_CAP_FRAMES)]
+        return shlex.join(words)
+
+
+STACKS = (
+    Stack("ale-py v5 as made by default", "ALE/Phoenix-v5"),
+    Stack(
+        "ale-py v5 with frameskip=1 under Gymnasium's AtariPreprocessing",
+        "examples.audit_stacks:ale_v5_preprocessed",
+    ),
+    Stack(
+        "ale-py's AtariVectorEnv with its defaults",
+        "ale_py.vector_env:AtariVectorEnv",
+        {"game": "phoenix", "num_envs": 1},
+    ),
+    Stack(
+        "stable-baselines3's make_atari_env",
+        "stable_baselines3.common.env_util:make_atari_env",
+        {"env_id": "PhoenixNoFrameskip-v4", "n_envs": 1, "seed": 0},
+        needs="stable_baselines3",
+    ),
+    Stack(
+        "CleanRL's ppo_atari.py wrapper stack",
+        "examples.audit_stacks:cleanrl_envs",
+        needs="stable_baselines3",
+    ),
+    Stack(
+        "envpool by default",
+        "envpool:make",
+        {"task_id": "Phoenix-v5", "env_type": "gymnasium", "num_envs": 1, "seed": 0},
+        needs="envpool",
+    ),
+    Stack(
+        "envpool as close to SABER as its options allow",
+        "examples.audit_stacks:envpool_saber",
+        spec="saber",
+        needs="envpool",
+    ),
+)
+"""The rows of docs/audit.md: the envs of issue 24, on Phoenix (examples/audit_stacks.py)."""
 
 
 def atari_specs() -> list[str]:
@@ -45,6 +112,118 @@ def check_page(reports: Iterable[CheckReport]) -> str:
         command = f"arcadebench check {report.spec.name} --frames {CHECK_FRAMES}"
         parts += ["", f"## {report.spec.name}", "", "```", f"$ {command}", report.table(), "```"]
     return "\n".join(parts) + "\n"
+
+
+def audit_stacks() -> list[AuditReport | str]:
+    """Each stack's audit, or why it cannot be made here (its package is not installed)."""
+    if str(DOCS.parent) not in sys.path:  # examples.audit_stacks, as from a clone's root
+        sys.path.append(str(DOCS.parent))
+    reports: list[AuditReport | str] = []
+    for stack in STACKS:
+        if stack.needs and importlib.util.find_spec(stack.needs) is None:
+            reports.append(
+                f"{stack.needs} is not installed here (pip install -e '.[{stack.needs}]' in a "
+                "clone); install it to audit this stack"
+            )
+            continue
+        reports.append(
+            audit(
+                stack.env,
+                stack.kwargs,
+                spec=stack.spec,
+                frames=AUDIT_FRAMES,
+                cap_frames=AUDIT_CAP_FRAMES,
+            )
+        )
+    return reports
+
+
+_SUMMARY = {
+    "frame skip": "skip",
+    "sticky actions": "sticky",
+    "action set": "actions",
+    "life information": "lives",
+    "no-op starts": "no-ops",
+    "fire on reset": "reset presses",
+    "reward": "reward",
+}
+
+
+def _closest(report: AuditReport) -> str:
+    match = report.subject
+    name = match.spec.name + ("" if report.named else " (closest)")
+    differs = ", ".join(match.differs) or "nothing"
+    return f"{name}: differs in {differs}"
+
+
+def audit_page(reports: Iterable[AuditReport | str]) -> str:
+    """The audit of every stack of :data:`STACKS` as Markdown: a summary, then each table."""
+    reports = list(reports)
+    rows = []
+    for stack, report in zip(STACKS, reports, strict=True):
+        if isinstance(report, str):
+            rows.append([stack.title, *["-"] * len(_SUMMARY), f"not audited: {report}"])
+            continue
+        cells = [report.property(name).cell for name in _SUMMARY]
+        rows.append([stack.title, *cells, _closest(report)])
+    summary = render_table(
+        ["env", *_SUMMARY.values(), "the spec it is judged by"],
+        rows,
+        wrap={"env": 28, "the spec it is judged by": 34, "lives": 22},
+    )
+    parts = [
+        "# `arcadebench audit`: which protocol do the libraries' Atari envs run?",
+        "",
+        "Generated by `docs/generate.py audit` (the test suite audits the same envs and "
+        "compares it with this page). Each env is made as its library makes it "
+        "([examples/audit_stacks.py](../examples/audit_stacks.py)), on Phoenix (lives, FIRE in "
+        "its minimal action set, rewards of 20 and more), and played by seeded agents: "
+        f"a random agent for {AUDIT_FRAMES:,} frames, 6 resets, a NOOP agent for up to "
+        f"{AUDIT_CAP_FRAMES:,} frames. Every property is measured, in the env's own emulator "
+        "or against a reference emulator kept in step with it; none is read from the env's "
+        "settings. The README says what each row measures.",
+        "",
+        "## Summary",
+        "",
+        "```text",
+        summary,
+        "```",
+    ]
+    parts += _envpool_section(reports)
+    for stack, report in zip(STACKS, reports, strict=True):
+        parts += ["", f"## {stack.title}", ""]
+        if isinstance(report, str):
+            parts.append(f"Not audited: {report}.")
+            continue
+        parts += ["```", f"$ {stack.command()}", report.table(), "```"]
+    return "\n".join(parts) + "\n"
+
+
+def _envpool_section(reports: list[AuditReport | str]) -> list[str]:
+    """Whether envpool can run a protocol exactly, from the audit of its closest configuration."""
+    report = reports[-1]
+    if isinstance(report, str):
+        return []
+    match = report.subject
+    rules = [
+        r
+        for r in match.differs
+        if r != "life information" or match.verdicts[r].note != "info carries 'lives'"
+    ]
+    parts = ["", "## Can envpool run a protocol exactly?", ""]
+    if not rules:
+        return parts + [
+            f"Configured as close to {match.spec.name} as its options allow, envpool matches it "
+            "but for the lives in `info`, which a wrapper removes."
+        ]
+    broken = "; ".join(f"{r}: {match.verdicts[r].note}" for r in rules)
+    return parts + [
+        f"No. Configured as close to {match.spec.name} as its options allow, envpool still "
+        f"differs in what no option changes ({broken}); the lives in `info` a wrapper could "
+        "remove. envpool plays 1 to `noop_max` NOOP frames after every reset and `noop_max` is "
+        "at least 1, so it cannot start a game as SABER, HWR, Atari-5 and Machado et al. 2018 "
+        "do; arcadebench therefore has no envpool engine for `make_vec`."
+    ]
 
 
 def _verdict(target: Mapping[str, Any]) -> str:
@@ -100,11 +279,13 @@ def read_perf_results(folder: Path = PERF_RESULTS) -> list[dict[str, Any]]:
 def main() -> None:
     """Write the page named on the command line."""
     cli = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    cli.add_argument("page", choices=("check", "performance"))
+    cli.add_argument("page", choices=("check", "audit", "performance"))
     args = cli.parse_args()
     if args.page == "check":
         reports = check_specs(atari_specs(), frames=CHECK_FRAMES, workers=2, progress="off")
         (DOCS / "check.md").write_text(check_page(reports))
+    elif args.page == "audit":
+        (DOCS / "audit.md").write_text(audit_page(audit_stacks()))
     else:
         (DOCS / "performance.md").write_text(performance_page(read_perf_results()))
     print(f"wrote docs/{args.page}.md")

@@ -28,6 +28,7 @@ def _sonic_rom_present() -> bool:
 # stay busy to the end instead of one finishing a long test alone.
 SLOWEST_FIRST = (
     "tests/benchmarks/conformance/test_suite.py",  # the sweep of every game of every spec
+    "tests/benchmarks/audit/test_stacks.py",  # the audits of docs/audit.md
     "tests/benchmarks/training/test_ray_cluster_training.py",
     "tests/test_docs.py::test_every_block_of_the_readme_runs_as_written",
     "tests/examples/test_examples.py::test_cleanrl_ppo_on_both_vector_paths",

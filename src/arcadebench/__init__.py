@@ -5,6 +5,7 @@ protocol (``arcadebench/SABER-Pong-v0``, ``arcadebench/Atari5-BattleZone-v0``, .
 """
 
 from arcadebench._version import __version__
+from arcadebench.benchmarks.audit import audit
 from arcadebench.benchmarks.conformance import check
 from arcadebench.benchmarks.envs import (
     env_id,
@@ -38,6 +39,7 @@ __all__ = [
     "SpecDiff",
     "SpecError",
     "__version__",
+    "audit",
     "check",
     "diff",
     "env_id",
