@@ -2,8 +2,9 @@
 
 Built-in specs are the ``*.yaml`` files next to this module, found by globbing (adding a protocol
 is adding a file). A user's own YAML file is accepted wherever a built-in name is. YAML is read
-with a :class:`yaml.SafeLoader` subclass that only adds two refusals — duplicate keys, which
-PyYAML would silently merge, and anchor/alias bombs — so no tag can construct Python objects.
+with a safe loader (libyaml's where PyYAML has it) that only adds two refusals — duplicate keys,
+which PyYAML would silently merge, and anchor/alias bombs — so no tag can construct Python
+objects.
 """
 
 from __future__ import annotations
@@ -64,23 +65,14 @@ _LEVEL_KEY_RE = re.compile(r"^zone=(\d+),act=(\d+)$")
 # -- YAML -----------------------------------------------------------------------------------------
 
 
-class _StrictSafeLoader(yaml.SafeLoader):
-    """SafeLoader that refuses duplicate keys and counts aliases (billion-laughs guard)."""
+class _StrictSafeLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """SafeLoader that refuses duplicate keys.
 
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self.aliases = 0
-
-    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:  # noqa: D102 - PyYAML hook
-        if self.check_event(yaml.AliasEvent):
-            self.aliases += 1
-            if self.aliases > MAX_ALIASES:
-                mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]  # stubs: no hint
-                raise yaml.YAMLError(
-                    f"more than {MAX_ALIASES} YAML aliases (line {mark.line + 1}); "
-                    "a spec needs none — write the values out"
-                )
-        return super().compose_node(parent, index)
+    libyaml's parser (``CSafeLoader``) where PyYAML has it: parsing the built-in specs is then
+    8 times faster (20 ms instead of 160 ms at every ``import arcadebench``, i.e. in every CLI
+    call and worker process); the pure-Python one otherwise. Aliases are counted on the composed
+    node graph (:func:`_count_aliases`), before anything is constructed.
+    """
 
     def construct_mapping(  # noqa: D102 - PyYAML hook
         self, node: yaml.MappingNode, deep: bool = False
@@ -96,7 +88,33 @@ class _StrictSafeLoader(yaml.SafeLoader):
                     "each key (and each game) may appear once"
                 )
             seen.add(key)
-        return super().construct_mapping(node, deep=deep)
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+        return mapping
+
+
+def _count_aliases(root: yaml.Node) -> None:
+    """Refuse more than :data:`MAX_ALIASES` aliases (the billion-laughs guard).
+
+    An alias is a node met again: the composed graph shares it, so each node is walked once.
+    """
+    seen: set[int] = set()
+    aliases = 0
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            aliases += 1
+            if aliases > MAX_ALIASES:
+                raise yaml.YAMLError(
+                    f"more than {MAX_ALIASES} YAML aliases (of the node at line "
+                    f"{node.start_mark.line + 1}); a spec needs none — write the values out"
+                )
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            stack.extend(child for pair in node.value for child in pair)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
 
 
 def _parse_yaml(text: str, file: str) -> Any:
@@ -105,7 +123,15 @@ def _parse_yaml(text: str, file: str) -> Any:
             file, "", f"is larger than {MAX_SPEC_BYTES} bytes; a spec is a few hundred lines"
         )
     try:
-        return yaml.load(text, Loader=_StrictSafeLoader)  # noqa: S506 - a SafeLoader subclass
+        loader = _StrictSafeLoader(text)
+        try:
+            node = loader.get_single_node()
+            if node is None:
+                return None
+            _count_aliases(node)
+            return loader.construct_document(node)
+        finally:
+            loader.dispose()
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown position"
