@@ -34,7 +34,7 @@ from arcadebench._version import __version__
 from arcadebench.benchmarks.conformance.play import NOOP_RESETS, atari_settings, play_game
 from arcadebench.benchmarks.conformance.verdicts import STATUSES, GameCheck, judge
 from arcadebench.errors import InvalidArgument
-from arcadebench.specs import Spec, list_specs, load_spec
+from arcadebench.specs import Spec, load_spec, spec_reference
 
 __all__ = ["DEFAULT_FRAMES", "FORMAT", "MIN_FRAMES", "CheckReport", "check", "check_specs"]
 
@@ -180,18 +180,6 @@ def _atari_spec(spec: str | os.PathLike[str] | Spec) -> Spec:
     return loaded
 
 
-def _spec_ref(spec: Spec) -> str:
-    """What a worker passes to ``load_spec``: the built-in name, or the YAML file."""
-    if spec.name in list_specs() and load_spec(spec.name).hash == spec.hash:
-        return spec.name
-    if Path(spec.source).is_file():
-        return str(Path(spec.source).resolve())
-    raise InvalidArgument(
-        "`spec` must be a built-in spec or a YAML file (workers load it themselves), got "
-        f"{spec.name!r} from {spec.source!r}"
-    )
-
-
 def _games(spec: Spec, games: Sequence[str] | str | None) -> list[str]:
     if games is None:
         return list(spec.games)
@@ -295,7 +283,10 @@ def check_specs(
     jobs: dict[_JobKey, tuple[str, str]] = {}
     for spec, selected in zip(loaded, selections, strict=True):
         for game in selected:
-            jobs.setdefault((game, _plays(spec)), (_spec_ref(spec), game))
+            jobs.setdefault((game, _plays(spec)), (spec_reference(spec), game))
+    # game by game: a worker's next job is then mostly the same game, whose reference emulator
+    # the sticky probe keeps (one ROM load instead of one per spec)
+    jobs = dict(sorted(jobs.items(), key=lambda job: job[0][0]))
     bars = progress == "bars" or (progress == "auto" and sys.stderr.isatty())
     if bars:
         from rich.console import Console
