@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -65,7 +65,13 @@ _LEVEL_KEY_RE = re.compile(r"^zone=(\d+),act=(\d+)$")
 # -- YAML -----------------------------------------------------------------------------------------
 
 
-class _StrictSafeLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+if TYPE_CHECKING:
+    _SafeLoader = yaml.SafeLoader
+else:  # libyaml's parser where PyYAML was built with it (CSafeLoader has no type stubs)
+    _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _StrictSafeLoader(_SafeLoader):
     """SafeLoader that refuses duplicate keys.
 
     libyaml's parser (``CSafeLoader``) where PyYAML has it: parsing the built-in specs is then
