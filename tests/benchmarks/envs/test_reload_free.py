@@ -10,6 +10,7 @@ from ale_py.env import AtariEnv
 
 import arcadebench
 from arcadebench.benchmarks.envs.reload_free import (
+    _IDLE,
     ReloadFreeAtariEnv,
     ReloadFreeStandardAtariEnv,
     _mt19937_text,
@@ -58,6 +59,14 @@ def same(a, b) -> bool:
         elif not np.array_equal(x, y):
             return False
     return True
+
+
+@pytest.fixture(autouse=True)
+def no_idle_emulators():
+    """Each test starts without the emulators of envs closed before it (they would be reused)."""
+    _IDLE.clear()
+    yield
+    _IDLE.clear()
 
 
 @pytest.fixture
@@ -206,3 +215,45 @@ def test_every_game_resets_like_ale_py():
                     reference.close()
         finally:
             ours.close()
+
+
+@pytest.mark.parametrize("game", ["breakout", "tennis"])
+def test_a_new_env_takes_a_closed_ones_emulator_and_plays_as_ale_pys(game, loads):
+    closed = ReloadFreeAtariEnv(game, **NATIVE)
+    play(closed, 9, 300)  # the emulator it leaves has played
+    emulator = closed.ale
+    closed.close()
+    assert closed.ale is None  # closed: it gave its emulator up
+    ours = ReloadFreeAtariEnv(game, **NATIVE)
+    try:
+        assert ours.ale is emulator and ours.reload_free and loads[0] == 1  # no load of its own
+        for seed in (0, 1, 2, 4):
+            reference = AtariEnv(game, **NATIVE)
+            try:
+                assert same(play(ours, seed, 300), play(reference, seed, 300)), (game, seed)
+            finally:
+                reference.close()
+        assert loads[0] == 1 + 2 * 4  # the references' loads only (construction, seeded reset)
+    finally:
+        ours.close()
+
+
+def test_only_an_env_of_the_same_game_and_settings_takes_an_emulator(loads):
+    ReloadFreeAtariEnv("pong", **NATIVE).close()
+    others = [
+        ReloadFreeAtariEnv("breakout", **NATIVE),
+        ReloadFreeAtariEnv("pong", **{**NATIVE, "repeat_action_probability": 0.0}),
+        ReloadFreeAtariEnv("pong", **{**NATIVE, "max_num_frames_per_episode": 1_000}),
+        ReloadFreeAtariEnv("pong", **NATIVE, mode=1),
+    ]
+    assert loads[0] == 1 + len(others)  # each loaded its own ROM
+    same_settings = ReloadFreeAtariEnv("pong", **NATIVE)
+    assert loads[0] == 1 + len(others)  # this one took the closed env's
+    for env in (*others, same_settings):
+        env.close()
+
+
+def test_an_env_whose_reload_cannot_be_trusted_leaves_no_emulator(loads):
+    ReloadFreeAtariEnv("double_dunk", **NATIVE).close()  # its reload draws random numbers
+    ReloadFreeAtariEnv("double_dunk", **NATIVE).close()
+    assert loads[0] == 2
