@@ -24,6 +24,12 @@ def _sonic_rom_present() -> bool:
     return True
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """One worker per core, plus one: a fifth of the suite's time is spent waiting (Ray nodes
+    starting, time limits running out, subprocesses), which the extra worker fills."""
+    return (os.cpu_count() or 1) + 1
+
+
 # The slowest tests and groups (measured with --durations), started first so that both cores
 # stay busy to the end instead of one finishing a long test alone.
 SLOWEST_FIRST = (
