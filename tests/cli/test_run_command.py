@@ -29,10 +29,31 @@ def count_episodes(log_dir):
     return sum(len(v) for v in episodes(log_dir).values()) if Path(log_dir).exists() else 0
 
 
+# A terminal's foreground job gets Ctrl-C whatever its parent's signal state: SIGINT unblocked
+# and at its default, so the test does not depend on how the suite itself was started (a
+# background shell ignores SIGINT in what it starts; a child inherits an ignored or blocked
+# signal). Once, on a fresh CI machine, the run went on after the SIGINT: a timeout now fails
+# with the process's signal masks and its last output.
+AS_A_TERMINAL_JOB = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT}); "
+    "os.execv(sys.executable, [sys.executable, '-m', 'arcadebench', *sys.argv[1:]])"
+)
+
+
+def signal_state(pid):
+    """The process's ignored and blocked signal masks, for a failure message."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text().splitlines()
+    except OSError:
+        return "unknown"
+    return ", ".join(line for line in status if line.startswith(("SigBlk", "SigIgn")))
+
+
 def start(args, out):
     """Start `arcadebench run` in a session of its own, as a terminal does (Ctrl-C: the group)."""
     return subprocess.Popen(
-        [*ARCADEBENCH, "run", *args, "--out", str(out)],
+        [sys.executable, "-c", AS_A_TERMINAL_JOB, "run", *args, "--out", str(out)],
         env=ENV,
         cwd=TESTS,
         start_new_session=True,
@@ -209,9 +230,15 @@ def test_sigint_stops_the_run_within_seconds_and_keeps_finished_episodes(tmp_pat
         tmp_path,
     )
     wait_for_episodes(tmp_path, 1, process)
+    state = signal_state(process.pid)
     sent = time.monotonic()
     os.killpg(process.pid, signal.SIGINT)  # Ctrl-C in a terminal: the whole foreground group
-    out, err = process.communicate(timeout=30)
+    try:
+        out, err = process.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        out, err = process.communicate()
+        pytest.fail(f"no stop 30 s after SIGINT ({state}):\n{err[-2000:]}")
     stopped = time.monotonic() - sent
     assert process.returncode == 130, err
     assert stopped < 10, f"took {stopped:.1f} s to stop"
