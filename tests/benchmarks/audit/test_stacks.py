@@ -7,7 +7,9 @@ is what the audit prints."""
 
 from __future__ import annotations
 
+import platform
 import re
+import sys
 
 import pytest
 from testdata import REPO, docs_generator
@@ -20,6 +22,17 @@ SB3, CLEANRL = (
 V5, PREPROCESSED = "ALE/Phoenix-v5", "examples.audit_stacks:ale_v5_preprocessed"
 VECTOR = "ale_py.vector_env:AtariVectorEnv"
 ENVPOOL, ENVPOOL_SABER = "envpool:make", "examples.audit_stacks:envpool_saber"
+# where envpool has wheels the test extra installs it (pyproject.toml): a stack that cannot be
+# made there is a failure; elsewhere its rows say why and those tests are skipped
+EVERY_STACK_INSTALLS = (
+    sys.version_info >= (3, 11) and sys.platform == "linux" and platform.machine() == "x86_64"
+)
+
+
+def not_audited(why):
+    if EVERY_STACK_INSTALLS:
+        pytest.fail(why)
+    pytest.skip(why)
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +44,7 @@ def reports():
 def audited(reports, env):
     report = reports[env]
     if isinstance(report, str):
-        pytest.skip(report)
+        not_audited(report)
     return report
 
 
@@ -42,7 +55,7 @@ def value(report, name):
 def test_the_generated_audit_page_is_what_the_audit_prints(reports):
     missing = [r for r in reports.values() if isinstance(r, str)]
     if missing:
-        pytest.skip(f"docs/audit.md audits every stack: {missing[0]}")
+        not_audited(f"docs/audit.md audits every stack: {missing[0]}")
     page = (REPO / "docs" / "audit.md").read_text()
     assert page == GENERATE.audit_page(reports.values()), (
         "docs/audit.md is out of date: run .venv/bin/python docs/generate.py audit"
