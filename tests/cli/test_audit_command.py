@@ -53,6 +53,15 @@ def test_an_env_that_differs_from_the_named_spec_exits_1(capsys):
             ["ale_py.vector_env:AtariVectorEnv", "--kwargs", '{"game": "pong"}'],
             "argument: 'num_envs'; fix the callable or its `--kwargs`",
         ),
+        (  # an env the reference emulator of the game named cannot follow
+            ["gymnasium.envs.classic_control:CartPoleEnv", "--game", "pong", *CHEAP],
+            "could not be followed in pong's emulator (the env's 2 actions are neither",
+        ),
+        (
+            ["ale_py.vector_env:AtariVectorEnv", "--kwargs", '{"game": "pong", "num_envs": 1}']
+            + ["--game", "breakout", *CHEAP],
+            "is it an ALE env of breakout? Pass its ROM as `--game`",
+        ),
     ],
 )
 def test_bad_input_is_one_line_with_exit_status_2(args, error, capsys):

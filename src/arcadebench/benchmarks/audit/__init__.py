@@ -62,6 +62,10 @@ def _atari_specs(named: Spec | None) -> list[Spec]:
     return specs
 
 
+def _property(properties: tuple[Any, ...], name: str) -> Any:
+    return next(p for p in properties if p.name == name)
+
+
 def _check_int(name: str, value: Any, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise InvalidArgument(f"`{name}` must be an integer >= {minimum}, got {value!r}")
@@ -102,7 +106,9 @@ def audit(
         ``exit_status``.
 
     Raises:
-        InvalidArgument: bad arguments, an env that cannot be made or is no Atari env.
+        InvalidArgument: bad arguments, an env that cannot be made or is no Atari env, or one
+            whose emulator is out of reach and that the reference emulator of ``game`` cannot
+            follow from its first step (another game, or no ALE env at all).
         UnknownSpec: ``spec`` does not exist.
 
     Example:
@@ -126,8 +132,14 @@ def audit(
         stream_label = plays[0].stream
         actions = plays[0].actions
     properties = tuple(measure(plays, target.game, actions))
-    matches = tuple(match_spec(s, properties, target.game) for s in _atari_specs(named))
     random = plays[0]
+    if random.measured == "reference" and _property(properties, "sticky actions").value is None:
+        why = next((p.lost for p in plays if p.lost), "no observation was reproduced")
+        raise InvalidArgument(
+            f"{target.label} could not be followed in {target.game}'s emulator ({why}): "
+            f"is it an ALE env of {target.game}? Pass its ROM as `game`"
+        )
+    matches = tuple(match_spec(s, properties, target.game) for s in _atari_specs(named))
     return AuditReport(
         target=target.label,
         stream=stream_label,
