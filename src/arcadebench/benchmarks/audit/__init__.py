@@ -44,6 +44,7 @@ from arcadebench.benchmarks.audit.targets import resolve_target
 from arcadebench.errors import InvalidArgument
 from arcadebench.specs import Spec, list_specs, load_spec
 from arcadebench.specs.model import AtariSettings
+from arcadebench.wrappers._checks import check_int
 
 __all__ = ["DEFAULT_CAP_FRAMES", "DEFAULT_FRAMES", "MIN_FRAMES", "AuditReport", "audit"]
 
@@ -64,12 +65,6 @@ def _atari_specs(named: Spec | None) -> list[Spec]:
 
 def _property(properties: tuple[Any, ...], name: str) -> Any:
     return next(p for p in properties if p.name == name)
-
-
-def _check_int(name: str, value: Any, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise InvalidArgument(f"`{name}` must be an integer >= {minimum}, got {value!r}")
-    return value
 
 
 def audit(
@@ -116,9 +111,9 @@ def audit(
         >>> report.property("action set").cell, report.subject.differs
         ("6: the game's minimal set", ['frame skip', 'action set', 'life information'])
     """
-    frames = _check_int("frames", frames, MIN_FRAMES)
-    cap_frames = _check_int("cap_frames", cap_frames, 0)
-    seed = _check_int("seed", seed, 0)
+    frames = check_int("frames", frames, MIN_FRAMES)
+    cap_frames = check_int("cap_frames", cap_frames, 0)
+    seed = check_int("seed", seed, 0)
     named = load_spec(spec) if spec is not None else None
     if named is not None and not isinstance(named.environment, AtariSettings):
         raise InvalidArgument(

@@ -40,12 +40,12 @@ from ale_py import Action
 from arcadebench._table import count
 from arcadebench.benchmarks.audit.facts import Event, ResetFacts, StepFacts, action_id
 from arcadebench.benchmarks.audit.sessions import Play
-from arcadebench.benchmarks.audit.shadow import reference_emulator
 from arcadebench.benchmarks.conformance.sticky_probe import (
     GRID,
     MIN_INFORMATIVE,
     StickyEstimate,
     estimate_from_likelihood,
+    reference_emulator,
 )
 
 __all__ = ["PROPERTIES", "Property", "frames_text", "measure"]

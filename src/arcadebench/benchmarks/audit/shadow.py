@@ -33,13 +33,12 @@ Classes: ShadowMeter.
 from __future__ import annotations
 
 import dataclasses
-import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from ale_py import Action, ALEInterface, LoggerMode, roms
+from ale_py import Action
 from numpy.typing import NDArray
 
 from arcadebench.benchmarks.audit.facts import Event, ResetFacts, StepFacts, action_id, flat_info
@@ -49,15 +48,14 @@ from arcadebench.benchmarks.conformance.sticky_probe import (
     GRID,
     StickyEstimate,
     estimate_from_likelihood,
+    reference_emulator,
 )
-from arcadebench.errors import InvalidArgument
 
 __all__ = [
     "MAX_HYPOTHESES",
     "MAX_RESET_FRAMES",
     "MAX_SKIP",
     "ShadowMeter",
-    "reference_emulator",
 ]
 
 MAX_SKIP = 8
@@ -90,23 +88,6 @@ class _Hypothesis:
 
     def key(self, ram: bytes) -> tuple[Any, ...]:
         return ram, self.previous, self.views, self.skip
-
-
-@functools.lru_cache(maxsize=4)
-def reference_emulator(game: str) -> tuple[ALEInterface, Any]:
-    """A loaded ``ALEInterface`` of ``game`` without sticky actions and its power-on state.
-
-    Loading a ROM costs tens of milliseconds, so the audit's meters share one per game; each
-    restores the states it needs, the power-on one for an env made anew.
-    """
-    path = roms.get_rom_path(game)
-    if path is None:
-        raise InvalidArgument(f"`game` must be an ale-py ROM, got {game!r}")
-    ale = ALEInterface()
-    ale.setLoggerMode(LoggerMode.Error)
-    ale.setFloat("repeat_action_probability", 0.0)
-    ale.loadROM(path)
-    return ale, ale.cloneState()
 
 
 def _target(obs: Any, info: dict[str, Any]) -> tuple[bytes | None, NDArray[np.generic]]:

@@ -54,7 +54,7 @@ from numbers import Real
 from typing import Any
 
 import numpy as np
-from ale_py import Action, ALEInterface, LoggerMode, roms
+from ale_py import Action, ALEInterface, ALEState, LoggerMode, roms
 from numpy.typing import NDArray
 
 from arcadebench.errors import InvalidArgument
@@ -67,6 +67,7 @@ __all__ = [
     "StickyEstimate",
     "StickyProbe",
     "estimate_from_likelihood",
+    "reference_emulator",
 ]
 
 TOLERANCE_SE = 4.0
@@ -125,22 +126,23 @@ def _outcome(ale: ALEInterface, reward: float) -> tuple[float, bytes, bytes]:
     return reward, ale.getRAM().tobytes(), ale.getScreen().tobytes()
 
 
-@functools.lru_cache(maxsize=1)
-def _reference_emulator(game: str) -> ALEInterface:
-    """The emulator a probe of ``game`` compares with, without sticky actions.
+@functools.lru_cache(maxsize=4)
+def reference_emulator(game: str) -> tuple[ALEInterface, ALEState]:
+    """A loaded ``ALEInterface`` of ``game`` without sticky actions, and its power-on state.
 
-    Kept for the next probe of the same game (the check plays a game under several specs in a
-    row): loading a ROM costs 63 ms, a third of a short check's play. Sharing it is safe because
-    every comparison restores the probed emulator's state into it first.
+    Shared by every probe of the game in the process (the check plays a game under several
+    specs in a row; the audit's meters follow one env in it): loading a ROM costs 63 ms, a
+    third of a short check's play. Sharing is safe because every comparison first restores the
+    state it needs (the probed emulator's, or the power-on one for an env made anew).
     """
-    reference = ALEInterface()
-    reference.setLoggerMode(LoggerMode.Error)
-    reference.setFloat("repeat_action_probability", 0.0)
     rom = roms.get_rom_path(game)
     if rom is None:
         raise InvalidArgument(f"`game` must be an ale-py ROM, got {game!r}")
+    reference = ALEInterface()
+    reference.setLoggerMode(LoggerMode.Error)
+    reference.setFloat("repeat_action_probability", 0.0)
     reference.loadROM(rom)
-    return reference
+    return reference, reference.cloneState()
 
 
 class StickyProbe:
@@ -174,7 +176,7 @@ class StickyProbe:
         self._grid: NDArray[np.float64] = np.union1d(GRID, [self._declared])
         self._at_declared: int = int(np.searchsorted(self._grid, self._declared))
         self._loglik: NDArray[np.float64] = np.zeros_like(self._grid)
-        self._ref: ALEInterface = _reference_emulator(game)
+        self._ref: ALEInterface = reference_emulator(game)[0]
         self.informative: int = 0
         self.compared: int = 0
         self.unexplained: int = 0

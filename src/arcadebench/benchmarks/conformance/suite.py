@@ -35,6 +35,7 @@ from arcadebench.benchmarks.conformance.play import NOOP_RESETS, atari_settings,
 from arcadebench.benchmarks.conformance.verdicts import STATUSES, GameCheck, judge
 from arcadebench.errors import InvalidArgument
 from arcadebench.specs import Spec, load_spec, spec_reference
+from arcadebench.wrappers._checks import check_int
 
 __all__ = ["DEFAULT_FRAMES", "FORMAT", "MIN_FRAMES", "CheckReport", "check", "check_specs"]
 
@@ -168,12 +169,6 @@ class CheckReport:
         Path(path).write_text(json.dumps(self.to_dict(), indent=1) + "\n")
 
 
-def _check_int(name: str, value: Any, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise InvalidArgument(f"`{name}` must be an integer >= {minimum}, got {value!r}")
-    return value
-
-
 def _atari_spec(spec: str | os.PathLike[str] | Spec) -> Spec:
     loaded = load_spec(spec)
     atari_settings(loaded)
@@ -265,9 +260,9 @@ def check_specs(
     if not loaded:
         raise InvalidArgument(f"`specs` must name at least one spec, got {specs!r}")
     selections = [_games(spec, games) for spec in loaded]
-    frames = _check_int("frames", frames, MIN_FRAMES)
-    seed = _check_int("seed", seed, 0)
-    workers = _check_int("workers", workers, 1)
+    frames = check_int("frames", frames, MIN_FRAMES)
+    seed = check_int("seed", seed, 0)
+    workers = check_int("workers", workers, 1)
     if progress not in ("auto", "bars", "off"):
         raise InvalidArgument(f"`progress` must be 'auto', 'bars' or 'off', got {progress!r}")
     if env_kwargs is not None and not isinstance(env_kwargs, Mapping):
