@@ -63,10 +63,6 @@ def _atari_specs(named: Spec | None) -> list[Spec]:
     return specs
 
 
-def _property(properties: tuple[Any, ...], name: str) -> Any:
-    return next(p for p in properties if p.name == name)
-
-
 def audit(
     env: Any,
     kwargs: Mapping[str, Any] | None = None,
@@ -127,19 +123,12 @@ def audit(
         stream_label = plays[0].stream
         actions = plays[0].actions
     properties = tuple(measure(plays, target.game, actions))
-    random = plays[0]
-    if random.measured == "reference" and _property(properties, "sticky actions").value is None:
-        why = next((p.lost for p in plays if p.lost), "no observation was reproduced")
-        raise InvalidArgument(
-            f"{target.label} could not be followed in {target.game}'s emulator ({why}): "
-            f"is it an ALE env of {target.game}? Pass its ROM as `game`"
-        )
     matches = tuple(match_spec(s, properties, target.game) for s in _atari_specs(named))
-    return AuditReport(
+    report = AuditReport(
         target=target.label,
         stream=stream_label,
         game=target.game,
-        measured=random.measured,
+        measured=plays[0].measured,
         lost=next((p.lost for p in plays if p.lost), None),
         frames=frames,
         cap_frames=cap_frames,
@@ -148,3 +137,10 @@ def audit(
         matches=matches,
         named=None if named is None else named.name,
     )
+    if report.measured == "reference" and report.property("sticky actions").value is None:
+        raise InvalidArgument(
+            f"{target.label} could not be followed in {target.game}'s emulator "
+            f"({report.lost or 'no observation was reproduced'}): is it an ALE env of "
+            f"{target.game}? Pass its ROM as `game`"
+        )
+    return report
