@@ -13,6 +13,11 @@ import os
 
 import pytest
 
+# One thread per library pool in the test processes and every process they start: the suite runs
+# a worker per core plus one, and pools sized to the machine (torch's OpenMP, OpenBLAS) spin
+# against each other (the README's SB3 block: 13.7 CPU-s in the suite, 4.9 alone with one thread).
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 
 def _sonic_rom_present() -> bool:
     import stable_retro

@@ -14,6 +14,7 @@ import contextlib
 import dataclasses
 import functools
 import io
+import os
 import sys
 import threading
 import types
@@ -144,15 +145,20 @@ def local_ray():
     ray = pytest.importorskip(
         "ray", reason="the Ray backend needs `pip install 'arcadebench[ray]'`"
     )
-    tests = str(TESTS)  # Ray workers import `runner_agents` from here
-    ray.init(
-        address="local",
-        num_cpus=2,
-        include_dashboard=False,
-        log_to_driver=False,
-        configure_logging=False,
-        runtime_env={"env_vars": {"PYTHONPATH": tests}},
-    )
+    # Ray workers import `runner_agents` from the tests: the instance's processes inherit the
+    # PYTHONPATH it starts with (a runtime_env would start each max_calls=1 worker through
+    # Ray's setup_worker, 0.3 CPU-s more a job)
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv(
+            "PYTHONPATH", os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")]))
+        )
+        ray.init(
+            address="local",
+            num_cpus=2,
+            include_dashboard=False,
+            log_to_driver=False,
+            configure_logging=False,
+        )
     yield
     ray.shutdown()
 
