@@ -9,7 +9,9 @@
 
 from __future__ import annotations
 
+import compileall
 import os
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +19,8 @@ import pytest
 # a worker per core plus one, and pools sized to the machine (torch's OpenMP, OpenBLAS) spin
 # against each other (the README's SB3 block: 13.7 CPU-s in the suite, 4.9 alone with one thread).
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+SRC = Path(__file__).resolve().parent.parent / "src" / "arcadebench"
 
 
 def _sonic_rom_present() -> bool:
@@ -27,6 +31,17 @@ def _sonic_rom_present() -> bool:
     except FileNotFoundError:
         return False
     return True
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Compile the package's bytecode once, in the controller before its workers start.
+
+    The suite starts some 300 Python processes (workers, CLI runs, Ray tasks, examples); with
+    PYTHONDONTWRITEBYTECODE set (common in containers) each would compile every arcadebench
+    module it imports from source again, 40 ms a process.
+    """
+    if not hasattr(config, "workerinput"):
+        compileall.compile_dir(SRC, quiet=1)
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
