@@ -1,4 +1,4 @@
-"""The published results of the atari100k, dqn2015 and machado2018 specs (their `references`).
+"""The published results of the atari100k, dqn2015, machado2018 and hwr specs (their `references`).
 
 Each printed aggregate in a spec's `tables` is recomputed here from the per-game scores the spec
 carries for the same algorithm, with our scorer and the spec's constants, and must equal the
@@ -179,3 +179,22 @@ def test_machado2018_carries_dopamines_baselines_under_their_own_protocol():
     assert "Iteration 198" in final.source and "no 200M point" in final.protocol
     assert "Iteration 9:" in refs["DQN (Dopamine, 10M frames)"].source
     assert spec.published == ()  # Dopamine prints no aggregate
+
+
+# -- hwr --------------------------------------------------------------------------------------
+
+
+def test_hwr_carries_agent57s_column_which_gives_the_printed_mean_hwrns():
+    spec = load_spec("hwr")
+    agent57 = spec.published_scores["Agent57"]
+    assert set(agent57.scores) == set(spec.games)  # all 57 games
+    assert "maitchison/Atari-5@118cad5:dataset.csv" in agent57.source
+    assert agent57.frames == 100_000_000_000 and "100B" in agent57.protocol
+    printed = next(t for t in spec.published if "Agent57" in t.rows)
+    assert printed.source.startswith('Section "Mean HWRNS"') and list(printed.rows["Agent57"]) == [
+        125.92
+    ]
+    ours = arcadebench.score(spec, {"Agent57": dict(agent57.scores)}, reps=0)
+    aggregates = ours.algorithms["Agent57"]["aggregates"]
+    assert aggregates["hwrns"]["n_games"] == 57
+    assert round(aggregates["hwrns"]["mean"], 2) == 125.92
