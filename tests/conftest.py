@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import compileall
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,12 @@ import pytest
 # a worker per core plus one, and pools sized to the machine (torch's OpenMP, OpenBLAS) spin
 # against each other (the README's SB3 block: 13.7 CPU-s in the suite, 4.9 alone with one thread).
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+# pytest keeps the rewritten test modules' bytecode only where bytecode may be written: with
+# PYTHONDONTWRITEBYTECODE set (common in containers) every worker of every run would rewrite and
+# compile all of them again (2.5 CPU-s a worker). The caches go to the tests' __pycache__
+# directories (ignored by git); the processes the tests start keep the user's setting.
+sys.dont_write_bytecode = False
 
 SRC = Path(__file__).resolve().parent.parent / "src" / "arcadebench"
 
