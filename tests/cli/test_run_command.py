@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 from log_helpers import episodes as read_episodes
-from testdata import TESTS
+from testdata import PYTHONPATH_WITH_TESTS, TESTS
 
 import arcadebench
 from arcadebench.cli import main
 
 ARCADEBENCH = [sys.executable, "-m", "arcadebench"]
-ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
+ENV = {**os.environ, "PYTHONPATH": PYTHONPATH_WITH_TESTS}
 
 
 episodes = functools.partial(read_episodes, skip_cut_lines=True)  # killed runs: a cut last line

@@ -14,7 +14,6 @@ import contextlib
 import dataclasses
 import functools
 import io
-import os
 import sys
 import threading
 import types
@@ -22,7 +21,7 @@ import warnings
 
 import pytest
 from log_helpers import episodes
-from testdata import TESTS
+from testdata import PYTHONPATH_WITH_TESTS
 
 import arcadebench
 from arcadebench.benchmarks.runner.agents import RandomAgent
@@ -149,9 +148,7 @@ def local_ray():
     # PYTHONPATH it starts with (a runtime_env would start each max_calls=1 worker through
     # Ray's setup_worker, 0.3 CPU-s more a job)
     with pytest.MonkeyPatch.context() as env:
-        env.setenv(
-            "PYTHONPATH", os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")]))
-        )
+        env.setenv("PYTHONPATH", PYTHONPATH_WITH_TESTS)
         ray.init(
             address="local",
             num_cpus=2,

@@ -22,13 +22,13 @@ from sonic_helpers import (
     sonic_rom,
     write_sonic_airstriker,
 )
-from testdata import TESTS
+from testdata import PYTHONPATH_WITH_TESTS
 
 import arcadebench
 from arcadebench.cli import main
 from arcadebench.errors import RomNotFound
 
-ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
+ENV = {**os.environ, "PYTHONPATH": PYTHONPATH_WITH_TESTS}
 
 
 @pytest.fixture(scope="module")
