@@ -8,7 +8,9 @@ import textwrap
 
 from report_helpers import atari5_csv, atari5_runs, saber_logs, write_results
 
+from arcadebench.benchmarks.report import list_references
 from arcadebench.cli import main
+from arcadebench.specs import load_spec
 
 
 def test_report_writes_the_html_and_figures(tmp_path, capsys):
@@ -63,20 +65,36 @@ def test_list_references(capsys):
         assert name in out
     assert "dataset" in out and "published" in out and "constants" in out
     lines = out.splitlines()
-    assert lines[1].split()[:5] == ["reference", "kind", "games", "protocol", "citation"]
+    assert lines[1].split()[:5] == ["reference", "kind", "games", "protocol", "source"]
     rainbow = next(line for line in lines if line.startswith("Rainbow (noop) "))
     assert "the paper's own, with no-op starts" in rainbow
     human = next(line for line in lines if line.startswith("human (Table 12) "))
     assert "this spec's" in human
     dqn = next(line for line in lines if line.startswith("DQN hs "))
     assert "the paper's own, with human starts" in dqn
-    # protocols and citations wrap within their columns: no 600-character lines
+    # protocols and sources wrap within their columns: no 600-character lines
     assert max(len(line) for line in lines) < 160
+
+
+def test_list_references_cites_each_work_once(capsys):
     assert main(["report", "--list-references", "saber"]) == 0
-    lines = capsys.readouterr().out.splitlines()
-    rainbow = lines.index(next(line for line in lines if line.startswith("Rainbow (Table 3, ")))
-    assert lines[rainbow + 1].startswith(" " * 40)  # the citation goes on below the reference
-    assert "Toromanoff" in lines[rainbow] + lines[rainbow + 1]
+    out = capsys.readouterr().out
+    table, cited = out.split("\nworks cited\n")
+    lines = table.splitlines()
+    rainbow = next(line for line in lines if line.startswith("Rainbow (Table 3, 30 minutes) "))
+    assert rainbow.endswith("[1] Table 3, 30 minutes")  # the table, its work numbered
+    assert next(line for line in lines if line.startswith("random (Table 5) ")).endswith(
+        "[1] saber spec constants, Table 5"
+    )
+    reactor = next(line for line in lines if line.startswith("Reactor "))
+    assert reactor.endswith("[2] source: REACTOR")  # a row of the Atari-5 data set
+    assert "Toromanoff" not in table and "Aitchison" not in table
+    assert cited.startswith("[1] Toromanoff, M., Wirbel, E. and Moutarde, F. (2019).")
+    assert cited.count("Toromanoff") == 1 and cited.count("[2] Aitchison, M.") == 1
+    # each reference a line or two (the full citation on every row made 458 lines)
+    references = [line for line in lines[3:] if not line.startswith(" ")]
+    assert len(references) == len(list_references(load_spec("saber"))) == 74
+    assert len(lines) < 2 * 74
 
 
 def test_results_of_two_protocols_are_reported_apart(tmp_path, capsys):

@@ -171,7 +171,17 @@ def test_log_warnings_are_printed_and_scoring_goes_on(tmp_path, capsys):
 def test_published_table_3_scores_from_the_command_line(capsys):
     assert main(["score", "atari5", str(SCORES / "atari5_table3.csv"), "--reps", "0"]) == 0
     out = capsys.readouterr().out
-    assert "published results (Table 3)" in out and "2,091.46" in out and "MuZero (this run)" in out
+    assert "published results (Table 3)" in out and "2,091.46" in out
+    assert "MuZero (score table)" in out and "(this run)" not in out  # a score file is no run
+
+
+def test_one_run_per_game_says_why_it_has_no_intervals(tmp_path, capsys):
+    (tmp_path / "rainbow.csv").write_text("game,score\nBattle Zone,62010\nQ*bert,33817.5\n")
+    assert main(["score", "atari5", str(tmp_path / "rainbow.csv"), "--ci", "0.9"]) == 0
+    out = capsys.readouterr().out
+    assert "- no 90% confidence intervals: the bootstrap resamples runs, and every game" in out
+    assert main(["score", "atari5", str(tmp_path / "rainbow.csv"), "--reps", "0"]) == 0
+    assert "confidence intervals" not in capsys.readouterr().out  # none asked for
 
 
 def test_small_numbers_keep_their_digits_and_percentages_say_so(tmp_path, capsys):

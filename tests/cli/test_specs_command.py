@@ -40,6 +40,16 @@ def test_show_prints_settings_constants_and_rules(capsys):
     assert "Toromanoff" in out
     assert "a reward < -900,000 is a score-counter wrap: 1,000,000 is added back" in out
     assert "full, 18 actions (emulator exceptions: skiing 9)" in out
+    # Table 5's * (boxing, enduro, pong, skiing) has its legend under the table
+    lines = out.splitlines()
+    marked = [line.split()[0] for line in lines if line.endswith(" *")]
+    assert marked == ["boxing", "enduro", "pong", "skiing"]
+    legend = "* extrapolated: Table 5 marks the world record as extrapolated from the reported one"
+    assert lines[lines.index(next(line for line in lines if line.startswith("zaxxon "))) + 1] == (
+        legend
+    )
+    assert main(["show", "atari5"]) == 0
+    assert "* extrapolated" not in capsys.readouterr().out  # no game marked: no legend
 
 
 def test_show_says_where_the_spec_chose_between_printed_values(capsys):

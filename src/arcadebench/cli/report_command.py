@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from arcadebench.errors import InvalidArgument, install_hint
+
+if TYPE_CHECKING:
+    from arcadebench.specs import Spec
 
 __all__ = ["register"]
 
@@ -68,30 +73,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _report(args: argparse.Namespace) -> int:
-    from arcadebench._table import render_table
-    from arcadebench.benchmarks.report import (
-        FIGURES,
-        list_references,
-        load_report_data,
-        write_report,
-    )
+    from arcadebench.benchmarks.report import FIGURES, load_report_data, write_report
     from arcadebench.benchmarks.report.style import require_matplotlib
     from arcadebench.specs import load_spec
 
     if args.list_references:
-        spec = load_spec(args.list_references)
-        rows = [
-            [r.name, r.kind, r.games or "aggregates", r.protocol or "this spec's", r.citation]
-            for r in list_references(spec)
-        ]
-        print(
-            render_table(
-                ["reference", "kind", "games", "protocol", "citation"],
-                rows,
-                title=f"references for {spec.name} (use with --compare)",
-                wrap={"protocol": 40, "citation": 60},
-            )
-        )
+        _list_references(load_spec(args.list_references))
         return 0
     # `--compare A B results.json`: nargs="+" took the input too; give it back
     moved = [c for c in args.compare if _looks_like_input(c)]
@@ -129,6 +116,34 @@ def _report(args: argparse.Namespace) -> int:
             f"(arcadebench diff {data.spec.name} {theirs})"
         )
     return 0
+
+
+def _list_references(spec: Spec) -> None:
+    """The references of ``spec``, each work they come from cited once below, numbered."""
+    from arcadebench._table import render_table
+    from arcadebench.benchmarks.report import list_references
+
+    works: dict[str, int] = {}
+    rows = []
+    for ref in list_references(spec):
+        source = ref.where or ref.citation
+        if ref.work:
+            number = works.setdefault(ref.work, len(works) + 1)
+            source = f"[{number}] {ref.where}".rstrip()
+        games = ref.games or "aggregates"
+        rows.append([ref.name, ref.kind, games, ref.protocol or "this spec's", source])
+    print(
+        render_table(
+            ["reference", "kind", "games", "protocol", "source"],
+            rows,
+            title=f"references for {spec.name} (use with --compare)",
+            wrap={"protocol": 40, "source": 60},
+        )
+    )
+    if works:
+        print("\nworks cited")
+        for work, number in works.items():
+            print(textwrap.fill(work, 100, initial_indent=f"[{number}] ", subsequent_indent="    "))
 
 
 def _looks_like_input(name: str) -> bool:

@@ -96,13 +96,17 @@ def _detail_tables(spec: Spec) -> list[str]:
             [game, *(getattr(c, col) for col in columns), "*" if c.extrapolated else ""]
             for game, c in spec.constants.items()
         ]
-        tables.append(
-            render_table(
-                ["game", *columns, ""],
-                rows,
-                title=f"Normalisation constants ({spec.constants_source})",
-            )
+        table = render_table(
+            ["game", *columns, ""],
+            rows,
+            title=f"Normalisation constants ({spec.constants_source})",
         )
+        if any(c.extrapolated for c in spec.constants.values()):
+            table += (
+                f"\n* extrapolated: {spec.constants_source} marks the world record as "
+                "extrapolated from the reported one"
+            )
+        tables.append(table)
     for pred in spec.predictions.values():
         rows = [[game, *coefs] for game, coefs in pred.models.items()]
         tables.append(

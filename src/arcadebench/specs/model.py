@@ -325,6 +325,23 @@ class Spec:
     hash: str = ""
     _lookup: Mapping[str, str] = field(default_factory=_empty, repr=False, compare=False)
 
+    def __repr__(self) -> str:
+        """One line: name, version, short hash, platform and games, not every field.
+
+        The fields hold every constant, level and published table (thousands of characters);
+        what tells two specs apart is the name, the version and the content hash.
+
+        Example:
+            >>> from arcadebench.specs import load_spec
+            >>> load_spec("atari5")
+            Spec('atari5' v1, sha256:90863c63e974, atari, 57 games)
+        """
+        games = f"{len(self.games)} {'levels' if self.levels else 'games'}"
+        return (
+            f"Spec({self.name!r} v{self.version}, sha256:{self.short_hash}, {self.platform}, "
+            f"{games})"
+        )
+
     @property
     def short_hash(self) -> str:
         """The first 12 hex digits of the content hash, for tables and file names."""

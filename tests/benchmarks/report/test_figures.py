@@ -315,7 +315,7 @@ def test_a_run_is_printed_beside_its_protocols_published_results():
     text = results.table()
     table3 = text[text.index('published results (Table 3, "No limit (SABER)")') :]
     lines = table3.splitlines()
-    assert lines[3].split() == ["mine", "(this", "run)", "0.61%", "16.76%", "0"]
+    assert lines[3].split() == ["mine", "(score", "table)", "0.61%", "16.76%", "0"]
     assert lines[5].split() == ["Rainbow-IQN", "3.13%", "30.89%", "4"]
     assert "obtained under another protocol: evaluation episodes capped at 30 minutes" in text
     references = text[text.index("published per-game results") :].splitlines()

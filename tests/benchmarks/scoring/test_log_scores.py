@@ -242,7 +242,7 @@ def test_sonic_results_have_level_means_and_the_test_mean(tmp_path):
     table = results.table()
     assert (
         "published results (Table 1)" in table
-        and "jerk (this run)" in table
+        and "jerk (score table)" in table
         and "6,000.00" in table
     )
 

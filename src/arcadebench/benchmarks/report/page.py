@@ -108,7 +108,9 @@ def _in_units(
     data: ReportData, path: Sequence[str], value: Any, interval: Any = None
 ) -> tuple[Any, Any]:
     """A value and its interval as the tables show them (normalised scores in percent)."""
-    percent = {n.name for n in data.spec.scoring.normalised}
+    percent = {n.name for n in data.spec.scoring.normalised} | {
+        subset_key(s.name) for s in data.spec.subsets.values()
+    }
     if interval is not None:
         interval = [in_units(path, bound, percent) for bound in interval]
     return in_units(path, value, percent), interval

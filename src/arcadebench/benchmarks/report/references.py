@@ -76,6 +76,10 @@ class Reference:
         games: how many games have a per-game score (0: aggregates only).
         protocol: how the numbers were obtained where that is not the spec's protocol
             (``None``: under the spec's own).
+        work: the paper or data set the numbers come from, where several references share it
+            (``--list-references`` cites it once); ``None``: ``where`` says it all.
+        where: the part of ``work`` that holds this reference's numbers (``Table 5``, a data
+            set row's paper), or the whole source when there is no ``work``.
     """
 
     name: str
@@ -83,6 +87,8 @@ class Reference:
     citation: str
     games: int
     protocol: str | None = None
+    work: str | None = None
+    where: str = ""
 
 
 def _key(name: str) -> str:
@@ -138,9 +144,10 @@ def _dataset_protocol(algorithm: str) -> str:
 
 
 @functools.lru_cache(maxsize=1)
-def _dataset() -> tuple[dict[str, dict[str, float]], dict[str, str]]:
-    """``({algorithm: {game: raw score}}, {algorithm: citation})`` from the shipped data set.
+def _dataset() -> tuple[dict[str, dict[str, float]], dict[str, str], dict[str, str]]:
+    """``({algorithm: {game: raw score}}, {algorithm: citation}, {algorithm: its paper})``.
 
+    From the shipped data set; an algorithm's paper is its rows' title (or source) there.
     Scores come through :func:`~arcadebench.benchmarks.subset.read_scores` (its row filters and
     game names) as normalised scores, and are turned back into raw scores with the data set's own
     constants (Eq. 2 inverted), rounded to 10 significant digits to drop the float noise.
@@ -167,7 +174,7 @@ def _dataset() -> tuple[dict[str, dict[str, float]], dict[str, str]]:
             papers.setdefault((row.get("Algorithm") or "").strip(), set()).add(
                 f'"{title}"' if title else f"source: {source}" if source else ""
             )
-    citations = {}
+    citations, titles = {}, {}
     for algorithm in scores:
         found = sorted(p for p in papers.get(algorithm, ()) if p)
         origin = "; ".join(found) + ", " if found else ""
@@ -181,7 +188,8 @@ def _dataset() -> tuple[dict[str, dict[str, float]], dict[str, str]]:
             f"{origin}as collected in {_DATASET_CITATION}. Published under the paper's own "
             f"evaluation protocol ({starts}), which may differ from this spec's"
         )
-    return scores, citations
+        titles[algorithm] = "; ".join(found)
+    return scores, citations, titles
 
 
 def _dataset_games(spec: Spec, games: Mapping[str, float]) -> dict[str, float]:
@@ -218,6 +226,8 @@ def list_references(spec: Spec) -> list[Reference]:
                     "constants",
                     f"{spec.name} spec constants, {source} of: {spec.citation}",
                     len(games),
+                    work=spec.citation,
+                    where=f"{spec.name} spec constants, {source}",
                 )
             )
     for published in spec.published:
@@ -232,6 +242,8 @@ def list_references(spec: Spec) -> list[Reference]:
                     f"{published.source} of: {published.citation or spec.citation}{obtained}",
                     0,
                     published.protocol,
+                    work=published.citation or spec.citation,
+                    where=published.source,
                 )
             )
     for result in spec.published_scores.values():
@@ -243,16 +255,23 @@ def list_references(spec: Spec) -> list[Reference]:
                 f"{result.source}{obtained}",
                 len(result.scores),
                 result.protocol,
+                where=result.source,
             )
         )
     if spec.platform == "atari":
-        scores, citations = _dataset()
+        scores, citations, titles = _dataset()
         for algorithm, games in scores.items():
             n = len(_dataset_games(spec, games))
             if n:
                 refs.append(
                     Reference(
-                        algorithm, "dataset", citations[algorithm], n, _dataset_protocol(algorithm)
+                        algorithm,
+                        "dataset",
+                        citations[algorithm],
+                        n,
+                        _dataset_protocol(algorithm),
+                        work=_DATASET_CITATION,
+                        where=titles[algorithm],
                     )
                 )
     return refs
@@ -308,7 +327,7 @@ def _entry(spec: Spec, ref: Reference, only: Collection[str] | None) -> Entry:
         column = next(c for c, label in _CONSTANT_NAMES.items() if ref.name.startswith(label))
         games = _constant_scores(spec, column)
     else:
-        scores, _ = _dataset()
+        scores, _, _ = _dataset()
         games = _dataset_games(spec, scores[ref.name])
     if only is not None:
         games = {g: v for g, v in games.items() if g in only}

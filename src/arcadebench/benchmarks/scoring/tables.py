@@ -10,7 +10,6 @@ Functions: results_table.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -27,7 +26,8 @@ __all__ = [
 ]
 
 _PER_GAME_FIELDS = ("raw", "runs", "ci", "episodes", "frames", "class")
-_SUBSET_ESTIMATE = re.compile(r"atari\d+(_val)?")
+# the single-number aggregates that are no subset estimate: counts, frames, days
+_NOT_PERCENT = frozenset({"hwrb", "breakthroughs", "frames", "game_time_days"})
 
 
 class ScoredResults(Protocol):
@@ -79,6 +79,7 @@ def results_table(results: ScoredResults, digits: int = 2) -> str:
     notes = [
         f"{name}: {note}" for name in names for note in results.algorithms[name].get("notes", ())
     ]
+    notes += _interval_notes(results, names, with_ci, level)
     if notes:  # non-compliance and unreached checkpoints travel with the numbers
         parts.append("\n".join(["notes", *(f"- {note}" for note in notes)]))
     checkpoint_table = _checkpoint_table(results, names, percent, digits)
@@ -87,6 +88,46 @@ def results_table(results: ScoredResults, digits: int = 2) -> str:
     parts.append(_game_table(results, names, percent, digits))
     parts.extend(_published_tables(results, names, percent, digits))
     return "\n\n".join(parts)
+
+
+def _interval_notes(
+    results: ScoredResults, names: Sequence[str], with_ci: Collection[str], level: str
+) -> list[str]:
+    """Why intervals are missing where they were asked for (``reps > 0``): one line.
+
+    The bootstrap resamples runs within each game (rliable's stratified bootstrap), so one run
+    per game leaves nothing to resample: :func:`~arcadebench.benchmarks.scoring.results.score`
+    gives intervals only to an algorithm with a game of at least two runs.
+    """
+    if not int(results.settings.get("reps") or 0):
+        return []  # none asked for
+    without = [n for n in names if n not in with_ci]
+    if not without:
+        return []
+    why = (
+        f"no {level} confidence intervals: the bootstrap resamples runs, and every game has one "
+        "run (intervals need at least two runs of a game)"
+    )
+    if len(without) == len(names):
+        return [why]
+    return [f"{name}: {why}" for name in without]
+
+
+def _run_label(name: str, block: Mapping[str, Any]) -> str:
+    """How the published-results tables name our column: a run's, or a score table's.
+
+    Scores read from episode logs say how many episodes each averages (``episodes``); a score
+    table (a CSV or JSON of scores, a mapping, a results file re-scored) gives scores only, and
+    is not "this run".
+
+    Example:
+        >>> _run_label("random", {"games": {"pong": {"raw": -20.0, "episodes": 1}}})
+        'random (this run)'
+        >>> _run_label("rainbow", {"games": {"pong": {"raw": 20.0}}})
+        'rainbow (score table)'
+    """
+    logged = any("episodes" in cell for cell in block.get("games", {}).values())
+    return f"{name} ({'this run' if logged else 'score table'})"
 
 
 def _game_table(
@@ -157,7 +198,7 @@ def _published_tables(
             ours = results.algorithms[n]["aggregates"]
             rows.append(
                 [
-                    f"{n} (this run)",
+                    _run_label(n, results.algorithms[n]),
                     *(_cell(path, dig(ours, path or ()), percent) for path in published.paths),
                 ]
             )
@@ -179,7 +220,8 @@ def _published_tables(
         for n in names:
             ours = results.algorithms[n]["aggregates"]
             cells = [_cell(p, dig(ours, p), percent) for p in paths]
-            rows.append([f"{n} (this run)", *cells, len(results.algorithms[n]["games"]), None, ""])
+            block = results.algorithms[n]
+            rows.append([_run_label(n, block), *cells, len(block["games"]), None, ""])
         for reference, aggregates in references:
             cells = [_cell(p, dig(aggregates, p), percent) for p in paths]
             shared = dig(aggregates, (*paths[0][:1], "n_games")) if paths else None
@@ -235,11 +277,29 @@ def _interval_text(
 
 
 def percent_metrics(blocks: Iterable[Mapping[str, Any]]) -> frozenset[str]:
-    """The per-game normalised metrics of algorithm blocks (``hns``, ``saber``...): percentages."""
+    """What algorithm blocks hold in percent: normalised metrics and subset estimates.
+
+    The per-game normalised metrics (``hns``, ``saber``...) and every subset's estimate of the
+    median normalised score (``atari5``, a custom suite's ``mysuite3``: the only single-number
+    aggregates besides counts, frames and days).
+
+    Example:
+        >>> block = {"games": {"place": {"raw": 300.0, "hns": 30.7, "runs": [300.0]}},
+        ...          "aggregates": {"hns": {"mean": 30.7}, "mysuite3": 29.2, "missing": []}}
+        >>> sorted(percent_metrics([block]))
+        ['hns', 'mysuite3']
+    """
     found: set[str] = set()
     for block in blocks:
         for cell in block.get("games", {}).values():
             found.update(key for key in cell if key not in _PER_GAME_FIELDS)
+        found.update(
+            key
+            for key, value in block.get("aggregates", {}).items()
+            if key not in _NOT_PERCENT
+            and isinstance(value, int | float)
+            and not isinstance(value, bool)
+        )
     return frozenset(found)
 
 
@@ -247,13 +307,14 @@ def in_units(path: Sequence[str], value: Any, percent: Collection[str]) -> Any:
     """``value`` as a :class:`~arcadebench._table.Percent` where its row is a percentage.
 
     Normalised scores and their statistics are percentages (Eq. 2 of Atari-5, SABER's Eq. 1), as
-    are the Atari-X estimates of the median HNS; counts, frames, days and the learning efficiency
-    (a fraction per frame, HWR Eq. 7) are not.
+    are the subsets' estimates of the median normalised score (Atari-5 Section 3, any suite's
+    alike); counts, frames, days and the learning efficiency (a fraction per frame, HWR Eq. 7)
+    are not. ``percent`` names the percentages (:func:`percent_metrics`).
 
     Example:
         >>> in_units(("hns", "median"), 12.5, {"hns"}), in_units(("hns", "n_games"), 5, {"hns"})
         (12.5, 5)
-        >>> type(in_units(("atari5",), 7.5, {"hns"})).__name__
+        >>> type(in_units(("atari5",), 7.5, {"hns", "atari5"})).__name__
         'Percent'
     """
     if isinstance(value, bool) or not isinstance(value, int | float) or isinstance(value, Percent):
@@ -261,9 +322,7 @@ def in_units(path: Sequence[str], value: Any, percent: Collection[str]) -> Any:
     key = path[0]
     if key == "frames" and float(value).is_integer():
         return int(value)
-    if (key in percent and path[-1] != "n_games") or (
-        len(path) == 1 and _SUBSET_ESTIMATE.fullmatch(key)
-    ):
+    if key in percent and path[-1] != "n_games":
         return Percent(value)
     return value
 
