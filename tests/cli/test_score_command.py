@@ -113,6 +113,11 @@ def test_reps_zero_prints_no_intervals(tmp_path, capsys):
             "Did you mean: 'qbert'",
         ),
         ("game,score\npong,lots\n", [], "bad.csv:2: score 'lots' of pong is not a number"),
+        (  # SPR's ChopperCmd is Chopper Command; Pacman is Pac-Man's name and Ms. Pac-Man's
+            "game,score\nChopperCmd,974.8\nPacman,1313.2\n",
+            [],
+            "bad.csv:3: unknown game: 'Pacman' could name 2 ALE games: pacman (",
+        ),
         (
             "game,score\npong,1\n",
             ["--ci", "95"],

@@ -11,12 +11,14 @@ from __future__ import annotations
 import re
 
 import pytest
+from testdata import DATA
 
 import arcadebench
 from arcadebench.specs import load_spec
 
 # repo@commit:path, as every source of a fetched file names it
 REPO_AT_COMMIT = re.compile(r"[\w.-]+/[\w.-]+@[0-9a-f]{7,40}:\S+")
+SPR_TABLE_1 = DATA / "scores" / "spr_table_1.csv"
 
 # -- atari100k --------------------------------------------------------------------------------
 
@@ -121,6 +123,19 @@ def test_printed_aggregates_are_recomputed_from_the_per_game_scores(atari100k, s
         for key in path:
             got = got[key]
         assert round(got, decimals) == value, (source, row, ".".join(path), got)
+
+
+def test_spr_table_1_scores_as_printed_with_its_game_names(atari100k):
+    """SPR's table names games its own way (`ChopperCmd`, `Up N Down`): they are its games."""
+    text = SPR_TABLE_1.read_text()
+    assert "\nChopperCmd,974.8,SPR\n" in text and "\nUp N Down," in text
+    results = arcadebench.score(atari100k, SPR_TABLE_1, reps=0).algorithms
+    (table,) = [t for t in atari100k.published if t.source == "SPR paper, Table 1"]
+    assert list(results) == list(table.rows)  # SimPLe, DER, OTRainbow, CURL, DrQ, SPR
+    for row, printed in table.rows.items():
+        hns = results[row]["aggregates"]["hns"]
+        assert hns["n_games"] == 26 and results[row]["games"]["chopper_command"]["raw"] > 0
+        assert [round(hns["mean"], 1), round(hns["median"], 1)] == list(printed), row
 
 
 # -- dqn2015 ----------------------------------------------------------------------------------

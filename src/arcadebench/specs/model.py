@@ -16,7 +16,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from arcadebench.errors import UnknownGame, did_you_mean
-from arcadebench.specs.names import name_key
+from arcadebench.specs.names import candidates, name_key
 
 __all__ = [
     "AtariSettings",
@@ -351,19 +351,32 @@ class Spec:
         """Return the canonical game (or level) name for any common spelling of ``name``.
 
         Accepts ale-py ids (``battle_zone``), display names (``Battle Zone``, ``BattleZone``,
-        ``Q*bert``, ``Ms. Pac-Man``) and, for Sonic, ``Game-Genesis,State`` pairs.
+        ``Q*bert``, ``Ms. Pac-Man``), the spellings papers print (``ChopperCmd``, ``Montezuma``:
+        ``data/game_names.csv``) and, for Sonic, ``Game-Genesis,State`` pairs.
 
         Raises:
-            UnknownGame: with the close matches and the list command.
+            UnknownGame: with the close matches and the list command; or, for a spelling that
+                could name two ALE games (``Pacman``) and is not a game's own name in this
+                spec, with both candidates.
         """
         canonical = self._lookup.get(name_key(name))
-        if canonical is None:
+        if canonical is not None:
+            return canonical
+        several = candidates(name) if self.platform == "atari" else []
+        if several:
+            named = " or ".join(f"{game} ({source})" for game, source in several)
+            ids = " or ".join(game for game, _ in several)
+            mine = [game for game, _ in several if game in self.games]
+            has = f"; the {self.name!r} spec has {' and '.join(mine)}" if mine else ""
             raise UnknownGame(
-                f"{name!r} is not a game of the {self.name!r} spec."
-                f"{did_you_mean(name, self.games)}"
-                f" List them with `arcadebench show {self.name}`."
+                f"{name!r} could name {len(several)} ALE games: {named}; write the game's "
+                f"ale-py id ({ids}){has}"
             )
-        return canonical
+        raise UnknownGame(
+            f"{name!r} is not a game of the {self.name!r} spec."
+            f"{did_you_mean(name, self.games)}"
+            f" List them with `arcadebench show {self.name}`."
+        )
 
     def games_of(self, selection: str) -> tuple[str, ...]:
         """The games named by a selection: ``all``, a subset name, or a Sonic split."""
