@@ -13,9 +13,11 @@ export (:class:`Policy`), and only the actor is kept (an output of ``(B,)`` inte
 works too).
 
 The agent must be exported for the protocol's action set: SABER plays all 18 Atari actions,
-while CleanRL's envpool scripts train on the game's minimal set (6 for Pong), so such a
-checkpoint is refused by SABER in one line (``check``: 6 logits, 18 actions) and belongs under
-a protocol of the minimal set.
+while CleanRL's envpool scripts train on the game's minimal set (6 for Pong), so the runner
+refuses such a checkpoint under SABER in one line before anything is played (the TorchScript
+file says its number of actions in an ``arcadebench.json`` extra file; an ONNX graph says it by
+itself), and points to ``map_actions=True``, which plays it on its own action set as a
+recorded deviation.
 
 The example exports both ways, loads each file as the runner's workers do (``load``,
 ``check``, ``act_batch`` on a real observation, which must give the torch model's greedy
@@ -25,6 +27,7 @@ action), then evaluates the TorchScript file for one short episode.
 from __future__ import annotations
 
 import argparse
+import json
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -114,7 +117,13 @@ def export(policy: Policy, out: Path, name: str) -> tuple[Path, Path]:
     """``<name>.pt`` (TorchScript) and ``<name>.onnx``, both with a dynamic batch axis."""
     out.mkdir(parents=True, exist_ok=True)
     script, onnx = out / f"{name}.pt", out / f"{name}.onnx"
-    torch.jit.save(torch.jit.script(policy), str(script))
+    # what the runner reads before loading anything (an ONNX graph says it by itself): the
+    # observations to ask the environment for and the number of actions, checked against the
+    # protocol's before any worker starts
+    said = {"observation_shape": [4, 84, 84], "actions": policy.actor.out_features}
+    torch.jit.save(
+        torch.jit.script(policy), str(script), _extra_files={"arcadebench.json": json.dumps(said)}
+    )
     example = torch.zeros((1, 4, 84, 84), dtype=torch.uint8)
     # dynamo=False: torch's TorchScript-based exporter, which needs the onnx package only;
     # torch 2.9+ calls it deprecated for its torch.export-based default, which needs onnxscript

@@ -147,7 +147,7 @@ def files(tmp_path_factory, ort):
     torch.jit.save(
         torch.jit.script(ram),
         str(paths["ram.pt"]),
-        _extra_files={"arcadebench.json": json.dumps({"observation_shape": [128]})},
+        _extra_files={"arcadebench.json": json.dumps({"observation_shape": [128], "actions": 6})},
     )
     paths["ram_module"] = ram
     return paths
@@ -282,7 +282,10 @@ def test_the_file_chooses_the_observations_it_is_evaluated_on(files, ort):
     assert ram.observation_space == gym.spaces.Box(0, 255, (128,), np.uint8)
     assert ram.action_space == gym.spaces.Discrete(6)  # the graph's (B, 6) output
     scripted = TorchScriptPolicy(files["ram.pt"])  # told by its arcadebench.json
-    assert scripted.env_kwargs == {"obs_type": "ram"} and scripted.action_space is None
+    assert scripted.env_kwargs == {"obs_type": "ram"}
+    assert scripted.observation_space == ram.observation_space
+    assert scripted.action_space == gym.spaces.Discrete(6)
+    assert TorchScriptPolicy(files["policy.pt"]).action_space is None  # no arcadebench.json
     # a graph exported with a fixed batch of 1 is run row by row, to the same actions
     fixed = OnnxPolicy(files["ram1.onnx"])
     obs = np.random.default_rng(0).integers(0, 256, (5, 128), dtype=np.uint8)
@@ -307,6 +310,19 @@ def test_a_damaged_file_is_refused_when_the_agent_is_constructed(cls, suffix, fi
     with pytest.raises(IncompatibleAgent) as error:
         cls(tmp_path / f"missing{suffix}")
     assert one_line(error).startswith(f"{tmp_path / f'missing{suffix}'}: no such file; give")
+
+
+def test_a_torchscript_files_arcadebench_json_must_be_well_formed(tmp_path):
+    path = tmp_path / "told.pt"
+    said = '{"observation_shape": "big"}'
+    torch.jit.save(torch.jit.script(Ram()), str(path), _extra_files={"arcadebench.json": said})
+    with pytest.raises(IncompatibleAgent) as error:
+        TorchScriptPolicy(path)
+    assert one_line(error) == (
+        f"{path}: its arcadebench.json must be a JSON object such as "
+        '{"observation_shape": [4, 84, 84], "actions": 18}, got '
+        f"{said.encode()!r}; save it again"
+    )
 
 
 def test_a_file_of_the_other_format_is_refused_with_the_right_prefix(files, tmp_path):

@@ -22,11 +22,12 @@ Further outputs (a critic's value, say) are ignored. What the environment must g
 from the file where the file says it, without importing a framework (the parent process of a
 run only constructs the agent and pickles it to the workers): an ONNX graph declares its input
 shape and dtype and its output shape; a TorchScript archive says nothing of shapes unless it
-carries an ``arcadebench.json`` extra file (``{"observation_shape": [128]}``, written with
-``torch.jit.save(module, path, _extra_files={"arcadebench.json": ...})``), else the standard
-observation ``(4, 84, 84)`` is assumed and :meth:`~TorchScriptPolicy.check` verifies it. The
-shape chooses ``env_kwargs["obs_type"]``
-(:data:`~arcadebench.benchmarks.envs.spaces.OBSERVATION_SHAPES`).
+carries an ``arcadebench.json`` extra file (``{"observation_shape": [128], "actions": 18}``,
+both optional, written with ``torch.jit.save(module, path, _extra_files={"arcadebench.json":
+...})``), else the standard observation ``(4, 84, 84)`` is assumed and
+:meth:`~TorchScriptPolicy.check` verifies it (and the runner learns the number of actions only
+then, too late to map a model of another action set). The shape chooses
+``env_kwargs["obs_type"]`` (:data:`~arcadebench.benchmarks.envs.spaces.OBSERVATION_SHAPES`).
 
 The ONNX header is read by a small reader of the protobuf wire format (:class:`_OnnxHeader`)
 that seeks past the nodes and the weights, so constructing an :class:`OnnxPolicy` costs the
@@ -76,7 +77,8 @@ EXPORTED_PREFIXES = (TORCHSCRIPT_PREFIX, ONNX_PREFIX)
 """The agent strings :func:`read_exported_agent` reads (``text.startswith(EXPORTED_PREFIXES)``)."""
 
 METADATA_FILE = "arcadebench.json"
-"""The extra file of a TorchScript archive that tells its observation shape."""
+"""The extra file of a TorchScript archive that tells its observation shape and its number of
+actions (JSON: ``observation_shape``, ``actions``)."""
 
 _STOCHASTIC = ":stochastic"
 _DEVICE = re.compile(r"cpu|cuda(:(?P<index>\d+))?")
@@ -414,13 +416,23 @@ class TorchScriptPolicy(_ExportedPolicy):
             raise IncompatibleAgent(f"{self.path} {what}, not TorchScript; {fix}")
         if text is not None:
             try:
-                shape = tuple(int(d) for d in json.loads(text)["observation_shape"])
-            except (ValueError, KeyError, TypeError):
+                said = json.loads(text)
+                shape = said.get("observation_shape")
+                shape = None if shape is None else tuple(int(d) for d in shape)
+                actions = said.get("actions")
+                actions = None if actions is None else int(actions)
+                if actions is not None and actions < 1:
+                    raise ValueError(actions)
+            except (ValueError, AttributeError, TypeError):
                 raise IncompatibleAgent(
-                    f"{self.path}: its {METADATA_FILE} must be JSON such as "
-                    f'{{"observation_shape": [4, 84, 84]}}, got {text[:80]!r}; save it again'
+                    f"{self.path}: its {METADATA_FILE} must be a JSON object such as "
+                    f'{{"observation_shape": [4, 84, 84], "actions": 18}}, got {text[:80]!r}; '
+                    "save it again"
                 ) from None
-            self._set_input(shape)
+            if shape is not None:
+                self._set_input(shape)
+            if actions is not None:
+                self.action_space = gym.spaces.Discrete(actions)
 
     def _load(self, threads: int) -> Any:
         torch = _import("torch", "sb3", "torch", f"the TorchScript policy {self.path}")
