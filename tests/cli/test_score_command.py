@@ -173,6 +173,25 @@ def test_log_warnings_are_printed_and_scoring_goes_on(tmp_path, capsys):
     assert "pong" in captured.out
 
 
+def test_a_log_under_an_edited_copy_of_the_spec_is_refused_in_one_line(tmp_path, capsys):
+    """Its header carries another hash of saber v2 (its episodes were edited to match ours)."""
+    spec = load_spec("saber")
+    edited = {
+        "kind": "header",
+        "spec": "saber",
+        "spec_version": 2,
+        "spec_hash": "sha256:" + "1" * 64,
+    }
+    record = {"kind": "episode", "spec": "saber", "spec_hash": spec.hash, "game": "pong"}
+    record |= {"run": "0", "episode": 0, "return": 5.0, "total_frames": 1000}
+    record |= {"total_steps": 250, "complete": True}
+    (tmp_path / "run.jsonl").write_text(json.dumps(edited) + "\n" + json.dumps(record) + "\n")
+    assert main(["score", "saber", str(tmp_path / "run.jsonl")]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert "run.jsonl:1: was written with a different version of the 'saber' spec" in captured.err
+
+
 def test_published_table_3_scores_from_the_command_line(capsys):
     assert main(["score", "atari5", str(SCORES / "atari5_table3.csv"), "--reps", "0"]) == 0
     out = capsys.readouterr().out

@@ -9,8 +9,9 @@ the spec being read (:func:`_check_spec`), and add it to its run in order (:clas
 Robustness: records of unknown ``kind`` are skipped; a last line cut by a crash is ignored with
 a :class:`LogWarning` (earlier episodes are kept, none is counted twice); a corrupt line anywhere
 else, a record without a required field or with a wrong type, a repeated or out-of-order
-episode, or a log written for another spec (name or content hash) is an
-:class:`~arcadebench.errors.InputError` naming the file and line.
+episode, or a log written for another spec (name or content hash, in its header or in any
+episode) is an :class:`~arcadebench.errors.InputError` naming the file and line. A log that
+has lost its header is read (:attr:`RunLog.headed` says so; the scorer scores it apart).
 
 Classes: LogWarning, RunLog.
 Functions: parse_log.
@@ -63,6 +64,8 @@ class RunLog:
             log directory's name, which several learners may share).
         phase: ``"training"``, or ``"evaluation"`` for the evaluation episodes of a protocol
             scored after training (the header's ``phase``; ``run`` is then ``<run>.eval``).
+        headed: whether the log opens with its header (``False``: the settings, seed and
+            budget the run was played under are unknown; the episodes still name the spec).
     """
 
     algorithm: str
@@ -80,6 +83,7 @@ class RunLog:
     deviations: Mapping[str, Any] = field(default_factory=dict)
     named: bool = True
     phase: str = "training"
+    headed: bool = True
 
 
 class _Episode(NamedTuple):
@@ -316,12 +320,13 @@ class _Runs:
         run.steps.append(episode.total_steps)
         run.complete.append(episode.complete)
 
-    def logs(self, algorithm: str, named: bool, phase: str) -> list[RunLog]:
+    def logs(self, algorithm: str, named: bool, phase: str, headed: bool) -> list[RunLog]:
         return [
             RunLog(
                 algorithm=algorithm,
                 named=named,
                 phase=phase,
+                headed=headed,
                 game=game,
                 run=run,
                 file=self.file,
@@ -355,12 +360,22 @@ def parse_log(spec: Spec, path: str | os.PathLike[str]) -> list[RunLog]:
     path = Path(path)
     file = str(path)
     algorithm, named, phase = _default_algorithm(path, spec), False, "training"
+    headed = False
     runs = _Runs(spec, file)
     deviations: tuple[int, Any] | None = None
     early_resets = 0
     for lineno, record in _decode(path):
         kind = record["kind"]
+        if kind == "header":  # its spec is the episodes' too: an edited header is no other run
+            _check_spec(
+                spec,
+                record.get("spec", spec.name),
+                record.get("spec_hash", spec.hash),
+                file,
+                lineno,
+            )
         if kind == "header" and not runs.runs:
+            headed = True
             header = _header_algorithm(record)
             algorithm, named = (header, True) if header else (algorithm, named)
             phase = "evaluation" if record.get("phase") == "evaluation" else "training"
@@ -373,7 +388,7 @@ def parse_log(spec: Spec, path: str | os.PathLike[str]) -> list[RunLog]:
         if not episode.complete and record.get("end_reason") == "reset":
             early_resets += 1
     _warn(spec, file, deviations, early_resets, bool(runs.runs))
-    return runs.logs(algorithm, named, phase)
+    return runs.logs(algorithm, named, phase, headed)
 
 
 def _warn(

@@ -66,8 +66,15 @@ def episode(
     return record
 
 
-def write_log(path: Path, records, header: dict | None = None, tail: str = "") -> Path:
+def write_log(path: Path, records, header: dict | bool | None = None, tail: str = "") -> Path:
+    """A log of ``records``, after ``header`` or, by default, one naming their spec (``False``:
+    none, as a log that lost its first line)."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    if header is None and records:
+        header = {
+            k: records[0][k] for k in ("spec", "spec_version", "spec_hash") if k in records[0]
+        }
+        header = {"kind": "header", **header}
     lines = [json.dumps(header)] if header else []
     lines += [json.dumps(r) for r in records]
     path.write_text("".join(line + "\n" for line in lines) + tail)
@@ -258,7 +265,7 @@ def test_truncated_last_line_is_ignored_with_a_warning(tmp_path):
         records,
         tail=json.dumps(episode(SABER, "pong", "0", 150, 1e6, 80_000))[:57],
     )
-    with pytest.warns(LogWarning, match=r"cut\.jsonl:151: the last line is cut off"):
+    with pytest.warns(LogWarning, match=r"cut\.jsonl:152: the last line is cut off"):
         (run,) = parse_log(SABER, cut)
     (reference,) = parse_log(SABER, full)
     assert run.returns.tolist() == reference.returns.tolist() and len(run.returns) == 150
@@ -313,13 +320,13 @@ def test_bad_records_are_input_errors_with_the_line(tmp_path, change, message):
     records[2].update(change)
     with pytest.raises(InputError) as info:
         parse_log(SABER, write_log(tmp_path / "r.jsonl", records))
-    assert info.value.line == 3 and message in str(info.value), str(info.value)
+    assert info.value.line == 4 and message in str(info.value), str(info.value)  # after the header
 
 
 def test_missing_field_and_non_object_lines(tmp_path):
     records = saber_run(n=2)
     del records[1]["total_frames"]
-    with pytest.raises(InputError, match=r':2: episode record has no "total_frames" field'):
+    with pytest.raises(InputError, match=r':3: episode record has no "total_frames" field'):
         parse_log(SABER, write_log(tmp_path / "a.jsonl", records))
     path = tmp_path / "b.jsonl"
     path.write_text("[1, 2]\n")
@@ -331,7 +338,7 @@ def test_repeated_episode_and_frames_going_back_are_errors(tmp_path):
     records = saber_run(n=4)
     records.insert(3, dict(records[1]))
     with pytest.raises(
-        InputError, match=r":4: episode 1 of pong run '0' comes after episode 2 \(line 3\)"
+        InputError, match=r":5: episode 1 of pong run '0' comes after episode 2 \(line 4\)"
     ):
         parse_log(SABER, write_log(tmp_path / "a.jsonl", records))
     records = saber_run(n=4)
@@ -556,3 +563,74 @@ def test_a_protocol_scored_after_training_scores_the_evaluation_episodes(tmp_pat
         write_log(tmp_path / "s" / "saber" / "pong" / "1.jsonl", saber_run(n=1))
         saber = arcadebench.score("saber", tmp_path / "s", reps=0)
     assert list(saber.algorithms["s"]["games"]["pong"]["runs"]) == [0.0]  # run 1 only
+
+
+# -- the mixing guard: a log's header is its spec's, and a log without one is scored apart ------
+
+
+def test_a_log_whose_header_has_another_spec_hash_is_refused_not_scored(tmp_path):
+    """A log written under an edited copy of the spec (same name and version, other hash)."""
+    edited = {
+        "kind": "header",
+        "spec": "saber",
+        "spec_version": 2,
+        "spec_hash": "sha256:" + "1" * 64,
+    }
+    log = write_log(tmp_path / "ppo" / "saber" / "pong" / "0.jsonl", saber_run(n=3), header=edited)
+    write_log(tmp_path / "ppo" / "saber" / "pong" / "1.jsonl", saber_run(run="1", n=3))
+    with pytest.raises(InputError) as refused:
+        arcadebench.score("saber", tmp_path, reps=0)  # the directory too: never pooled
+    assert str(refused.value).startswith(
+        f"{log}:1: was written with a different version of the 'saber' spec ('sha256:1111"
+    )
+    assert str(refused.value).endswith("score it with the spec file that wrote it")
+
+
+def test_a_log_whose_header_names_another_spec_is_skipped_in_a_directory(tmp_path):
+    other = {"kind": "header", "spec": "atari5", "spec_hash": ATARI5.hash}
+    write_log(tmp_path / "x" / "saber" / "pong" / "0.jsonl", saber_run(n=3), header=other)
+    write_log(tmp_path / "x" / "saber" / "pong" / "1.jsonl", saber_run(run="1", n=3))
+    with pytest.warns(LogWarning, match=r"not scoring 1 log of other specs \(atari5: 1\)"):
+        results = arcadebench.score("saber", tmp_path, reps=0)
+    assert results.algorithms["x"]["games"]["pong"]["runs"] == [1.0]  # run 1: mean of 0, 1, 2
+
+
+def test_a_log_without_its_header_is_scored_apart_with_a_note_and_a_warning(tmp_path):
+    folder = tmp_path / "ppo" / "saber" / "pong"
+    write_log(folder / "0.jsonl", saber_run(n=3))  # returns 0, 1, 2: scores 1.0
+    write_log(folder / "1.jsonl", saber_run(run="1", n=3, offset=10.0))  # 11.0
+    lost = write_log(folder / "2.jsonl", saber_run(run="2", n=3, offset=20.0), header=False)
+    with pytest.warns(LogWarning) as caught:
+        results = arcadebench.score("saber", tmp_path, reps=0)
+    (warning,) = [str(w.message) for w in caught if "header" in str(w.message)]
+    assert warning == (
+        f"{lost}:1: has no header line, so the settings, seed and budget its run was played "
+        "under are unknown; it is scored apart, as 'ppo [no header]', never pooled with runs "
+        "whose log has one; restore the header line the monitor wrote"
+    )
+    assert list(results.algorithms) == ["ppo", "ppo [no header]"]
+    assert results.algorithms["ppo"]["games"]["pong"]["runs"] == [1.0, 11.0]
+    apart = results.algorithms["ppo [no header]"]
+    assert apart["games"]["pong"]["runs"] == [21.0]
+    assert apart["notes"][0] == (
+        "1 run (pong '2') logged without a header line: the settings, seed and budget played "
+        "under are unknown, so they are scored apart from runs whose log has one"
+    )
+    assert not any("header" in note for note in results.algorithms["ppo"].get("notes", []))
+    assert "- ppo [no header]: 1 run (pong '2') logged without a header line" in results.table()
+
+
+def test_an_evaluation_log_without_its_header_is_not_taken_for_one(tmp_path):
+    spec = load_spec("atari100k")
+    evaluation = [episode(spec, "pong", "0.eval", i, float(i), 3_000) for i in range(2)]
+    folder = tmp_path / "ppo" / "atari100k" / "pong"
+    write_log(folder / "0.jsonl", [episode(spec, "pong", "0", 0, -21.0, 4_000)])
+    write_log(folder / "0.eval.jsonl", evaluation, header=False)  # its phase was in the header
+    with pytest.warns(LogWarning, match=r"0\.eval\.jsonl:1: has no header line") as caught:
+        with pytest.raises(NoScores):
+            arcadebench.score("atari100k", tmp_path, reps=0)
+    assert any(
+        "it is read as training episodes (the phase is in the header), so it is not scored"
+        in str(w.message)
+        for w in caught
+    )

@@ -348,6 +348,9 @@ def test_table_shows_intervals_and_checkpoints(tmp_path):
         folder = tmp_path / "ppo" / "saber" / "pong"
         folder.mkdir(parents=True, exist_ok=True)
         with open(folder / f"{run}.jsonl", "w") as log:
+            log.write(
+                json.dumps({"kind": "header", "spec": "saber", "spec_hash": spec.hash}) + "\n"
+            )
             for i in range(2500):  # 80,000 frames per episode: 200M frames in all
                 log.write(
                     json.dumps(

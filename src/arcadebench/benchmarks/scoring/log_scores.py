@@ -18,8 +18,11 @@ themselves are read for those frames only.
 
 Runs are pooled into one algorithm (one bootstrap) only when they were played under the same
 settings: a run that changed a protocol setting is scored under its algorithm's name followed
-by the change (``random [repeat_action_probability=0.0]``). Runs whose logs name no algorithm
-take their directory's name; several of them pooled that way get a note saying so.
+by the change (``random [repeat_action_probability=0.0]``), and a run whose log has lost its
+header, so that its settings, seed and budget are unknown, under its name followed by
+``[no header]``, with a note and a warning (its episodes still name the spec and its hash, which
+the reader checks, as it checks a header's). Runs whose logs name no algorithm take their
+directory's name; several of them pooled that way get a note saying so.
 
 Functions: run_scores, read_logs, group_name.
 """
@@ -40,7 +43,10 @@ from arcadebench.records import EVALUATION, LogWarning, RunLog, parse_log
 from arcadebench.specs import Spec
 from arcadebench.specs.model import Evaluation
 
-__all__ = ["group_name", "read_logs", "run_scores"]
+__all__ = ["NO_HEADER", "group_name", "read_logs", "run_scores"]
+
+NO_HEADER = "no header"
+"""What the name of runs from logs without a header says (``random [no header]``)."""
 
 
 def run_scores(log: RunLog, evaluation: Evaluation) -> dict[int | None, tuple[float, int, int]]:
@@ -102,6 +108,8 @@ def _evaluation_score(
 def group_name(log: RunLog) -> str:
     """The algorithm a run is scored under: its name, with the settings it changed if any.
 
+    A run whose log has no header is ``[no header]``: what it was played under is unknown.
+
     Example:
         >>> import numpy as np
         >>> empty = np.zeros(0)
@@ -109,10 +117,14 @@ def group_name(log: RunLog) -> str:
         ...              deviations={"repeat_action_probability": {"spec": 0.25, "used": 0.0}})
         >>> group_name(log)
         'random [repeat_action_probability=0.0]'
+        >>> group_name(RunLog("random", "pong", "0", "f", 1, empty, empty, empty, empty, 0,
+        ...                   headed=False))
+        'random [no header]'
     """
-    if not log.deviations:
-        return log.algorithm
-    return f"{log.algorithm} [{_changes(log.deviations)}]"
+    changes = [_changes(log.deviations)] if log.deviations else []
+    if not log.headed:
+        changes.append(NO_HEADER)
+    return f"{log.algorithm} [{', '.join(changes)}]" if changes else log.algorithm
 
 
 def _changes(deviations: Mapping[str, Any]) -> str:
@@ -125,13 +137,38 @@ def _changes(deviations: Mapping[str, Any]) -> str:
     return ", ".join(parts)
 
 
-def _pooling_note(algorithm: str, runs: set[tuple[str, str]]) -> str:
+def _listed(runs: set[tuple[str, str]]) -> str:
     listed = ", ".join(f"{game} {run!r}" for game, run in sorted(runs)[:3])
-    more = f" and {len(runs) - 3} more" if len(runs) > 3 else ""
+    return listed + (f" and {len(runs) - 3} more" if len(runs) > 3 else "")
+
+
+def _headless_note(runs: set[tuple[str, str]]) -> str:
     return (
-        f"{len(runs)} runs ({listed}{more}) name no algorithm in their logs and are pooled under "
+        f"{len(runs)} run{'s' if len(runs) > 1 else ''} ({_listed(runs)}) logged without a "
+        "header line: the settings, seed and budget played under are unknown, so they are "
+        "scored apart from runs whose log has one"
+    )
+
+
+def _pooling_note(algorithm: str, runs: set[tuple[str, str]]) -> str:
+    return (
+        f"{len(runs)} runs ({_listed(runs)}) name no algorithm in their logs and are pooled under "
         f"their directory's name {algorithm!r}; if they are different learners, name each "
         "(gym.make(..., algorithm=...)) or give each its own log directory"
+    )
+
+
+def _warn_headless(file: str, logs: list[RunLog], scored_phase: str) -> None:
+    """One line for a log without its header: what is unknown, how it is scored, the fix."""
+    if scored_phase == "evaluation":  # the header says which log holds the evaluation
+        how = "read as training episodes (the phase is in the header), so it is not scored"
+    else:
+        how = f"scored apart, as {group_name(logs[0])!r}, never pooled with runs whose log has one"
+    warnings.warn(
+        f"{file}:1: has no header line, so the settings, seed and budget its run was played "
+        f"under are unknown; it is {how}; restore the header line the monitor wrote",
+        LogWarning,
+        stacklevel=3,
     )
 
 
@@ -152,6 +189,7 @@ def read_logs(
     """
     owner: dict[tuple[str, str, str], str] = {}
     unnamed: dict[str, set[tuple[str, str]]] = {}
+    headless: dict[str, set[tuple[str, str]]] = {}
     skipped: list[Path] = []
     read: list[tuple[str | os.PathLike[str], list[RunLog]]] = []
     for path in paths:
@@ -169,6 +207,8 @@ def read_logs(
         if log.phase == "training"
     }
     for path, logs in read:
+        if any(not log.headed for log in logs):
+            _warn_headless(str(path), logs, scored_phase)
         for log in logs:
             if log.phase != scored_phase:
                 if log.phase == "evaluation":
@@ -183,6 +223,8 @@ def read_logs(
             run = log.run.removesuffix(EVALUATION)  # an evaluation is scored as its run
             if not log.named:
                 unnamed.setdefault(algorithm, set()).add((log.game, run))
+            if not log.headed:
+                headless.setdefault(algorithm, set()).add((log.game, run))
             key = (algorithm, log.game, run)
             if key in owner:
                 raise InputError(
@@ -222,4 +264,6 @@ def read_logs(
     for algorithm, runs in unnamed.items():
         if len({run for _, run in runs}) > 1:
             collector.note(algorithm, _pooling_note(algorithm, runs))
+    for algorithm, runs in headless.items():
+        collector.note(algorithm, _headless_note(runs))
     return skipped
