@@ -59,6 +59,9 @@ class RunLog:
         envs: the stream (environment of the run) of each episode.
         streams: per stream, ``(steps, frames, next episode, complete episodes)`` after its
             last record: where a resumed stream continues.
+        indices: the runner's index of each episode in its job (the record's ``index``; for a
+            run of one stream without it, the episode's number, which is how the runner
+            numbered a job's episodes before it spread them over streams; else -1).
         deviations: the settings the run changed from its spec (the first record's).
         named: whether the log's header names the algorithm (``False``: ``algorithm`` is the
             log directory's name, which several learners may share).
@@ -80,6 +83,7 @@ class RunLog:
     last_frames: int
     envs: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     streams: Mapping[int, tuple[int, int, int, int]] = field(default_factory=dict)
+    indices: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     deviations: Mapping[str, Any] = field(default_factory=dict)
     named: bool = True
     phase: str = "training"
@@ -99,6 +103,7 @@ class _Episode(NamedTuple):
     total_frames: int
     total_steps: int
     complete: bool
+    runner_index: int | None  # the record's "index" (NamedTuple has an index method)
 
 
 def _is_int(value: object) -> bool:
@@ -213,8 +218,11 @@ def _episode(spec: Spec, record: dict[str, Any], file: str, lineno: int) -> _Epi
             '"env_steps" and "env_frames" must be non-negative integers, '
             f"got {env_steps!r} and {env_frames!r}",
         )
+    index = record.get("index")
+    if index is not None and not (_is_int(index) and index >= 0):
+        raise InputError(file, lineno, f'"index" must be a non-negative integer, got {index!r}')
     return _Episode(
-        env, env_steps, env_frames, game, run, episode, float(ret), frames, steps, complete
+        env, env_steps, env_frames, game, run, episode, float(ret), frames, steps, complete, index
     )
 
 
@@ -251,6 +259,8 @@ class _Run:
         "deviations",
         "envs",
         "frames",
+        "indexed",
+        "indices",
         "last",
         "line",
         "returns",
@@ -266,6 +276,8 @@ class _Run:
         self.steps: list[int] = []
         self.complete: list[bool] = []
         self.envs: list[int] = []
+        self.indices: list[int] = []  # the record's index, or -1 - its episode number
+        self.indexed: dict[int, int] = {}  # complete episodes' runner index -> line
         self.last: dict[int, tuple[int, int]] = {}  # stream -> (last episode index, its line)
         self.streams: dict[int, tuple[int, int, int, int]] = {}
 
@@ -310,7 +322,18 @@ class _Runs:
                 f'"total_frames" of {game} run {episode.run!r} went back from {run.frames[-1]} '
                 f"to {episode.total_frames}",
             )
+        index = episode.runner_index
+        if index is not None and episode.complete:
+            played = run.indexed.setdefault(index, lineno)
+            if played != lineno:
+                raise InputError(
+                    self.file,
+                    lineno,
+                    f"episode index {index} of {game} run {episode.run!r} was already played "
+                    f"(line {played}): an episode is repeated; remove the duplicated line",
+                )
         run.last[episode.env] = (episode.episode, lineno)
+        run.indices.append(-1 - episode.episode if index is None else index)
         done = run.streams.get(episode.env, (0, 0, 0, 0))[3] + episode.complete
         next_episode = episode.episode + 1
         run.streams[episode.env] = (episode.env_steps, episode.env_frames, next_episode, done)
@@ -338,10 +361,22 @@ class _Runs:
                 last_frames=acc.frames[-1],
                 envs=np.asarray(acc.envs, dtype=np.int64),
                 streams=dict(acc.streams),
+                indices=_indices(acc),
                 deviations=acc.deviations,
             )
             for (game, run), acc in self.runs.items()
         ]
+
+
+def _indices(run: _Run) -> NDArray[np.int64]:
+    """Each episode's runner index (see :attr:`RunLog.indices`)."""
+    indices = np.asarray(run.indices, dtype=np.int64)
+    unindexed = indices < 0
+    if len(run.streams) == 1:  # a job the runner played in one stream: its episode numbers
+        indices[unindexed] = -1 - indices[unindexed]
+    else:
+        indices[unindexed] = -1
+    return indices
 
 
 def _header_algorithm(record: dict[str, Any]) -> str | None:

@@ -188,6 +188,7 @@ class RunRecorder:
             check_budget("budget_frames", budget_frames),
         )
         self.last: EpisodeRecord | None = None
+        self.index: int | None = None  # the runner's index of the next episode in its job
         self.exhausted = False
         self._live: LiveRun | None = None
         self._attach(None, resume=False, memory_run=memory_run)
@@ -387,12 +388,14 @@ class RunRecorder:
                 complete=complete,
                 rollover_rewards=rollover_rewards,
                 wall_time=wall_time,
+                index=self.index,
             )
             held = live.write((json.dumps(record) + "\n").encode())
             if held is not None:  # a relayed line: the run's totals are its holder's
                 run_steps, run_frames = held
                 record["total_steps"], record["total_frames"] = held
         self.last = record
+        self.index = None  # the runner names each episode it starts
         self.episode += 1
         self.complete_episodes += complete
         self.exhausted = self._run_used_up(run_steps, run_frames)

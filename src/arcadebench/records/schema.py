@@ -14,6 +14,8 @@ from __future__ import annotations
 import time
 from typing import Any, Literal, NamedTuple, TypedDict, get_args
 
+from typing_extensions import NotRequired  # typing's own from Python 3.11
+
 __all__ = [
     "END_REASONS",
     "EPISODE_FIELDS",
@@ -78,6 +80,9 @@ EpisodeRecord = TypedDict(
         "env": int,  # the stream: which of the run's environments played it
         "seed": int | None,
         "episode": int,  # numbered per stream
+        # the runner's index of the episode in its job, from which its seeds derive (its
+        # episodes are spread over many streams); absent where no runner numbered it
+        "index": NotRequired[int],
         "return": float,  # the protocol return: after the rollover guard, before agent clipping
         "steps": int,
         "frames": int,
@@ -95,8 +100,10 @@ EpisodeRecord = TypedDict(
 )
 """One finished episode line (the functional form, because ``return`` is a keyword)."""
 
-EPISODE_FIELDS: tuple[str, ...] = tuple(EpisodeRecord.__annotations__)
-"""The fields of an episode line, in the order they are written."""
+EPISODE_FIELDS: tuple[str, ...] = tuple(
+    name for name in EpisodeRecord.__annotations__ if name in EpisodeRecord.__required_keys__
+)
+"""The fields every episode line has, in the order they are written (``index`` is optional)."""
 
 
 class RunIdentity(NamedTuple):
@@ -172,8 +179,9 @@ def episode_record(
     complete: bool,
     rollover_rewards: list[float],
     wall_time: float,
+    index: int | None = None,
 ) -> EpisodeRecord:
-    """An episode line, its fields in :data:`EPISODE_FIELDS` order.
+    """An episode line, its fields in :data:`EPISODE_FIELDS` order (``index`` after ``episode``).
 
     Example:
         >>> run = RunIdentity("saber", 2, "sha256:0", None, "pong", "0", 1, None, {}, {})
@@ -191,6 +199,7 @@ def episode_record(
         "env": env,
         "seed": seed,
         "episode": episode,
+        **({"index": index} if index is not None else {}),
         "return": episode_return,
         "steps": steps,
         "frames": frames,
