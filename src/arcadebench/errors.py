@@ -6,7 +6,8 @@ expected and *how to fix it*. Lookup errors offer "did you mean" suggestions.
 
 Classes: ArcadebenchError, SpecError, UnknownSpec, UnknownGame, UnknownReference, InputError,
 OtherSpec, NoScores, InvalidArgument, SubsetError, RomNotFound, MissingDependency,
-BudgetExhausted, AgentError, EmulatorInUse, LogInUse, JobsFailed; the warning NonCompliantWarning.
+BudgetExhausted, AgentError, IncompatibleAgent, EmulatorInUse, LogInUse, JobsFailed; the warning
+NonCompliantWarning.
 Functions: warn_user, install_hint, did_you_mean.
 """
 
@@ -24,6 +25,7 @@ __all__ = [
     "ArcadebenchError",
     "BudgetExhausted",
     "EmulatorInUse",
+    "IncompatibleAgent",
     "InputError",
     "InvalidArgument",
     "JobsFailed",
@@ -174,6 +176,14 @@ class BudgetExhausted(ArcadebenchError, RuntimeError):
 
 class AgentError(ArcadebenchError, RuntimeError):
     """The agent raised; the message names the game/level, run and episode where it happened."""
+
+
+class IncompatibleAgent(ArcadebenchError, ValueError):
+    """The agent cannot play this protocol's environment as it is: refused before it plays.
+
+    Its observation or action space differs from the environment's, or it is a saved model of
+    another class or a damaged file; the message names both sides and the fix.
+    """
 
 
 class EmulatorInUse(ArcadebenchError, RuntimeError):

@@ -1,9 +1,10 @@
-"""stable-baselines3 on the protocols: the VecEnv over make_vec, the checkers, saved models."""
+"""stable-baselines3 on the protocols: the VecEnv over make_vec and the checkers.
+
+Saved models played by the runner: test_sb3_policy.py.
+"""
 
 from __future__ import annotations
 
-import json
-import re
 import warnings
 
 import gymnasium as gym
@@ -11,15 +12,10 @@ import numpy as np
 import pytest
 import torch
 from gymnasium.utils.env_checker import check_env as gymnasium_check_env
-from stable_baselines3 import PPO
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 from testdata import DATA
 
-import arcadebench
-from arcadebench.benchmarks.runner.agents import agent_env_kwargs, agent_name, load_agent
-from arcadebench.benchmarks.training.sb3 import ProtocolVecEnv, SB3Policy, make_sb3_vec_env
-from arcadebench.cli import main
-from arcadebench.errors import AgentError
+from arcadebench.benchmarks.training.sb3 import ProtocolVecEnv, make_sb3_vec_env
 
 SPEC = str(DATA / "specs" / "run_budget.yaml")  # episodes capped at 2,000 frames
 
@@ -32,18 +28,6 @@ def _one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
-
-
-@pytest.fixture(scope="module")
-def model_zip(tmp_path_factory):
-    """A PPO model trained for 256 steps on the standard observation, saved."""
-    envs = make_sb3_vec_env(SPEC, "breakout", 2, log_dir=False)
-    model = PPO("CnnPolicy", envs, n_steps=64, batch_size=64, n_epochs=1, device="cpu", seed=0)
-    model.learn(total_timesteps=128)
-    envs.close()
-    path = tmp_path_factory.mktemp("models") / "ppo_tiny.zip"
-    model.save(path)
-    return path
 
 
 def test_the_vec_env_follows_dummy_vec_envs_semantics_on_the_batched_path():
@@ -77,54 +61,3 @@ def test_gymnasiums_and_sb3s_checkers_pass_on_logged_envs(tmp_path):
             sb3_check_env(env, skip_render_check=True)
     finally:
         env.close()
-
-
-def test_a_saved_model_is_an_agent_named_after_its_file(model_zip):
-    agent = load_agent(f"sb3:PPO:{model_zip}")
-    assert isinstance(agent, SB3Policy) and agent.deterministic
-    assert agent_name(f"sb3:PPO:{model_zip}") == "ppo_tiny" == agent_name(agent)
-    assert agent_env_kwargs(f"sb3:PPO:{model_zip}", arcadebench.load_spec(SPEC)) == {
-        "obs_type": "standard"
-    }
-    assert not load_agent(f"sb3:PPO:{model_zip}:stochastic").deterministic
-    obs = np.zeros((4, 84, 84), dtype=np.uint8)
-    first = agent.predict(obs)
-    assert all(agent.predict(obs) == first for _ in range(5))  # greedy by default
-
-
-def test_arcadebench_run_evaluates_a_saved_model(tmp_path, model_zip, capsys):
-    status = main(
-        [
-            "run",
-            SPEC,
-            "--games",
-            "pong",
-            "--agent",
-            f"sb3:PPO:{model_zip}",
-            "--episodes",
-            "1",
-            "--out",
-            str(tmp_path),
-            "--progress",
-            "off",
-        ]
-    )
-    assert status == 0, capsys.readouterr().err
-    results = json.loads((tmp_path / "results.json").read_text())
-    assert list(results["algorithms"]) == ["ppo_tiny"]
-    log = tmp_path / "ppo_tiny" / "runbudget" / "pong" / "0.jsonl"
-    header = json.loads(log.read_text().splitlines()[0])
-    assert header["settings"]["frameskip"] == 4 and header["algorithm"] == "ppo_tiny"
-
-
-def test_bad_models_are_one_line_errors(tmp_path):
-    with pytest.raises(AgentError, match=re.escape("must be a saved model (.zip)")):
-        load_agent(f"sb3:PPO:{tmp_path / 'missing.zip'}")
-    with pytest.raises(AgentError, match="must be sb3:<Algorithm>:<model.zip>"):
-        load_agent("sb3:PPO")
-    cartpole = PPO("MlpPolicy", gym.make("CartPole-v1"), n_steps=32, batch_size=32, device="cpu")
-    cartpole.save(tmp_path / "cartpole.zip")
-    with pytest.raises(AgentError, match=r"expects observations of shape \(4,\), which no"):
-        load_agent(f"sb3:PPO:{tmp_path / 'cartpole.zip'}")
-    with pytest.raises(AgentError, match="must be a stable-baselines3 algorithm"):
-        load_agent(f"sb3:NotAnAlgorithm:{tmp_path / 'cartpole.zip'}")

@@ -8,21 +8,19 @@
   return of finished episodes, the score at each frame checkpoint (SABER Section 3.2: the mean
   of the last 100 training episodes, computed by the scorer from the run's log), and it stops
   training when the run's budget is used up instead of letting the next reset fail.
-- :class:`SB3Policy` is a saved model as an agent of the runner (``--agent
-  sb3:PPO:path/to/model.zip``): loaded in each worker, its observation settings read from the
-  model, deterministic actions unless ``:stochastic`` is appended, named after the file.
 
-Classes: ProtocolVecEnv, ProtocolCallback, SB3Policy.
-Functions: make_sb3_vec_env, read_sb3_agent.
+A saved model played as an agent of the runner (``--agent sb3:PPO:model.zip``) is
+:mod:`~arcadebench.benchmarks.training.sb3_policy`, which imports neither SB3 nor torch until a
+worker loads it.
+
+Classes: ProtocolVecEnv, ProtocolCallback.
+Functions: make_sb3_vec_env.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 import time
-from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -32,19 +30,10 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
 from arcadebench.benchmarks.envs import make_vec
 from arcadebench.benchmarks.training.protocol_view import CheckpointScores
-from arcadebench.errors import AgentError, MissingDependency, install_hint
 from arcadebench.records import counters_path, log_path, read_totals
 from arcadebench.specs import Spec, load_spec
 
-__all__ = ["ProtocolCallback", "ProtocolVecEnv", "SB3Policy", "make_sb3_vec_env", "read_sb3_agent"]
-
-# what each obs_type of the protocol envs gives, to match a saved model's observation space
-OBSERVATION_SHAPES = {
-    (4, 84, 84): "standard",
-    (210, 160, 3): "rgb",
-    (210, 160): "grayscale",
-    (128,): "ram",
-}
+__all__ = ["ProtocolCallback", "ProtocolVecEnv", "make_sb3_vec_env"]
 
 
 def _split(info: dict[str, Any], n: int) -> list[dict[str, Any]]:
@@ -235,97 +224,3 @@ class ProtocolCallback(BaseCallback):
         # after the last of SB3's own dumps: dump once more so the final scores are not lost.
         self._record()
         self.logger.dump(self.num_timesteps)
-
-
-class SB3Policy:
-    """A saved stable-baselines3 model as a runner agent: ``sb3:<Algorithm>:<model.zip>``.
-
-    The model is loaded (on the CPU) where the agent plays, i.e. in each worker process; only
-    the path travels. Its observation space chooses the environment's ``obs_type``
-    (``(4, 84, 84)`` is the standard observation), so a model is always evaluated on the
-    observations it was trained on. Actions are the policy's deterministic ones unless
-    ``deterministic`` is off (``sb3:PPO:model.zip:stochastic``).
-
-    Args:
-        algorithm: the SB3 class that saved the model (``PPO``, ``DQN``, ``A2C``, ...).
-        path: the ``.zip`` file.
-        deterministic: take the policy's most likely action.
-
-    Raises:
-        MissingDependency: stable-baselines3 is not installed.
-        AgentError: no such algorithm or file, or a model whose observations no protocol env
-            gives.
-    """
-
-    def __init__(
-        self, algorithm: str, path: str | os.PathLike[str], deterministic: bool = True
-    ) -> None:
-        self.algorithm = algorithm
-        self.path = str(path)
-        self.deterministic = deterministic
-        if not Path(self.path).is_file():
-            raise AgentError(
-                f"`path` must be a saved model (.zip), got {self.path!r}: no such file"
-            )
-        self._model: Any = None
-        self.env_kwargs = {"obs_type": self._obs_type(self._load().observation_space.shape)}
-        self._model = None  # loaded again in the worker: a model is not sent between processes
-
-    @property
-    def name(self) -> str:
-        """The agent's name in logs and results: the model file's name."""
-        return Path(self.path).stem
-
-    def _load(self) -> Any:
-        try:
-            module = importlib.import_module("stable_baselines3")
-        except ImportError:  # pragma: no cover - the module imports SB3 itself
-            raise MissingDependency(
-                "stable-baselines3 is needed to load a saved model: "
-                + install_hint("sb3", "stable-baselines3")
-            ) from None
-        cls = getattr(module, self.algorithm, None)
-        if cls is None or not hasattr(cls, "load"):
-            raise AgentError(
-                f"`algorithm` must be a stable-baselines3 algorithm (PPO, DQN, A2C, ...), got "
-                f"{self.algorithm!r}"
-            )
-        return cls.load(self.path, device="cpu")
-
-    def _obs_type(self, shape: Sequence[int] | None) -> str:
-        found = OBSERVATION_SHAPES.get(tuple(shape or ()))
-        if found is None:
-            choices = ", ".join(f"{s} ({t})" for s, t in OBSERVATION_SHAPES.items())
-            raise AgentError(
-                f"{self.path} expects observations of shape {tuple(shape or ())}, which no "
-                f"protocol env gives (obs_type shapes: {choices}); train it on one of those"
-            )
-        return found
-
-    def predict(self, obs: Any) -> Any:
-        """The model's action for one observation."""
-        if self._model is None:
-            self._model = self._load()
-        action, _ = self._model.predict(obs, deterministic=self.deterministic)
-        return action
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "_model": None}
-
-
-def read_sb3_agent(text: str) -> SB3Policy:
-    """Parse ``sb3:<Algorithm>:<path>[:stochastic]`` into an :class:`SB3Policy`.
-
-    Raises:
-        AgentError: not of that form.
-    """
-    body = text.removeprefix("sb3:")
-    algorithm, _, path = body.partition(":")
-    deterministic = not path.endswith(":stochastic")
-    path = path.removesuffix(":stochastic")
-    if not algorithm or not path:
-        raise AgentError(
-            f"`agent` must be sb3:<Algorithm>:<model.zip>[:stochastic], e.g. "
-            f"sb3:PPO:runs/ppo_pong.zip, got {text!r}"
-        )
-    return SB3Policy(algorithm, path, deterministic=deterministic)
