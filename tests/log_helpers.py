@@ -12,6 +12,31 @@ def records(path: str | Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in Path(path).read_text().splitlines()]
 
 
+def played(log_dir: str | Path) -> dict[tuple[str, str], list]:
+    """``{(game, run): [(index, return, steps, frames, end reason, complete)]}``, by index.
+
+    What a run's episodes are, whatever played them: the runner numbers each episode of a job
+    with ``index`` (its seeds derive from it) and may spread them over streams and processes, so
+    the order they finished in and the run's totals after each depend on the batch.
+    """
+    found = {}
+    for path in sorted(Path(log_dir).rglob("*.jsonl")):
+        rows = [
+            (
+                r.get("index", r["episode"]),
+                r["return"],
+                r["steps"],
+                r["frames"],
+                r["end_reason"],
+                r["complete"],
+            )
+            for r in map(json.loads, path.read_text().splitlines())
+            if r["kind"] == "episode"
+        ]
+        found[(path.parent.name, path.stem)] = sorted(rows)
+    return found
+
+
 def episodes(log_dir: str | Path, *, skip_cut_lines: bool = False) -> dict[tuple[str, str], list]:
     """``{(game, run): [(episode, return, steps, frames, total_frames, complete)]}`` of every log.
 

@@ -13,8 +13,11 @@ import signal
 import time
 
 from arcadebench.benchmarks.runner.agents import RandomAgent
+from arcadebench.benchmarks.runner.worker import episode_seeds
 
 __all__ = [
+    "BatchedKilledAgent",
+    "BatchedRaisingAgent",
     "CrashingAgent",
     "HangingAgent",
     "KilledAgent",
@@ -25,10 +28,15 @@ __all__ = [
 
 
 class _Counting(RandomAgent):
-    """Random agent that knows its episode in the job (``seed`` is called once an episode)."""
+    """Random agent that knows its episode in the job (``seed`` is called once an episode).
+
+    It answers one observation at a time (no ``act_batch``), so the runner plays each of its
+    jobs whole, one episode after the other.
+    """
 
     fail_game = "phoenix"
     fail_episode = 2  # 0-based, as in the log: the 3rd episode
+    act_batch = None
 
     def __init__(self, action_space, game):
         super().__init__(action_space)
@@ -79,8 +87,52 @@ class CrashingAgent(_Counting):
         faulthandler._sigsegv()
 
 
+class _BatchedCounting(RandomAgent):
+    """The batched random agent, which misbehaves in the batch holding episode 2 of phoenix.
+
+    It finds that episode by its row's generator, seeded for it by the runner (so it plays its
+    jobs in lanes, several episodes at once).
+    """
+
+    fail_game = "phoenix"
+    fail_episode = 2
+
+    def __init__(self, action_space, game, seed):
+        super().__init__(action_space)
+        self.game = game
+        self.target = episode_seeds(seed, self.fail_episode)[1] if game == self.fail_game else None
+        self.steps = {}
+
+    def act_batch(self, obs, rngs):
+        for rng in rngs:
+            entropy = rng.bit_generator.seed_seq.entropy
+            self.steps[entropy] = self.steps.get(entropy, 0) + 1
+            if entropy == self.target and self.steps[entropy] == 10:
+                self.misbehave()
+        return super().act_batch(obs, rngs)
+
+    def misbehave(self):
+        raise NotImplementedError
+
+
+class BatchedRaisingAgent(_BatchedCounting):
+    """Raises ValueError at step 10 of episode 2 of phoenix, in a batch."""
+
+    def misbehave(self):
+        raise ValueError("boom")
+
+
+class BatchedKilledAgent(_BatchedCounting):
+    """Its process is SIGKILLed at step 10 of episode 2 of phoenix, in a batch."""
+
+    def misbehave(self):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
 class SlowRandom(RandomAgent):
     """The random agent, 1 ms per step: runs long enough to be interrupted mid-way."""
+
+    act_batch = None  # one observation at a time: its jobs are played whole
 
     def __init__(self, action_space):
         super().__init__(action_space)

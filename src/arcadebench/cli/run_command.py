@@ -27,6 +27,9 @@ PYTHON_WORDS = {
     "split": "--split",
     "seeds": "--seeds",
     "workers": "--workers",
+    "num_envs": "--envs",
+    "device": "--device",
+    "map_actions": "--map-actions",
     "log_dir": "--out",
     "resume": "--resume",
     "backend": "--backend",
@@ -53,9 +56,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--agent",
         default="random",
-        help="random, noop, jerk (Sonic's scripted baseline), sb3:ALGO:model.zip (a saved "
-        "stable-baselines3 model, e.g. sb3:PPO:model.zip; greedy unless :stochastic is "
-        "appended) or module:attr (a policy, an act/observe agent or a factory); default random",
+        help="random, noop, jerk (Sonic's scripted baseline), a saved model: sb3:ALGO:model.zip "
+        "(stable-baselines3, e.g. sb3:PPO:model.zip), torchscript:policy.pt or onnx:policy.onnx "
+        "(greedy unless :stochastic is appended), or module:attr (a policy, a batched agent "
+        "with act_batch, an act/observe agent or a factory); default random",
     )
     parser.add_argument(
         "--episodes",
@@ -92,7 +96,27 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--workers",
         type=int,
-        help="jobs running at once, one process each (default: one per CPU core)",
+        help="worker processes, each loading the agent once (default: one per CPU core)",
+    )
+    parser.add_argument(
+        "--envs",
+        type=int,
+        default=8,
+        metavar="N",
+        help="environments per worker in which a batched agent (a saved model, random, noop, "
+        "act_batch) plays at once, one call per step for all (default 8); the episodes are the "
+        "same whatever N",
+    )
+    parser.add_argument(
+        "--device",
+        default="cpu",
+        help="where a saved model runs: cpu (default), cuda, cuda:1...",
+    )
+    parser.add_argument(
+        "--map-actions",
+        action="store_true",
+        help="play a model trained on another ALE action set (all 18 actions, or the game's "
+        "minimal set) on that set, each action keeping its meaning; recorded as a deviation",
     )
     parser.add_argument(
         "--out",
@@ -153,6 +177,9 @@ def _run(args: argparse.Namespace) -> int:
                     steps=args.steps,
                     seeds=args.seeds,
                     workers=args.workers,
+                    num_envs=args.envs,
+                    device=args.device,
+                    map_actions=args.map_actions,
                     log_dir=out,
                     backend=args.backend,
                     address=args.address,
@@ -194,9 +221,21 @@ def _run(args: argparse.Namespace) -> int:
         print(f"\n{count(len(failures), 'job')} failed ({scored}):", file=sys.stderr)
         for key, reason in failures:
             print(f"  {key}: {reason}", file=sys.stderr)
-        print(f"re-run the missing episodes with: --out {out} --resume", file=sys.stderr)
+        if all(_agent_failure(reason) for _, reason in failures):
+            print(
+                "the agent failed: fix it (the traceback is in each job's .stderr.txt beside its "
+                f"log), then play the missing episodes with: --out {out} --resume",
+                file=sys.stderr,
+            )
+        else:
+            print(f"re-run the missing episodes with: --out {out} --resume", file=sys.stderr)
         return 1
     return 0
+
+
+def _agent_failure(reason: str) -> bool:
+    """Whether a job failed because of its agent (resuming as it is cannot help)."""
+    return reason.startswith(("the agent raised", "the agent chose", "the agent returned"))
 
 
 def _command(args: argparse.Namespace) -> str:
@@ -207,17 +246,21 @@ def _command(args: argparse.Namespace) -> str:
         "steps",
         "split",
         "workers",
+        "envs",
+        "device",
         "out",
         "backend",
         "address",
         "episode_time_limit",
     ):
         value = getattr(args, option)
-        if value is not None:
+        if value is not None and (option, value) not in (("envs", 8), ("device", "cpu")):
             words += [f"--{option.replace('_', '-')}", str(value)]
     for option in ("games", "seeds"):
         if getattr(args, option):
             words += [f"--{option}", *map(str, getattr(args, option))]
+    if args.map_actions:
+        words.append("--map-actions")
     if args.resume:
         words.append("--resume")
     return shlex.join(words)

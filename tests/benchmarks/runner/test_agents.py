@@ -124,10 +124,12 @@ def test_module_attr_paths_resolve():
     assert load_agent("random") == "random"
     with pytest.raises(
         ArcadebenchError,
-        match="`agent` must be 'random', 'noop', 'jerk', 'sb3:<Algorithm>:<model.zip>' or "
-        "'module:attr'.*got 'nonsense'",
+        match="`agent` must be 'random', 'noop', 'jerk', a saved model .* or 'module:attr'"
+        ".*got 'nonsense'",
     ):
         load_agent("nonsense")
+    with pytest.raises(ArcadebenchError, match="got 'randon'. Did you mean: 'random'"):
+        load_agent("randon")
     with pytest.raises(ArcadebenchError, match="cannot import agent module 'no_such_module'"):
         load_agent("no_such_module:Agent")
     with pytest.raises(
@@ -145,7 +147,8 @@ def test_agents_must_be_picklable_for_worker_processes():
     ):
         check_agent(lambda obs: 0)
     with pytest.raises(
-        ArcadebenchError, match="`agent` must be 'random', 'noop', 'jerk', 'module:attr', a factory"
+        ArcadebenchError,
+        match="`agent` must be 'random', 'noop', 'jerk', a saved model, 'module:attr', a factory",
     ):
         check_agent(42)
 

@@ -3,7 +3,7 @@
 Local workers fork from the caller when nothing of it can reach them, else from the forkserver;
 either way they play the same episodes, report failures the same way and write their output to
 their own stderr file. The Ray backend, on a local Ray instance, gives the same logs and results
-as the local one: the tasks send their records to the driver, which writes the logs (and a
+as the local one: the actors send their records to the driver, which writes the logs (and a
 failed job's stderr), on one machine as on a cluster without a shared file system
 (test_ray_cluster.py).
 """
@@ -11,7 +11,6 @@ failed job's stderr), on one machine as on a cluster without a shared file syste
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import functools
 import io
 import sys
@@ -20,7 +19,7 @@ import types
 import warnings
 
 import pytest
-from log_helpers import episodes
+from log_helpers import episodes, played
 from testdata import PYTHONPATH_WITH_TESTS
 
 import arcadebench
@@ -58,26 +57,28 @@ def play(jobs, method, **kwargs):
 @linux
 def test_workers_fork_from_the_caller_only_when_nothing_of_it_can_reach_them(monkeypatch):
     monkeypatch.delitem(sys.modules, "stable_retro", raising=False)
-    random = job("logs")
-    assert start_method(random) == "fork"
-    assert start_method(dataclasses.replace(random, agent="noop")) == "fork"
+    monkeypatch.delitem(sys.modules, "torch", raising=False)
+    assert start_method("random") == "fork"
+    assert start_method("noop") == "fork"
+    assert start_method("sb3:PPO:model.zip") == "fork"  # the runner loads it, in the worker
     # user code (a path or an object) runs in the worker: it gets a fresh process
-    assert start_method(dataclasses.replace(random, agent="runner_agents:RaisingAgent")) == (
-        "forkserver"
-    )
-    assert start_method(dataclasses.replace(random, agent=RandomAgent)) == "forkserver"
+    assert start_method("runner_agents:RaisingAgent") == "forkserver"
+    assert start_method(RandomAgent) == "forkserver"
     # another thread might hold a lock a forked worker would then wait for forever
     release = threading.Event()
     thread = threading.Thread(target=release.wait)
     thread.start()
     try:
-        assert start_method(random) == "forkserver"
+        assert start_method("random") == "forkserver"
     finally:
         release.set()
         thread.join()
-    assert start_method(random) == "fork"
+    assert start_method("random") == "fork"
+    monkeypatch.setitem(sys.modules, "torch", types.ModuleType("torch"))
+    assert start_method("sb3:PPO:model.zip") == "forkserver"  # its thread pools, a GPU context
+    monkeypatch.delitem(sys.modules, "torch")
     monkeypatch.setitem(sys.modules, "stable_retro", types.ModuleType("stable_retro"))
-    assert start_method(random) == "forkserver"  # one emulator per process
+    assert start_method("random") == "forkserver"  # one emulator per process
 
 
 @linux
@@ -104,19 +105,23 @@ class _Chatty(RandomAgent):
         return super().act(obs)
 
 
+class _ChattyFailing(_Chatty):
+    """Prints and warns, then fails its job: what it wrote is kept with the failure."""
+
+    def act(self, obs):
+        super().act(obs)
+        raise RuntimeError("after talking")
+
+
 @linux
 def test_a_forked_worker_writes_its_output_and_warnings_to_its_own_file(tmp_path):
-    stderr = tmp_path / "worker.txt"
     captured = io.StringIO()
     # what the CLI (warnings collected) and a progress display (streams replaced) do here
     with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(captured):
         warnings.simplefilter("always")
-        outcomes, _ = play(
-            [job(tmp_path, agent=_Chatty)], "fork", stderr_path=lambda job: str(stderr)
-        )
-    assert outcomes[0].status == "done"
-    text = stderr.read_text()
-    assert "printed by the worker" in text and "UserWarning: warned in the worker" in text
+        outcomes, _ = play([job(tmp_path, agent=_ChattyFailing)], "fork")
+    assert outcomes[0].status == "failed" and "RuntimeError: after talking" in outcomes[0].message
+    assert "RuntimeError: after talking" in outcomes[0].trace  # the traceback, for the job's file
     assert not captured.getvalue() and not [w for w in caught if "worker" in str(w.message)]
 
 
@@ -130,7 +135,7 @@ def test_a_forked_worker_writes_its_output_and_warnings_to_its_own_file(tmp_path
 )
 def test_a_forked_worker_that_fails_fails_its_job_only(tmp_path, agent, reason):
     jobs = [job(tmp_path, game, agent=f"runner_agents:{agent}", episodes=3) for game in GAMES]
-    outcomes, _ = play(jobs, "fork", stderr_path=lambda job: str(tmp_path / f"{job.game}.txt"))
+    outcomes, _ = play(jobs, "fork")
     assert [o.status for o in outcomes] == ["done", "failed"]
     assert reason in outcomes[1].message
     assert len(episodes(tmp_path)[("phoenix", "0")]) == 2
@@ -182,8 +187,8 @@ def run(tmp, backend, **kwargs):
 def test_ray_and_local_backends_give_the_same_episodes_and_results(tmp_path, local_ray):
     on_ray = run(tmp_path / "ray", "ray")
     local = run(tmp_path / "local", "local")
-    assert episodes(tmp_path / "ray") == episodes(tmp_path / "local")
-    assert len(episodes(tmp_path / "ray")) == 4
+    assert played(tmp_path / "ray") == played(tmp_path / "local")
+    assert len(played(tmp_path / "ray")) == 4
     assert on_ray.algorithms == local.algorithms  # CIs included: same seeds, same bootstrap
     assert on_ray.provenance["backend"] == "ray"
 
@@ -224,7 +229,7 @@ def test_a_ray_worker_that_crashes_fails_its_job_with_its_last_words(tmp_path, l
     failed = failing_run(tmp_path, "runner_agents:CrashingAgent")
     ((key, reason),) = failed.failures
     assert key == "phoenix/0"
-    assert "the Ray worker process died (WorkerCrashedError)" in reason
+    assert "the Ray worker process died (ActorDiedError)" in reason
     assert "Segmentation fault" in reason  # faulthandler's trace, read on the task's node
     stderr = tmp_path / "runner_agents_CrashingAgent" / "atari5" / "phoenix" / "0.stderr.txt"
     assert "Segmentation fault" in stderr.read_text()

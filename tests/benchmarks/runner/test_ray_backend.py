@@ -1,6 +1,6 @@
 """The Ray backend's relay, without Ray: a job that sends its lines to a driver's receiver.
 
-A Ray task plays :func:`run_job` with a :class:`~arcadebench.records.Relay` whose lines go to
+A Ray actor plays :func:`run_job` with a :class:`~arcadebench.records.Relay` whose lines go to
 the driver's :class:`~arcadebench.records.RunReceiver`; here both ends run in this process, with
 the lines passed by hand, so the log can be compared with the one a local worker writes itself.
 """
@@ -58,7 +58,8 @@ def relayed(played, sent=None):
         else (lambda line: (sent.append(line), receiver.append(line)))
     )
     try:
-        return receiver.start, run_job(played, lambda event: None, Relay(receiver.start, send))
+        relay = Relay(receiver.start, send)
+        return receiver.start, run_job(played, lambda event: None, {"training": relay})
     finally:
         receiver.close()
 
@@ -110,7 +111,8 @@ def test_a_local_environment_joining_a_relayed_run_sees_its_episodes(tmp_path):
     path = log_path(tmp_path, "atari5", "qbert", "0")
     receiver = RunReceiver(SPEC, "qbert", "0", path, resume=False)
     try:
-        run_job(job(tmp_path, 1), lambda event: None, Relay(receiver.start, receiver.append))
+        relay = Relay(receiver.start, receiver.append)
+        run_job(job(tmp_path, 1), lambda event: None, {"training": relay})
         env = make(SPEC, "qbert", log_dir=tmp_path, run="0", **SHORT)
         try:
             mon = find_monitor(env)

@@ -16,20 +16,32 @@ The runner accepts, in this order of precedence:
   (Atari 100k, DQN 2015): switch to the evaluation policy (e.g. epsilon-greedy with epsilon
   0.001) and return a short description of it, recorded with the evaluation episodes;
 - an object with ``predict(obs)`` (stable-baselines3 style, returning ``(action, state)``);
-- a policy: a callable ``obs -> action``.
+- a policy: a callable ``obs -> action``;
+- a *batched* agent (:class:`BatchedAgent`): an object with ``act_batch(obs)``, or a callable
+  with ``batched = True``, answering the observations of every episode in flight (stacked on a
+  first axis) with one action each, in one call. A saved model is one: ``sb3:PPO:model.zip``,
+  ``torchscript:policy.pt`` or ``onnx:policy.onnx`` (loaded once per worker process, on
+  ``device``). If ``act_batch`` takes a second parameter ``rngs``, it gets one
+  ``numpy.random.Generator`` per row, seeded for that row's episode from (job seed, episode
+  index): drawn from them, an episode's actions do not depend on the episodes that share its
+  batch. The built-in ``random`` and ``noop`` are batched.
 
 Any agent may define ``seed(seed)``, called before every episode with a seed derived from
 (job seed, episode index); an agent that draws its randomness from it replays exactly when a
 run is resumed. An agent declares what it needs from the environment with attributes: an
 ``action_set`` (e.g. Sonic's raw ``"buttons"``; retro protocols only) or a dict ``env_kwargs``
-passed to the environment (a setting of the spec that differs is recorded as a deviation).
+passed to the environment (a setting of the spec that differs is recorded as a deviation), and
+what it was trained on with ``observation_space`` and ``action_space``, which the runner checks
+against the environment's before anything is played
+(:mod:`~arcadebench.benchmarks.runner.compatibility`); ``check(observation_space,
+action_space)``, if defined, is called too and may refuse by raising.
 
 The kinds are typed for a user's editor and type checker: :class:`ActingAgent`,
-:class:`LearningAgent`, :class:`PredictingAgent`, :data:`Policy`, and :data:`Agent` for
-whatever :func:`~arcadebench.evaluate` takes.
+:class:`LearningAgent`, :class:`PredictingAgent`, :class:`BatchedAgent`, :data:`Policy`, and
+:data:`Agent` for whatever :func:`~arcadebench.evaluate` takes.
 
-Classes: ActingAgent, LearningAgent, PredictingAgent, RandomAgent, NoopAgent, Actor.
-Functions: load_agent, make_actor, agent_name.
+Classes: ActingAgent, LearningAgent, PredictingAgent, BatchedAgent, RandomAgent, NoopAgent, Actor.
+Functions: load_agent, make_agent, make_actor, agent_name, is_batched, learns, shared_by_jobs.
 """
 
 from __future__ import annotations
@@ -38,7 +50,7 @@ import importlib
 import inspect
 import pickle
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
@@ -46,14 +58,20 @@ import gymnasium as gym
 import numpy as np
 
 from arcadebench.benchmarks.runner.jerk import JerkAgent
-from arcadebench.errors import ArcadebenchError, MissingDependency, install_hint
+from arcadebench.errors import (
+    AgentError,
+    ArcadebenchError,
+    did_you_mean,
+)
 from arcadebench.specs import Spec
 
 __all__ = [
     "BUILTIN_AGENTS",
+    "SAVED_MODEL_PREFIXES",
     "ActingAgent",
     "Actor",
     "Agent",
+    "BatchedAgent",
     "LearningAgent",
     "NoopAgent",
     "Policy",
@@ -62,11 +80,13 @@ __all__ = [
     "agent_env_kwargs",
     "agent_name",
     "check_agent",
+    "is_batched",
+    "learns",
     "load_agent",
     "make_actor",
+    "make_agent",
+    "shared_by_jobs",
 ]
-
-_FACTORY_KEYWORDS = ("action_space", "observation_space", "spec", "game", "seed")
 
 
 @runtime_checkable
@@ -103,13 +123,30 @@ class PredictingAgent(Protocol):
         """``(action, recurrent state)``; only the action is used."""
 
 
+@runtime_checkable
+class BatchedAgent(Protocol):
+    """An agent that answers a batch of observations with one call (a saved model, a network).
+
+    ``act_batch(obs)`` gets the observations of the episodes in flight stacked on a first axis
+    and returns one action per row. If it has a second parameter ``rngs``, that is one
+    ``numpy.random.Generator`` per row, seeded for the row's episode: draw random actions from
+    them and an episode is the same whatever the batch. It may also define
+    ``observation_space`` and ``action_space`` (what it was trained on, checked against the
+    environment before anything is played), ``check(observation_space, action_space)``,
+    ``env_kwargs`` and ``evaluation()`` (module docstring).
+    """
+
+    def act_batch(self, obs: Any, /) -> Any:
+        """One action per row of ``obs``."""
+
+
 Policy: TypeAlias = Callable[[Any], Any]
 """A callable ``obs -> action``."""
 
-Agent: TypeAlias = str | ActingAgent | PredictingAgent | Callable[..., Any]
-"""What the runner plays: a built-in name or ``"module:attr"`` path, an agent object (acting,
-learning or predicting), a policy, or a factory (a class or zero-argument callable, called once
-per job, that returns one of these)."""
+Agent: TypeAlias = str | ActingAgent | PredictingAgent | BatchedAgent | Callable[..., Any]
+"""What the runner plays: a built-in name, a saved model or a ``"module:attr"`` path, an agent
+object (acting, learning, predicting or batched), a policy, or a factory (a class or
+zero-argument callable, called once per job, that returns one of these)."""
 
 
 class RandomAgent:
@@ -137,6 +174,22 @@ class RandomAgent:
             return int(self._rng.integers(self._n))
         return self.action_space.sample()
 
+    def act_batch(self, obs: Any, rngs: Sequence[np.random.Generator]) -> np.ndarray:
+        """A uniformly random action per row, from the row's episode generator.
+
+        Each row draws as :meth:`act` does after :meth:`seed` with the episode's seed, so an
+        episode is the same in a batch as alone.
+
+        Raises:
+            AgentError: an action space other than ``Discrete`` (batches draw integers only).
+        """
+        if self._n is None:
+            raise AgentError(
+                f"the random agent draws batches on Discrete action spaces only, got "
+                f"{self.action_space}"
+            )
+        return np.fromiter((rng.integers(self._n) for rng in rngs), np.int64, len(rngs))
+
 
 class NoopAgent:
     """Always action 0 (NOOP on Atari; the first combination of a discrete action set)."""
@@ -150,6 +203,10 @@ class NoopAgent:
         """Action 0."""
         return self._action
 
+    def act_batch(self, obs: Any) -> list[Any]:
+        """Action 0 for every row."""
+        return [self._action] * len(obs)
+
 
 BUILTIN_AGENTS: dict[str, type] = {"random": RandomAgent, "noop": NoopAgent, "jerk": JerkAgent}
 
@@ -159,34 +216,37 @@ def _builtin_names() -> str:
     return ", ".join(repr(name) for name in BUILTIN_AGENTS)
 
 
-SB3_PREFIX = "sb3:"
-"""A saved stable-baselines3 model: ``sb3:<Algorithm>:<model.zip>[:stochastic]``."""
+SAVED_MODEL_PREFIXES = ("sb3:", "torchscript:", "onnx:")
+"""Saved models: ``sb3:<Algorithm>:<model.zip>``, ``torchscript:<file>``, ``onnx:<file>``, each
+with ``:stochastic`` appended for sampled actions; loaded in the workers, on ``device``."""
 
 
-def load_agent(path: str) -> Any:
-    """Resolve a built-in name, ``"sb3:PPO:model.zip"`` or a ``"module:attr"`` path.
+def load_agent(path: str, device: str = "cpu") -> Any:
+    """Resolve a built-in name, a saved model (``"sb3:PPO:model.zip"``...) or ``"module:attr"``.
+
+    A saved model is read as far as it can be without its framework (its spaces, to check them
+    before anything is played); the workers load it (``load()``).
 
     Raises:
         ArcadebenchError: an unknown name, a module that does not import or a missing attribute.
-        MissingDependency: a saved model without stable-baselines3 installed.
+        IncompatibleAgent: a saved model that cannot be read.
     """
     if path in BUILTIN_AGENTS:
         return path
-    if path.startswith(SB3_PREFIX):
-        try:
-            from arcadebench.benchmarks.training.sb3 import read_sb3_agent
-        except ImportError as error:
-            raise MissingDependency(
-                f"{path} needs stable-baselines3 ({error}): "
-                + install_hint("sb3", "stable-baselines3")
-            ) from None
-        return read_sb3_agent(path)
+    if path.startswith("sb3:"):
+        from arcadebench.benchmarks.training.sb3_policy import read_sb3_agent
+
+        return read_sb3_agent(path, device=device)
+    if path.startswith(SAVED_MODEL_PREFIXES):
+        from arcadebench.benchmarks.training.exported import read_exported_agent
+
+        return read_exported_agent(path, device=device)
     module_name, sep, attr = path.partition(":")
     if not sep or not module_name or not attr:
         raise ArcadebenchError(
-            f"`agent` must be {_builtin_names()}, 'sb3:<Algorithm>:<model.zip>' or 'module:attr' "
-            "(e.g. 'my_agents:MyAgent'), "
-            f"got {path!r}"
+            f"`agent` must be {_builtin_names()}, a saved model ('sb3:<Algorithm>:<model.zip>', "
+            "'torchscript:<file>', 'onnx:<file>') or 'module:attr' (e.g. 'my_agents:MyAgent'), "
+            f"got {path!r}.{did_you_mean(path, BUILTIN_AGENTS)}"
         )
     try:
         obj: Any = importlib.import_module(module_name)
@@ -213,8 +273,9 @@ def agent_name(agent: Agent) -> str:
         ('random', 'arcadebench.benchmarks.runner.agents.RandomAgent')
     """
     if isinstance(agent, str):
-        if agent.startswith(SB3_PREFIX):  # a saved model is named after its file
-            return Path(agent.removesuffix(":stochastic").split(":", 2)[-1]).stem
+        if agent.startswith(SAVED_MODEL_PREFIXES):  # a saved model is named after its file
+            kept = 2 if agent.startswith("sb3:") else 1
+            return Path(agent.removesuffix(":stochastic").split(":", kept)[-1]).stem
         return agent
     name = getattr(agent, "name", None)
     if isinstance(name, str) and not inspect.isclass(agent):
@@ -265,10 +326,12 @@ def check_agent(agent: Agent) -> Agent:
             return agent
     else:
         obj = agent
-    if not (_is_factory(obj) or callable(obj) or isinstance(obj, ActingAgent | PredictingAgent)):
+    kinds = ActingAgent | PredictingAgent | BatchedAgent
+    if not (_is_factory(obj) or callable(obj) or isinstance(obj, kinds)):
         raise ArcadebenchError(
-            f"`agent` must be {_builtin_names()}, 'module:attr', a factory, an object with "
-            f"act/observe or predict, or a callable obs -> action, got {obj!r}"
+            f"`agent` must be {_builtin_names()}, a saved model, 'module:attr', a factory, an "
+            f"object with act/observe, act_batch or predict, or a callable obs -> action, got "
+            f"{obj!r}"
         )
     if isinstance(agent, str):
         return agent
@@ -311,33 +374,113 @@ def agent_env_kwargs(agent: Agent, spec: Spec) -> dict[str, Any]:
     return kwargs
 
 
+def is_batched(obj: Any) -> bool:
+    """Whether ``obj`` answers batches: ``act_batch``, or a callable with ``batched = True``.
+
+    Example:
+        >>> is_batched(RandomAgent(gym.spaces.Discrete(4))), is_batched(len)
+        (True, False)
+    """
+    if callable(getattr(obj, "act_batch", None)):
+        return True
+    return callable(obj) and getattr(obj, "batched", False) is True
+
+
+def learns(agent: Any) -> bool:
+    """Whether ``agent`` (or what its path names) learns from ``observe``.
+
+    A learner's episodes depend on the ones before them, so a job plays them one at a time.
+    """
+    saved = isinstance(agent, str) and agent.startswith(SAVED_MODEL_PREFIXES)
+    obj = load_agent(agent) if isinstance(agent, str) and not saved else agent
+    obj = BUILTIN_AGENTS.get(obj, obj) if isinstance(obj, str) else obj
+    return callable(getattr(obj, "observe", None))
+
+
+def shared_by_jobs(agent: Any) -> bool:
+    """Whether one copy of ``agent`` may play every job of a worker process.
+
+    A saved model or an agent object that does not learn is the same for every job, so a worker
+    loads it once (and batches the episodes of several jobs together); a factory makes a fresh
+    agent per job, and a learner is copied afresh for each job, as if each ran alone.
+    """
+    if isinstance(agent, str):
+        if agent.startswith(SAVED_MODEL_PREFIXES):
+            return True
+        if agent in BUILTIN_AGENTS:
+            return False
+        agent = load_agent(agent)
+    return not _is_factory(agent) and not learns(agent)
+
+
+def make_agent(
+    agent: Agent,
+    *,
+    action_space: gym.Space[Any],
+    observation_space: gym.Space[Any],
+    spec: Spec,
+    game: str,
+    seed: int,
+    device: str = "cpu",
+) -> Any:
+    """The agent object a job plays: a built-in's or a factory's new one, or ``agent`` itself.
+
+    Raises:
+        ArcadebenchError: a path that does not resolve.
+    """
+    obj: Any = load_agent(agent, device=device) if isinstance(agent, str) else agent
+    if isinstance(obj, str):
+        return BUILTIN_AGENTS[obj](action_space)
+    if _is_factory(obj):
+        return _call_factory(
+            obj,
+            action_space=action_space,
+            observation_space=observation_space,
+            spec=spec,
+            game=game,
+            seed=seed,
+            device=device,
+        )
+    return obj
+
+
 class Actor:
     """One interface over every kind of agent, as the runner drives it.
 
     Args:
-        agent: anything :func:`check_agent` accepts.
+        agent: anything :func:`check_agent` accepts, or an object :func:`make_agent` made.
         env: the job's environment (for the spaces).
         spec: the protocol.
         game: the game or level of the job.
         seed: the job seed.
+        device: where a saved model runs.
     """
 
     def __init__(
-        self, agent: Agent, env: gym.Env[Any, Any], spec: Spec, game: str, seed: int
+        self,
+        agent: Agent,
+        env: gym.Env[Any, Any] | Any,
+        spec: Spec,
+        game: str,
+        seed: int,
+        device: str = "cpu",
     ) -> None:
-        obj: Any = load_agent(agent) if isinstance(agent, str) else agent
-        if isinstance(obj, str):
-            obj = BUILTIN_AGENTS[obj](env.action_space)
-        elif _is_factory(obj):
-            obj = _call_factory(
-                obj,
-                action_space=env.action_space,
-                observation_space=env.observation_space,
-                spec=spec,
-                game=game,
-                seed=seed,
-            )
+        obj = make_agent(
+            agent,
+            action_space=env.action_space,
+            observation_space=env.observation_space,
+            spec=spec,
+            game=game,
+            seed=seed,
+            device=device,
+        )
         self.agent = obj
+        self.batched = is_batched(obj)
+        self._batch: Callable[..., Any] | None = None
+        self._takes_rngs = False
+        if self.batched:
+            self._batch = obj.act_batch if callable(getattr(obj, "act_batch", None)) else obj
+            self._takes_rngs = _positional_parameters(self._batch) >= 2
         if isinstance(obj, ActingAgent):
             self.act: Callable[[Any], Any] = obj.act
         elif isinstance(obj, PredictingAgent):
@@ -348,17 +491,24 @@ class Actor:
                 return action[0] if isinstance(action, tuple) else action
 
             self.act = act
+        elif self._batch is not None:
+
+            def act_one(obs: Any) -> Any:
+                return self.act_rows(np.expand_dims(obs, 0), [self._rng])[0]
+
+            self.act = act_one
         elif callable(obj):
             self.act = obj
         else:
             raise ArcadebenchError(
-                f"agent {agent_name(obj)} has no act(obs), predict(obs) or __call__(obs); "
-                "it cannot choose actions"
+                f"agent {agent_name(obj)} has no act(obs), act_batch(obs), predict(obs) or "
+                "__call__(obs); it cannot choose actions"
             )
         self.observe: Callable[..., Any] | None = (
             obj.observe if isinstance(obj, LearningAgent) else None
         )
         self._seed = getattr(obj, "seed", None) if callable(getattr(obj, "seed", None)) else None
+        self._rng = np.random.default_rng(seed)
         start = getattr(obj, "reset_level", None)
         if callable(start):
             start(game)
@@ -366,9 +516,17 @@ class Actor:
             obj.reset()
 
     def begin_episode(self, seed: int) -> None:
-        """Seed the agent for the next episode (if it takes seeds)."""
+        """Seed the agent for the next episode played one at a time (``seed()``, generator)."""
+        self._rng = np.random.default_rng(seed)
         if self._seed is not None:
             self._seed(seed)
+
+    def act_rows(self, obs: np.ndarray, rngs: Sequence[np.random.Generator]) -> np.ndarray:
+        """One action per row of ``obs``, in one call of a batched agent."""
+        if self._batch is None:
+            return np.array([self.act(row) for row in obs])
+        actions = self._batch(obs, rngs) if self._takes_rngs else self._batch(obs)
+        return np.asarray(actions)
 
     def evaluation_policy(self) -> str:
         """Switch the agent to its evaluation policy; what it is, for the log.
@@ -388,6 +546,25 @@ class Actor:
         return "the policy as given (no training)"
 
 
-def make_actor(agent: Agent, env: gym.Env[Any, Any], spec: Spec, game: str, seed: int) -> Actor:
+def _positional_parameters(function: Callable[..., Any]) -> int:
+    """How many positional arguments ``function`` takes (``*args`` counts as many)."""
+    try:
+        params = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return 1
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params):
+        return 2
+    return sum(p.kind in kinds for p in params)
+
+
+def make_actor(
+    agent: Agent,
+    env: gym.Env[Any, Any] | Any,
+    spec: Spec,
+    game: str,
+    seed: int,
+    device: str = "cpu",
+) -> Actor:
     """Build the job's :class:`Actor` (a fresh agent when ``agent`` is a factory or a path)."""
-    return Actor(agent, env, spec, game, seed)
+    return Actor(agent, env, spec, game, seed, device)

@@ -1,65 +1,73 @@
-"""Where the runner's jobs execute: local worker processes (here), or Ray tasks.
+"""Where the runner's jobs execute: local worker processes (here), or Ray actors.
 
-Both backends run every job in a process of its own (stable-retro allows one emulator per
-process, and a crash then takes down one job only), feed the same progress events to the
-caller, stop a job whose episode runs past the wall-clock limit, and return one
-:class:`JobOutcome` per job.
+Both backends start long-lived workers (:mod:`~.serve`: each loads the agent once and plays many
+jobs, in lanes of environments stepped together for a batched agent), let a
+:class:`~.schedule.Scheduler` decide what each plays, feed the same progress events to the
+caller, stop a worker whose episode runs past the wall-clock limit, and return one
+:class:`~.schedule.JobOutcome` per job. A worker that dies (an emulator crash, the OOM killer)
+or hangs fails the jobs it was playing, and a fresh worker takes over the rest.
 
 Ctrl-C (``KeyboardInterrupt``) stops every worker within a few seconds (SIGTERM, then
 SIGKILL) and propagates; finished episodes are already in the logs. Local workers write their
-logs themselves; Ray tasks send their records to the driver, which writes them
+logs themselves; Ray actors send their records to the driver, which writes them
 (:mod:`~arcadebench.benchmarks.runner.ray_backend`).
 
 How a local worker starts (:func:`start_method`): from a *forkserver* by default, a fresh
-interpreter that imports arcadebench once and forks a clean copy of itself per job, so nothing
-of the caller's process (its threads, a GPU context, an agent's state) reaches a worker. Its
-start costs what the command's own start costs (the interpreter and every import: 0.4-0.6 s on
-a 2-vCPU machine, perf/README.md, bench_main_job), before the first job can start. When nothing
-of the caller can reach the worker (Linux, a built-in agent so no user code runs in the worker,
-no other thread running, stable-retro not imported) the worker is forked from the caller itself,
-which has imported everything already: issue 18, the fixed cost of a first run. The jobs play
-the same episodes either way; they depend on the seeds only.
+interpreter that imports arcadebench once and forks a clean copy of itself per worker, so
+nothing of the caller's process (its threads, a GPU context, an agent's state) reaches a worker.
+Its start costs what the command's own start costs (the interpreter and every import: 0.4-0.6 s
+on a 2-vCPU machine, perf/README.md, bench_main_job). When nothing of the caller can reach the
+worker (Linux, an agent the runner loads itself by name: a built-in or a saved model, no other
+thread running, stable-retro and the model frameworks not imported) the worker is forked from
+the caller itself, which has imported everything already: issue 18, the fixed cost of a first
+run. The workers play the same episodes either way; they depend on the seeds only.
 
 Events are tuples ``(kind, job key, ...)``: ``start``, ``episode_start``, ``episode``,
-``steps``, ``done``, ``error`` from the workers (see :mod:`~arcadebench.benchmarks.runner.worker`),
-and ``failed`` from the backend; the Ray backend also sends ``("waiting", "", message)`` when
+``steps``, ``done``, ``failed``; the Ray backend also sends ``("waiting", "", message)`` when
 the jobs wait for a node with CPUs.
 
-Classes: JobOutcome, EpisodeClock.
-Functions: run_local, start_method, hang_message, tail_summary.
+Functions: run_local, start_method, hang_message, tail_summary, worker_count.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import itertools
 import multiprocessing
 import os
 import signal
 import sys
+import tempfile
 import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from multiprocessing.connection import wait
 from typing import Any, Literal, TypeAlias, cast
 
-from arcadebench.benchmarks.runner.agents import BUILTIN_AGENTS
-from arcadebench.benchmarks.runner.worker import Job, worker_main
+from arcadebench.benchmarks.runner.agents import BUILTIN_AGENTS, SAVED_MODEL_PREFIXES
+from arcadebench.benchmarks.runner.schedule import JobOutcome, Scheduler
+from arcadebench.benchmarks.runner.serve import WorkerOptions, worker_main
+from arcadebench.benchmarks.runner.worker import Job
+from arcadebench.errors import IncompatibleAgent
 
 __all__ = [
-    "EpisodeClock",
     "Events",
     "JobOutcome",
     "StartMethod",
     "hang_message",
+    "hung_reason",
     "run_local",
     "start_method",
     "tail_summary",
+    "worker_count",
 ]
 
 _STOP_GRACE = 2.0  # seconds between SIGTERM and SIGKILL when stopping workers
-_PRELOAD = ["numpy", "gymnasium", "ale_py", "arcadebench", "arcadebench.benchmarks.runner.worker"]
+_PRELOAD = ["numpy", "gymnasium", "ale_py", "arcadebench", "arcadebench.benchmarks.runner.serve"]
+_FRAMEWORKS = ("torch", "tensorflow", "jax", "onnxruntime")  # not fork-safe once initialised
 _WARNING_FILTERS = tuple(warnings.filters)  # as arcadebench was imported, for forked workers
 
 Events = Callable[[tuple[Any, ...]], None]
@@ -68,57 +76,30 @@ StartMethod: TypeAlias = Literal["fork", "forkserver", "spawn"]
 """How a local worker process starts (see the module docstring)."""
 
 
-@dataclass
-class JobOutcome:
-    """How a job ended: ``status`` is ``"done"`` or ``"failed"`` (``message`` says why)."""
+def start_method(agent: Any) -> StartMethod:
+    """How the workers of ``agent`` start now: ``"fork"`` when nothing of this process can leak.
 
-    job: Job
-    status: str
-    message: str = ""
-    summary: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class EpisodeClock:
-    """The episode a running job is playing and since when, for the wall-clock limit."""
-
-    episode: int | None = None
-    since: float | None = None
-
-    def note(self, event: tuple[Any, ...]) -> None:
-        """Follow a job's ``episode_start`` and ``episode`` events."""
-        if event[0] == "episode_start":
-            self.episode, self.since = event[2], time.monotonic()
-        elif event[0] == "episode":
-            self.since = None
-
-    def overdue(self, now: float, limit: float) -> bool:
-        """Whether the episode in flight has run longer than ``limit`` seconds."""
-        return self.since is not None and now - self.since > limit
-
-
-def start_method(job: Job) -> StartMethod:
-    """How ``job``'s worker starts now: ``"fork"`` when nothing of this process can leak into it.
-
-    That is: on Linux (macOS's system libraries are not fork-safe), for a built-in agent (no
-    user code, so nothing the user imported or started here runs in the worker), with no other
-    thread running (a fork copies only the calling thread: a lock another thread holds, e.g. on
-    a stream it is writing to, would stay held in the worker) and without stable-retro imported
-    (an emulator here would be one too many in the worker). Otherwise ``"forkserver"``
-    (``"spawn"`` where there is none).
+    That is: on Linux (macOS's system libraries are not fork-safe), for an agent the runner
+    loads itself by name (a built-in or a saved model: no user code, so nothing the user
+    imported or started here runs in the worker), with no other thread running (a fork copies
+    only the calling thread: a lock another thread holds, e.g. on a stream it is writing to,
+    would stay held in the worker), without stable-retro imported (an emulator here would be one
+    too many in the worker) and without a model framework imported (its thread pools and GPU
+    context do not survive a fork). Otherwise ``"forkserver"`` (``"spawn"`` where there is none).
 
     Example:
-        >>> job = Job(spec="atari5", game="pong", seed=0, log_dir="logs", agent="random",
-        ...           algorithm="random", episodes=1)
-        >>> start_method(job) in ("fork", "forkserver", "spawn")
+        >>> start_method("random") in ("fork", "forkserver", "spawn")
         True
     """
+    by_name = isinstance(agent, str) and (
+        agent in BUILTIN_AGENTS or agent.startswith(SAVED_MODEL_PREFIXES)
+    )
     if (
         sys.platform == "linux"
-        and isinstance(job.agent, str)
-        and job.agent in BUILTIN_AGENTS
+        and by_name
         and threading.active_count() == 1
         and "stable_retro" not in sys.modules
+        and not any(name in sys.modules for name in _FRAMEWORKS)
     ):
         return "fork"
     if "forkserver" in multiprocessing.get_all_start_methods():
@@ -155,7 +136,9 @@ def _show_warning(
     sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
 
 
-def _forked_worker_main(job: Job, conn: Any, stderr_path: str | None = None) -> None:
+def _forked_worker_main(
+    agent: Any, conn: Any, stderr_path: str | None, options: WorkerOptions
+) -> None:
     """:func:`worker_main` in a worker forked from the caller, which starts as a fresh one would.
 
     The caller's stream replacements (e.g. a progress display's) and warning capture (the
@@ -167,7 +150,7 @@ def _forked_worker_main(job: Job, conn: Any, stderr_path: str | None = None) -> 
     warnings.resetwarnings()  # clears the filters and what was cached under them
     cast("list[Any]", warnings.filters).extend(_WARNING_FILTERS)  # a list at run time
     warnings.showwarning = _show_warning
-    worker_main(job, conn, stderr_path)
+    worker_main(agent, conn, stderr_path, options)
 
 
 @contextlib.contextmanager
@@ -223,89 +206,202 @@ def tail_summary(text: str, lines: int = 3) -> str:
     return (": " + " | ".join(found))[:400] if found else ""
 
 
-def hang_message(job: Job, episode: int | None, limit: float) -> str:
-    """Why a job whose episode ran past ``limit`` seconds was stopped."""
+def hang_message(key: str, episode: int | None, limit: float) -> str:
+    """Why a job (``game/run``) whose episode ran past ``limit`` seconds was stopped."""
+    game, _, run = key.rpartition("/")
     return (
-        f"episode {episode} of {job.game} run {job.run!r} ran past the wall-clock limit of "
-        f"{limit:g} s "
+        f"episode {episode} of {game} run {run!r} ran past the wall-clock limit of {limit:g} s "
         "(the agent or the emulator hangs); the worker was stopped"
     )
 
 
+def worker_count(jobs: Sequence[Job], workers: int, lanes: int) -> int:
+    """How many workers are worth starting: no more than there are things to play at once.
+
+    Example:
+        >>> job = Job(spec="atari5", game="pong", seed=0, log_dir="logs", agent="random",
+        ...           algorithm="random", episodes=3, todo=(0, 1, 2))
+        >>> worker_count([job], workers=4, lanes=8)
+        3
+    """
+    at_once = sum(1 if job.todo is None else len(job.todo) for job in jobs)
+    return max(1, min(workers, at_once))
+
+
 @dataclass
-class _Running:
-    job: Job
+class _Process:
+    """A local worker process and what the parent knows of it."""
+
     process: Any
     conn: Any
-    stderr: str | None
-    clock: EpisodeClock = field(default_factory=EpisodeClock)
-    summary: dict[str, Any] | None = None
-    error: str | None = None
-    hung: str | None = None
+    stderr: str
+    ready: bool = False
+    hung: tuple[str, int | None] | None = None
     eof: bool = False
 
 
-def _receive(worker: _Running, on_event: Events) -> None:
-    """Drain ``worker``'s pipe, tracking the episode in flight for the wall-clock limit."""
-    while not worker.eof:
-        try:
-            if not worker.conn.poll():
+class _LocalWorkers:
+    """The local worker processes of one run, driven by a :class:`Scheduler`."""
+
+    def __init__(
+        self,
+        scheduler: Scheduler,
+        agent: Any,
+        options: WorkerOptions,
+        method: StartMethod,
+        stderr_dir: str,
+        wanted: int,
+        limit: float | None,
+    ) -> None:
+        self.scheduler = scheduler
+        self.wanted = wanted  # workers to keep while there is work
+        self.limit = limit
+        self.agent = agent
+        self.options = options
+        self.method = method
+        self.context = _context(method)
+        self.stderr_dir = stderr_dir
+        self.processes: dict[int, _Process] = {}
+        self._ids = itertools.count()
+
+    def spawn(self) -> None:
+        """Start one more worker."""
+        worker = next(self._ids)
+        receiver, sender = self.context.Pipe(duplex=True)
+        stderr = os.path.join(self.stderr_dir, f"worker-{worker}.txt")
+        process = self.context.Process(
+            target=_forked_worker_main if self.method == "fork" else worker_main,
+            args=(self.agent, sender, stderr, self.options),
+            name=f"arcadebench worker {worker}",
+            daemon=True,
+        )
+        if self.method == "fork":
+            for stream in (sys.stdout, sys.stderr):
+                if stream is not None:
+                    stream.flush()  # or the worker would write out what is still buffered here
+            with warnings.catch_warnings():
+                # Python >= 3.12 warns when the process has any other OS thread, such as the
+                # idle pool NumPy's OpenBLAS starts at import; the Python threads, which could
+                # hold a lock the worker needs, are none (start_method)
+                warnings.filterwarnings(
+                    "ignore", "This process .* is multi-threaded", DeprecationWarning
+                )
+                process.start()
+        else:
+            with _main_module_importable():
+                process.start()
+        sender.close()
+        self.processes[worker] = _Process(process, receiver, stderr)
+        self.scheduler.add_worker(worker)
+
+    def send_work(self) -> None:
+        """Send every worker what the scheduler gives it now."""
+        for worker, messages in self.scheduler.fill().items():
+            found = self.processes[worker]
+            for message in messages:
+                try:
+                    found.conn.send(message)
+                except OSError:  # it died: noticed with its sentinel
+                    break
+
+    def receive(self, worker: int) -> None:
+        """Pass what ``worker`` sent to the scheduler."""
+        found = self.processes[worker]
+        while not found.eof:
+            try:
+                if not found.conn.poll():
+                    return
+                event = found.conn.recv()
+            except (EOFError, OSError):
+                found.eof = True
                 return
-            event = worker.conn.recv()
-        except (EOFError, OSError):
-            worker.eof = True
+            if event[0] == "ready":
+                found.ready = True
+            self.scheduler.receive(worker, event)
+
+    def wait(self, timeout: float) -> None:
+        """Until a worker says something or dies, or ``timeout`` seconds."""
+        handles = [p.conn for p in self.processes.values() if not p.eof]
+        handles += [p.process.sentinel for p in self.processes.values()]
+        wait(handles, timeout=timeout)
+
+    def reap(self) -> None:
+        """Give up on dead workers (failing what they were playing); replace them if needed."""
+        for worker, found in list(self.processes.items()):
+            if found.process.is_alive():
+                continue
+            found.process.join()
+            self.receive(worker)
+            found.conn.close()
+            del self.processes[worker]
+            text = _read(found.stderr)
+            if not found.ready and self.scheduler.refused is None:
+                death = _death(found.process.exitcode)
+                self.scheduler.refused = (
+                    f"a worker process died while loading the agent ({death}{tail_summary(text)})"
+                )
+                continue
+            if found.hung is not None:
+                reason = hung_reason(*found.hung, self.limit or 0.0)
+            else:
+                death = _death(found.process.exitcode) + tail_summary(text)
+                reason = functools.partial(_same_reason, death)
+            self.scheduler.lost(worker, reason, text[-_TRACE_BYTES:])
+            if self.scheduler.work_left and len(self.processes) < self.wanted:
+                self.spawn()
+
+    def stop_hung(self) -> None:
+        """Kill each worker with an episode in flight for longer than the limit."""
+        if self.limit is None:
             return
-        kind = event[0]
-        worker.clock.note(event)
-        if kind == "done":
-            worker.summary = event[2]
-        elif kind == "error":
-            worker.error = event[2]
-        on_event(event)
+        for worker, key, episode in self.scheduler.overdue(time.monotonic(), self.limit):
+            found = self.processes.get(worker)
+            if found is not None and found.hung is None:
+                found.hung = (key, episode)
+                found.process.kill()
+
+    def stop(self, grace: float = _STOP_GRACE) -> None:
+        """Ask every worker to stop, then SIGTERM and SIGKILL those that do not."""
+        for found in self.processes.values():
+            with contextlib.suppress(OSError):
+                found.conn.send(("stop",))
+        deadline = time.monotonic() + grace
+        for found in self.processes.values():
+            found.process.join(max(0.0, deadline - time.monotonic()))
+            if found.process.is_alive():
+                found.process.terminate()
+        for found in self.processes.values():
+            found.process.join(max(0.0, deadline + grace - time.monotonic()))
+            if found.process.is_alive():
+                found.process.kill()
+                found.process.join(1.0)
+            found.conn.close()
+        self.processes.clear()
 
 
-def _stop(workers: Sequence[_Running]) -> None:
-    """SIGTERM every worker, SIGKILL those still alive after the grace period."""
-    for worker in workers:
-        if worker.process.is_alive():
-            worker.process.terminate()
-    deadline = time.monotonic() + _STOP_GRACE
-    for worker in workers:
-        worker.process.join(max(0.0, deadline - time.monotonic()))
-        if worker.process.is_alive():
-            worker.process.kill()
-            worker.process.join(1.0)
-        worker.conn.close()
+def hung_reason(key: str, episode: int | None, limit: float) -> Callable[[str, int | None], str]:
+    """Why each job of a worker stopped for a hang failed: the hung one, and the others."""
+    message = hang_message(key, episode, limit)
+
+    def reason(job: str, _: int | None) -> str:
+        return message if job == key else f"its worker was stopped: {message}"
+
+    return reason
 
 
-def _start(job: Job, path: str | None, method: StartMethod | None) -> _Running:
-    """Start ``job``'s worker process."""
-    method = method or start_method(job)
-    context = _context(method)
-    receiver, sender = context.Pipe(duplex=False)
-    process = context.Process(
-        target=_forked_worker_main if method == "fork" else worker_main,
-        args=(job, sender, path),
-        name=f"arcadebench {job.key}",
-        daemon=True,
-    )
-    if method == "fork":
-        for stream in (sys.stdout, sys.stderr):
-            if stream is not None:
-                stream.flush()  # or the worker would write out what is still buffered here
-        with warnings.catch_warnings():
-            # Python >= 3.12 warns when the process has any other OS thread, such as the idle
-            # pool NumPy's OpenBLAS starts at import; the Python threads, which could hold a
-            # lock the worker needs, are none (start_method)
-            warnings.filterwarnings(
-                "ignore", "This process .* is multi-threaded", DeprecationWarning
-            )
-            process.start()
-    else:
-        with _main_module_importable():
-            process.start()
-    sender.close()
-    return _Running(job, process, receiver, path)
+def _same_reason(reason: str, job: str, episode: int | None) -> str:
+    return reason
+
+
+_TRACE_BYTES = 64 * 1024  # the end of a dead worker's output kept with each job it failed
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, errors="replace") as handle:
+            return handle.read()
+    except OSError:
+        return ""
 
 
 def run_local(
@@ -313,61 +409,61 @@ def run_local(
     *,
     workers: int,
     on_event: Events,
+    agent: Any = None,
+    lanes: int = 8,
+    options: WorkerOptions | None = None,
     episode_time_limit: float | None = None,
-    stderr_path: Callable[[Job], str | None] = lambda job: None,
     tick: Callable[[], None] | None = None,
     method: StartMethod | None = None,
 ) -> list[JobOutcome]:
-    """Run ``jobs`` in at most ``workers`` worker processes at a time, one process per job.
+    """Play ``jobs`` in at most ``workers`` long-lived worker processes (module docstring).
 
-    ``tick`` is called after every wake-up (at least four times a second), e.g. to redraw a
-    progress display; ``method`` forces how the workers start (default: :func:`start_method`).
+    Args:
+        jobs: what to play (``job.todo`` set: over lanes; else whole, one per worker at a time).
+        workers: worker processes at most (fewer when there is less to play at once).
+        on_event: called with every progress event.
+        agent: the agent every job plays (default: the first job's).
+        lanes: environments per worker for a batched agent.
+        options: device and threads of the workers.
+        episode_time_limit: seconds an episode may take before its worker is stopped.
+        tick: called after every wake-up (at least four times a second), e.g. to redraw a
+            progress display.
+        method: how the workers start (default: :func:`start_method`).
+
+    Raises:
+        IncompatibleAgent: the workers refused the agent (its spaces do not fit an env).
     """
-    pending = list(jobs)
-    running: list[_Running] = []
-    outcomes: dict[str, JobOutcome] = {}
-    try:
-        while pending or running:
-            while pending and len(running) < workers:
-                job = pending.pop(0)
-                running.append(_start(job, stderr_path(job), method))
-            handles = [w.conn for w in running if not w.eof] + [w.process.sentinel for w in running]
-            wait(handles, timeout=0.25)
-            if tick is not None:
-                tick()
-            now = time.monotonic()
-            for worker in list(running):
-                _receive(worker, on_event)
-                if worker.process.is_alive():
-                    if (
-                        episode_time_limit is not None
-                        and worker.hung is None
-                        and worker.clock.overdue(now, episode_time_limit)
-                    ):
-                        worker.hung = hang_message(
-                            worker.job, worker.clock.episode, episode_time_limit
-                        )
-                        worker.process.kill()
-                    continue
-                worker.process.join()
-                _receive(worker, on_event)
-                worker.conn.close()
-                running.remove(worker)
-                outcome = _outcome(worker)
-                outcomes[worker.job.key] = outcome
-                if outcome.status == "failed":
-                    on_event(("failed", worker.job.key, outcome.message))
-    except BaseException:
-        _stop(running)
-        raise
-    return [outcomes[job.key] for job in jobs]
-
-
-def _outcome(worker: _Running) -> JobOutcome:
-    if worker.hung is not None:
-        return JobOutcome(worker.job, "failed", worker.hung)
-    if worker.summary is not None:
-        return JobOutcome(worker.job, "done", summary=worker.summary)
-    if worker.error is not None:
-        return JobOutcome(worker.job, "failed", worker.error)
-    return JobOutcome(worker.job, "failed", _death(worker.process.exitcode) + _tail(worker.stderr))
+    agent = jobs[0].agent if agent is None and jobs else agent
+    options = options or WorkerOptions()
+    scheduler = Scheduler(jobs, lanes=lanes, on_event=on_event)
+    with tempfile.TemporaryDirectory(prefix="arcadebench-workers-") as stderr_dir:
+        pool = _LocalWorkers(
+            scheduler,
+            agent,
+            options,
+            method or start_method(agent),
+            stderr_dir,
+            wanted=worker_count(jobs, workers, lanes),
+            limit=episode_time_limit,
+        )
+        try:
+            for _ in range(pool.wanted):
+                pool.spawn()
+            while not scheduler.finished:
+                pool.send_work()
+                pool.wait(0.25)
+                if tick is not None:
+                    tick()
+                for worker in list(pool.processes):
+                    pool.receive(worker)
+                if scheduler.refused is not None:
+                    break
+                pool.stop_hung()
+                pool.reap()
+                if not pool.processes and not scheduler.finished and scheduler.refused is None:
+                    pool.spawn()
+        finally:
+            pool.stop()
+    if scheduler.refused is not None:
+        raise IncompatibleAgent(scheduler.refused)
+    return scheduler.outcomes()

@@ -47,11 +47,15 @@ from arcadebench.benchmarks.runner.agents import (
     agent_env_kwargs,
     agent_name,
     check_agent,
+    learns,
 )
-from arcadebench.benchmarks.runner.backends import JobOutcome, run_local
-from arcadebench.benchmarks.runner.plan import agent_log_dir, plan_jobs
+from arcadebench.benchmarks.runner.backends import run_local
+from arcadebench.benchmarks.runner.compatibility import fit_agent
+from arcadebench.benchmarks.runner.plan import agent_log_dir, plan_jobs, plays_in_lanes
 from arcadebench.benchmarks.runner.progress import ProgressMode, RunProgress
 from arcadebench.benchmarks.runner.ray_backend import check_reachable, import_ray, run_ray
+from arcadebench.benchmarks.runner.schedule import JobOutcome
+from arcadebench.benchmarks.runner.serve import WorkerOptions
 from arcadebench.benchmarks.runner.worker import Job
 from arcadebench.benchmarks.scoring.results import Results, score
 from arcadebench.errors import ArcadebenchError, JobsFailed, NoScores
@@ -85,6 +89,8 @@ def _check_arguments(
     address: Any,
     episode_time_limit: Any,
     env_kwargs: Any,
+    num_envs: Any = 1,
+    device: Any = "cpu",
 ) -> tuple[list[str], list[int], int | None, int | None]:
     if spec.platform == "none":
         raise ArcadebenchError(
@@ -104,13 +110,13 @@ def _check_arguments(
         names = list(dict.fromkeys(spec.resolve_game(g) for g in games))
     _positive_int("episodes", episodes)
     _positive_int("steps", steps)
+    _positive_int("num_envs", num_envs, allow_none=False)
+    if not isinstance(device, str) or not device:
+        raise ArcadebenchError(
+            f"`device` must be a device name such as 'cpu' or 'cuda', got {device!r}"
+        )
     after_training = spec.evaluation.scored == "after_training"
     if after_training:  # steps of training, then episodes of evaluation
-        if backend != "local":
-            raise ArcadebenchError(
-                f"`backend` must be 'local' for the {spec.name!r} spec (its evaluation "
-                f"episodes follow training in the same job), got {backend!r}"
-            )
         episodes = episodes or spec.evaluation.episodes
         steps = steps or spec.evaluation.budget_steps
     elif episodes is not None and steps is not None:
@@ -186,16 +192,28 @@ def evaluate(
     episode_time_limit: float | None = None,
     split: Split | None = None,
     env_kwargs: dict[str, Any] | None = None,
+    num_envs: int = 8,
+    device: str = "cpu",
+    map_actions: bool = False,
     progress: ProgressMode = "auto",
     reps: int = 2000,
     command: str | None = None,
     on_event: Callable[[tuple[Any, ...]], None] | None = None,
 ) -> Results:
-    """Play ``agent`` through ``spec``'s games, one worker process per (game, seed), and score it.
+    """Play ``agent`` through ``spec``'s games in parallel worker processes, and score it.
+
+    Each worker process lives for the whole run and loads the agent once. A batched agent that
+    does not learn (a saved model, ``act_batch``, the built-in ``random`` and ``noop``) plays
+    the episodes of every job in ``num_envs`` environments per worker, one agent call per step
+    for all of them; any other agent plays each (game, seed) job one episode at a time. Either
+    way episode ``i`` of a job is seeded from ``(seed, i)``, so the episodes are the same
+    whatever ``num_envs``, ``workers`` or the backend.
 
     Args:
-        agent: ``"random"``, ``"noop"``, ``"module:attr"``, a factory, a learning agent
-            (``act``/``observe``), an object with ``predict`` or a callable ``obs -> action``
+        agent: ``"random"``, ``"noop"``, a saved model (``"sb3:PPO:model.zip"``,
+            ``"torchscript:policy.pt"``, ``"onnx:policy.onnx"``), ``"module:attr"``, a factory,
+            a learning agent (``act``/``observe``), a batched agent (``act_batch``), an object
+            with ``predict`` or a callable ``obs -> action``
             (see :mod:`~arcadebench.benchmarks.runner.agents`).
         spec: a built-in spec name, a spec YAML file or a loaded spec from either.
         games: games or levels (any spelling); default: the spec's ``default_games``.
@@ -206,7 +224,7 @@ def evaluate(
             scored after training, the training steps of a learning agent (default: the
             budget); a policy that does not learn is evaluated directly.
         seeds: one job per game and seed; the seed is the run id.
-        workers: jobs running at once, each in its own process (default: one per CPU core).
+        workers: worker processes (default: one per CPU core).
         log_dir: the output directory: logs (``<log_dir>/<agent>/<spec>/<game>/<seed>.jsonl``)
             and ``results.json``, which scores every agent run there under ``spec``.
         backend: ``"local"`` processes or ``"ray"`` tasks.
@@ -217,6 +235,12 @@ def evaluate(
         split: a game selection instead of ``games``: ``train``/``test`` (Sonic), ``all``, a subset.
         env_kwargs: extra ``make`` arguments for every job (a changed protocol setting is
             recorded as a deviation and warned about).
+        num_envs: environments per worker in which a batched agent plays at once (its batch).
+        device: where a saved model runs (``"cpu"``, ``"cuda"``, ``"cuda:1"``...).
+        map_actions: play a model trained on another action set (the full 18 actions, or the
+            game's minimal set) on that set, so each action keeps its ALE meaning; the changed
+            ``full_action_space`` is recorded as a deviation. Without it such a model is
+            refused before anything is played.
         progress: ``"auto"``, ``"bars"``, ``"lines"`` or ``"off"``.
         reps: bootstrap repetitions of the scorer.
         command: the command line for the provenance (default: ``sys.argv``).
@@ -230,6 +254,8 @@ def evaluate(
 
     Raises:
         ArcadebenchError: bad arguments (before anything runs).
+        IncompatibleAgent: the agent does not fit the environments (observation shape, action
+            set, a saved model of another class): before anything is played.
         JobsFailed: some jobs failed (after the others finished and were scored).
         KeyboardInterrupt: interrupted; workers are stopped, finished episodes kept.
     """
@@ -247,6 +273,8 @@ def evaluate(
         address,
         episode_time_limit,
         env_kwargs,
+        num_envs,
+        device,
     )
     if spec.platform == "retro":  # a missing ROM: one line with the import command, before any job
         require_roms(spec, games)
@@ -257,6 +285,7 @@ def evaluate(
     sent = check_agent(agent)
     algorithm = agent_name(agent)
     env_kwargs = {**agent_env_kwargs(sent, spec), **env_kwargs}
+    env_kwargs = fit_agent(sent, spec, games[0], env_kwargs, map_actions=map_actions)
     resolved = resolve(spec, env_kwargs)
     warn_deviations(resolved, f"this {spec.name} run")
     if backend == "ray":
@@ -277,10 +306,11 @@ def evaluate(
         resume=resume,
         env_kwargs=env_kwargs,
         deviations=resolved.deviations,
-        learns=_learns(sent),
+        learns=learns(sent),
+        lanes=plays_in_lanes(sent, spec, episodes, steps),
     )
     to_run = plan.to_run
-    if any(job.resume for job in to_run) and _learns(sent):
+    if any(job.resume for job in to_run) and learns(sent):
         warnings.warn(
             f"resumed jobs start {algorithm} afresh (what it learnt before the interruption is not "
             "restored), so their remaining episodes differ from an uninterrupted run's",
@@ -289,6 +319,7 @@ def evaluate(
         )
     out.mkdir(parents=True, exist_ok=True)
     workers = workers if workers is not None else os.cpu_count() or 1
+    options = WorkerOptions(device=device, threads=max(1, (os.cpu_count() or 1) // workers))
     # one of the two quotas is set (_check_arguments)
     quota, unit = (episodes, "episodes") if episodes is not None else (steps or 0, "steps")
     outcomes: list[JobOutcome] = []
@@ -301,25 +332,28 @@ def evaluate(
             if local:
                 outcomes = run_local(
                     to_run,
+                    agent=sent,
                     workers=workers,
+                    lanes=num_envs,
+                    options=options,
                     on_event=events,
                     episode_time_limit=episode_time_limit,
-                    stderr_path=_stderr_path,
                     tick=display.tick,
                 )
             else:
                 outcomes = run_ray(
                     to_run,
+                    agent=sent,
                     workers=workers,
+                    lanes=num_envs,
+                    options=options,
                     on_event=events,
                     episode_time_limit=episode_time_limit,
-                    stderr_path=_stderr_path,
                     address=address,
                 )
     failures = [(o.job.key, o.message) for o in outcomes if o.status == "failed"]
     for outcome in outcomes:
-        if outcome.status == "done":
-            Path(_stderr_path(outcome.job)).unlink(missing_ok=True)
+        _keep_output(outcome)
     results = _score(
         spec,
         spec_logs(out, spec.name),
@@ -347,13 +381,14 @@ def evaluate(
     return results
 
 
-def _learns(agent: Any) -> bool:
-    """Whether ``agent`` (or what its path names) learns from ``observe``."""
-    from arcadebench.benchmarks.runner.agents import BUILTIN_AGENTS, load_agent
-
-    obj = load_agent(agent) if isinstance(agent, str) else agent
-    obj = BUILTIN_AGENTS[obj] if isinstance(obj, str) else obj  # e.g. jerk learns
-    return callable(getattr(obj, "observe", None))
+def _keep_output(outcome: JobOutcome) -> None:
+    """A failed job's worker output (its traceback, a crash's trace) in ``<log>.stderr.txt``."""
+    path = Path(_stderr_path(outcome.job))
+    if outcome.status == "done" or not outcome.trace:
+        path.unlink(missing_ok=True)
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(outcome.trace)
 
 
 def _both(

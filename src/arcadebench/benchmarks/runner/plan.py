@@ -15,11 +15,12 @@ Logs of earlier versions, written straight under ``<out>/<spec>/``, are still fo
 that wrote them keeps writing there.
 
 Classes: Plan.
-Functions: agent_log_dir, plan_jobs.
+Functions: agent_log_dir, plan_jobs, plays_in_lanes.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import warnings
@@ -34,7 +35,7 @@ from arcadebench.errors import ArcadebenchError
 from arcadebench.records import RunLog, log_path, parse_log, phase_run
 from arcadebench.specs import Spec
 
-__all__ = ["Plan", "agent_log_dir", "plan_jobs"]
+__all__ = ["Plan", "agent_log_dir", "plan_jobs", "plays_in_lanes"]
 
 
 @dataclass(frozen=True)
@@ -115,6 +116,60 @@ def _same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     return canonical(a) == canonical(b)
 
 
+def plays_in_lanes(agent: Any, spec: Spec, episodes: int | None, steps: int | None) -> bool:
+    """Whether a run's episodes are spread over lanes (:mod:`~.lanes`) rather than played whole.
+
+    Only episodes that do not depend on each other can be: a batched agent that does not learn,
+    a quota of episodes (a step quota ends wherever the steps run out, one episode after the
+    other), and an environment in which every episode starts a new game (a training life-loss
+    signal continues the game in the next episode).
+
+    Example:
+        >>> from arcadebench.specs import load_spec
+        >>> plays_in_lanes("random", load_spec("saber"), 2, None)
+        True
+        >>> plays_in_lanes("random", load_spec("saber"), None, 2000)
+        False
+    """
+    from arcadebench.benchmarks.runner.agents import (
+        BUILTIN_AGENTS,
+        SAVED_MODEL_PREFIXES,
+        is_batched,
+        learns,
+        load_agent,
+    )
+    from arcadebench.specs.model import AtariSettings
+
+    if isinstance(agent, str) and not agent.startswith(SAVED_MODEL_PREFIXES):
+        agent = load_agent(agent)
+        agent = BUILTIN_AGENTS.get(agent, agent) if isinstance(agent, str) else agent
+    batched = isinstance(agent, str) or is_batched(agent)  # a saved model is batched
+    after_training = spec.evaluation.scored == "after_training"
+    settings = spec.environment
+    continued = (
+        isinstance(settings, AtariSettings)
+        and settings.life_loss_terminal_in_training
+        and not after_training
+    )
+    return batched and not learns(agent) and episodes is not None and not continued
+
+
+def _with_todo(job: Job, state: RunLog | None, episodes: int) -> Job:
+    """``job`` with the episode indices it still has to play and what its log holds."""
+    if state is None:
+        return dataclasses.replace(job, todo=tuple(range(episodes)))
+    played = set(state.indices[state.complete].tolist())
+    return dataclasses.replace(
+        job,
+        todo=tuple(i for i in range(episodes) if i not in played),
+        before=(
+            int(state.complete.sum()),
+            int(state.total_steps[-1]),
+            int(state.total_frames[-1]),
+        ),
+    )
+
+
 def plan_jobs(
     spec: Spec,
     games: Sequence[str],
@@ -130,6 +185,7 @@ def plan_jobs(
     env_kwargs: dict[str, Any],
     deviations: Mapping[str, Any],
     learns: bool = False,
+    lanes: bool = False,
 ) -> Plan:
     """Split the (game, seed) jobs into those to play and those already complete.
 
@@ -147,6 +203,8 @@ def plan_jobs(
         env_kwargs: extra ``make`` arguments of every job.
         deviations: the settings this run changes from the spec (the resolve step's).
         learns: the agent learns (a protocol scored after training trains it first).
+        lanes: the jobs' episodes are spread over lanes: each job says which indices it still
+            has to play (``todo``: those of ``range(episodes)`` not complete in its log).
 
     A protocol scored on evaluation episodes after training (Atari 100k, DQN 2015) has a job's
     episodes in its evaluation log (``<seed>.eval.jsonl``): the job is complete when that log
@@ -180,7 +238,10 @@ def plan_jobs(
                 steps=steps,
                 resume=state is not None,
                 env_kwargs=env_kwargs,
+                phase="evaluation" if after_training and not learns else "training",
             )
+            if lanes:
+                job = _with_todo(job, state, episodes or 0)
             if state is None:
                 plan.to_run.append(job)
                 continue

@@ -164,7 +164,8 @@ class RunProgress:
                 self.done[key] = record["total_steps"]
             if self.mode == "lines":
                 self._line(
-                    f"{key} episode {record['episode']}: return {record['return']:g}, "
+                    f"{key} episode {record.get('index', record['episode'])}: "
+                    f"return {record['return']:g}, "
                     f"{record['steps']:,} steps, "
                     f"{record['frames']:,} frames, {record['wall_time']:.1f} s"
                     + ("" if record["complete"] else f" (incomplete: {record['end_reason']})")

@@ -1,30 +1,33 @@
-"""The Ray backend: the runner's jobs as Ray tasks, on a local Ray instance or on a cluster.
+"""The Ray backend: the runner's workers as Ray actors, on a local Ray instance or on a cluster.
 
-Each job is a task in a fresh worker process (``max_calls=1``: stable-retro allows one emulator
-per process, and a crash takes down one job only), on any node. Clusters started by KubeRay, the
-cloud autoscalers or ``ray up`` share no file system, so tasks write nothing to the driver's:
+Each worker is an actor (one CPU, on any node) that lives for the whole run: it loads the agent
+once and plays what the driver sends it, exactly as a local worker process does
+(:mod:`~arcadebench.benchmarks.runner.serve`, decided by the same
+:class:`~arcadebench.benchmarks.runner.schedule.Scheduler`). Clusters started by KubeRay, the
+cloud autoscalers or ``ray up`` share no file system, so actors write nothing to the driver's:
 the driver is the single writer of the logs (:mod:`arcadebench.records.relay`).
 
-- Before submitting a job the driver opens its run (:class:`~arcadebench.records.RunReceiver`:
-  the log continued as a local worker continues it, the stream's slot claimed and locked) and
-  sends the task where the stream starts.
-- The task plays with its monitor's log relayed (:class:`~arcadebench.records.Relay`): each
-  header and episode line, and each progress event, goes to a mailbox, a small actor pinned to
-  the driver's node (so it outlives any worker node), without waiting for it (a task blocked in
-  ``ray.get`` lends its CPU to another task, which would run more jobs than CPUs). Only its
-  last message is awaited, so a task that returns has delivered everything.
-- The driver empties the mailbox every quarter second and whenever a task ends: it appends the
-  lines to the logs (one ``write`` + ``fsync`` each, under the run's append lock, as a local
-  worker does) and passes the events on.
-- A failed job's stderr travels back too, into ``<log>.stderr.txt`` on the driver: in the
-  task's result when the job raised, or read from the task's node by a small pinned task when
-  its worker process died.
+- When the scheduler gives a lane a job (or a worker a whole job), the driver opens a stream of
+  the job's run (:class:`~arcadebench.records.RunReceiver`: the log continued as a local
+  worker continues it, the stream's slot claimed and locked; a whole job of a protocol scored
+  after training gets one for its training log and one for its evaluation log) and sends its
+  start with the work.
+- The actor plays with its monitors' logs relayed (:class:`~arcadebench.records.Relay`): each
+  header and episode line, and each event, goes to a mailbox, a small actor pinned to the
+  driver's node (so it outlives any worker node), without waiting for it.
+- The driver empties the mailbox every quarter second: it appends the lines to the logs (one
+  ``write`` + ``fsync`` each, under the run's append lock, as a local worker does) and passes
+  the events to the scheduler. Work goes to an actor through a second method (actors run two
+  threads: one plays, one takes work), one episode index ahead per lane so a lane never waits
+  for the driver's next look.
+- A failed job's traceback travels with its failure; the output of an actor that died is read
+  from its node by a small pinned task.
 
-Node failures: a worker node that dies fails the jobs it was running (``NodeDiedError``, within a
-second), one line each; their finished episodes are in the driver's logs, from which
-``--resume`` continues them on the nodes that remain. Jobs not started yet wait for a node (an
+Node failures: a worker node that dies fails the jobs its actors were playing (``RayActorError``,
+within a second), one line each; their finished episodes are in the driver's logs, from which
+``--resume`` continues them on the nodes that remain. Work not started yet waits for a node (an
 autoscaler may be adding one); when the cluster has had no CPU at all for ``cpu_wait`` seconds,
-they fail with a message saying so.
+the jobs left fail with a message saying so.
 
 Functions: run_ray, import_ray, check_reachable.
 """
@@ -32,40 +35,44 @@ Functions: run_ray, import_ray, check_reachable.
 from __future__ import annotations
 
 import faulthandler
+import functools
+import itertools
 import os
+import queue
 import socket
 import sys
 import tempfile
 import time
-import traceback
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from arcadebench.benchmarks.runner.agents import learns
 from arcadebench.benchmarks.runner.backends import (
-    EpisodeClock,
     Events,
-    JobOutcome,
-    hang_message,
+    hung_reason,
     tail_summary,
+    worker_count,
 )
-from arcadebench.benchmarks.runner.worker import Job, run_job
-from arcadebench.errors import ArcadebenchError, MissingDependency, install_hint
-from arcadebench.records import Relay, RunReceiver, StreamStart, log_path
+from arcadebench.benchmarks.runner.schedule import JobOutcome, Scheduler
+from arcadebench.benchmarks.runner.serve import Worker, WorkerOptions
+from arcadebench.benchmarks.runner.worker import Job
+from arcadebench.errors import ArcadebenchError, IncompatibleAgent, MissingDependency, install_hint
+from arcadebench.records import RunReceiver, log_path, phase_run
 from arcadebench.specs import load_spec
 
 __all__ = ["CPU_WAIT", "RAY_INSTALL", "check_reachable", "import_ray", "run_ray"]
 
 RAY_INSTALL = install_hint("ray", "ray")
 CPU_WAIT = 300.0
-"""Seconds jobs wait for a node with CPUs (a cluster whose last worker node died, or an
-autoscaler still starting one) before they fail."""
+"""Seconds the work left waits for a node with CPUs (a cluster whose last worker node died, or
+an autoscaler still starting one) before its jobs fail."""
 
-_POLL = 0.25  # seconds between two looks at the mailbox while no task ends
+_POLL = 0.25  # seconds between two looks at the mailbox
 _CLUSTER_POLL = 1.0  # seconds between two looks at the cluster's CPUs
-_JOBS_PER_CPU = 2  # jobs submitted per CPU of the cluster (each holds its log open)
-_STDERR_BYTES = 64 * 1024  # the end of a failed task's stderr that travels back
+_STDERR_BYTES = 64 * 1024  # the end of a dead actor's output that travels back
+_STOP_GRACE = 5.0  # seconds the actors have to close their lanes when the run ends
 
 
 def import_ray() -> Any:
@@ -122,17 +129,17 @@ def _connect(ray: Any, address: str | None, workers: int) -> bool:
     return True
 
 
-# -- the task's side -------------------------------------------------------------------------
+# -- the actor's side -------------------------------------------------------------------------
 
 
 class _Mailbox:
-    """What the tasks send the driver, kept on the driver's node until the driver takes it."""
+    """What the actors send the driver, kept on the driver's node until the driver takes it."""
 
     def __init__(self) -> None:
         self._items: list[tuple[Any, ...]] = []
 
     def put(self, item: tuple[Any, ...]) -> None:
-        """Keep one message (actor calls from one task run in the order it made them)."""
+        """Keep one message (actor calls from one caller run in the order it made them)."""
         self._items.append(item)
 
     def take(self) -> list[tuple[Any, ...]]:
@@ -151,147 +158,231 @@ def _read_end(path: str) -> str:
         return ""
 
 
+def _same_reason(reason: str, job: str, episode: int | None) -> str:
+    return reason
+
+
 def _take_stderr(path: str) -> str:
-    """A small task on a dead worker's node: the end of its stderr file, which it removes."""
+    """A small task on a dead actor's node: the end of its stderr file, which it removes."""
     text = _read_end(path)
     Path(path).unlink(missing_ok=True)
     return text
 
 
-def _ray_task(job: Job, start: StreamStart, mailbox: Any) -> dict[str, Any]:
-    """A Ray task: play ``job``, sending its log lines and events to the driver's mailbox.
+class _RayWorker:
+    """A worker of the runner as a Ray actor: :class:`~.serve.Worker` fed through ``give``.
 
     Its stderr goes to a file on its own node (emulator banners, a traceback, faulthandler's
-    report of a crash), whose end travels back when the job fails.
+    report of a crash), whose end travels back when the actor dies.
     """
-    import ray
 
-    fd, stderr = tempfile.mkstemp(prefix="arcadebench-", suffix=".stderr.txt")
-    sys.stderr.flush()
-    os.dup2(fd, 2)
-    os.close(fd)
-    faulthandler.enable()
-    put = mailbox.put.remote  # not awaited: see the module docstring
-    put(("node", job.key, ray.get_runtime_context().get_node_id(), stderr))
-    result: dict[str, Any]
-    try:
-        summary = run_job(job, put, Relay(start, lambda line: put(("line", job.key, line))))
-        result = {"summary": summary}
-    except Exception as error:  # noqa: BLE001 - reported as the job's failure
-        traceback.print_exc()
+    def __init__(self, worker: int, agent: Any, options: WorkerOptions, mailbox: Any) -> None:
+        import ray
+
+        fd, self.stderr = tempfile.mkstemp(prefix="arcadebench-", suffix=".stderr.txt")
         sys.stderr.flush()
-        reason = (
-            str(error)
-            if isinstance(error, ArcadebenchError)
-            else f"{type(error).__name__}: {error}"
-        )
-        result = {"error": reason, "stderr": _read_end(stderr)}
-    ray.get(put(("end", job.key)))  # the mailbox has every message before the result is seen
-    Path(stderr).unlink(missing_ok=True)
-    return result
+        os.dup2(fd, 2)
+        os.close(fd)
+        faulthandler.enable()
+        for variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+            os.environ.setdefault(variable, str(options.threads))
+        self.id = worker
+        self.put = mailbox.put.remote  # not awaited: see the module docstring
+        self.inbox: queue.Queue[list[tuple[Any, ...]]] = queue.Queue()
+        self.put((worker, ("node", ray.get_runtime_context().get_node_id(), self.stderr)))
+        self.worker = Worker(agent, options, self._send, self._line_sender)
+
+    def _send(self, event: tuple[Any, ...]) -> None:
+        self.put((self.id, event))
+
+    def _line_sender(self, stream: int) -> Any:
+        put, worker = self.put, self.id
+        return lambda line: put((worker, ("line", stream, line)))
+
+    def give(self, messages: list[tuple[Any, ...]]) -> None:
+        """More work (runs in the actor's second thread while :meth:`serve` plays)."""
+        self.inbox.put(messages)
+
+    def _receive(self, block: bool) -> list[tuple[Any, ...]]:
+        found = list(self.inbox.get()) if block else []
+        while True:
+            try:
+                found.extend(self.inbox.get_nowait())
+            except queue.Empty:
+                return found
+
+    def serve(self) -> None:
+        """Load the agent and play until the driver says stop; every message delivered after."""
+        import ray
+
+        try:
+            if self.worker.start():
+                self.worker.serve(self._receive)
+            else:
+                while not any(m[0] == "stop" for m in self._receive(True)):
+                    pass
+        finally:
+            ray.get(self.put((self.id, ("end",))))
+            Path(self.stderr).unlink(missing_ok=True)
 
 
 # -- the driver's side -----------------------------------------------------------------------
 
 
-@dataclass
-class _Remote:
-    """A job submitted to Ray: its log's receiver, and what the driver knows of the task."""
+class _Streams:
+    """The driver's ends of the streams the actors play (the scheduler's :class:`StreamHooks`)."""
 
-    job: Job
-    receiver: RunReceiver
-    clock: EpisodeClock = field(default_factory=EpisodeClock)
+    def __init__(self, learner: bool) -> None:
+        self.learner = learner
+        self.receivers: dict[int, RunReceiver] = {}
+        self.lanes: dict[tuple[int, int], int] = {}
+        self.jobs: dict[str, list[int]] = {}
+        self.broken: dict[int, str] = {}  # stream -> the job that failed to write it
+        self.owner: dict[int, str] = {}
+        self._ids = itertools.count()
+
+    def _open(self, job: Job, phase: str) -> tuple[Any, int]:
+        spec = load_spec(job.spec)
+        run = phase_run(job.run, "evaluation" if phase == "evaluation" else "training")
+        receiver = RunReceiver(
+            spec, job.game, run, log_path(job.log_dir, spec.name, job.game, run), resume=True
+        )
+        stream = next(self._ids)
+        self.receivers[stream] = receiver
+        self.owner[stream] = job.key
+        return receiver.start, stream
+
+    def open_lane(self, job: Job, worker: int, lane: int) -> tuple[Any, int]:
+        """A stream of ``job``'s run for lane ``lane`` of actor ``worker``."""
+        start, stream = self._open(job, job.phase)
+        self.lanes[(worker, lane)] = stream
+        return start, stream
+
+    def close_lane(self, worker: int, lane: int) -> None:
+        """Release the lane's stream."""
+        stream = self.lanes.pop((worker, lane), None)
+        if stream is not None:
+            self._close(stream)
+
+    def open_job(self, job: Job) -> dict[str, tuple[Any, int]]:
+        """The streams of a whole job: training and, after training, evaluation."""
+        after = load_spec(job.spec).evaluation.scored == "after_training"
+        phases = ["training"] if not after else (["training"] if self.learner else [])
+        phases += ["evaluation"] if after else []
+        starts = {}
+        try:
+            for phase in phases:
+                starts[phase] = self._open(job, phase)
+        except BaseException:
+            for _, stream in starts.values():
+                self._close(stream)
+            raise
+        self.jobs[job.key] = [stream for _, stream in starts.values()]
+        return starts
+
+    def close_job(self, key: str) -> None:
+        """Release a whole job's streams."""
+        for stream in self.jobs.pop(key, []):
+            self._close(stream)
+
+    def _close(self, stream: int) -> None:
+        receiver = self.receivers.pop(stream, None)
+        if receiver is not None:
+            receiver.close()
+
+    def append(self, stream: int, line: bytes) -> str | None:
+        """Write a line an actor sent; the job whose log cannot be written, if that failed."""
+        receiver = self.receivers.get(stream)
+        if receiver is None:
+            return None  # a late line of a stream given up on
+        try:
+            receiver.append(line)
+        except (OSError, ArcadebenchError) as error:
+            self.broken[stream] = f"the driver could not write {receiver.log}: {error}"
+            self._close(stream)
+            return self.owner.get(stream)
+        return None
+
+    def close_all(self) -> None:
+        """Release every stream (the end of the run, or an interruption)."""
+        for stream in list(self.receivers):
+            self._close(stream)
+
+
+@dataclass
+class _Actor:
+    handle: Any
+    serve: Any
     node: str | None = None
     stderr: str | None = None
-    hung: str | None = None
-    broken: str | None = None
+    hung: tuple[str, int | None] | None = None
+    ready: bool = False
 
 
 class _RayRun:
-    """The driver's loop: submit jobs, write what their tasks send, collect their outcomes."""
+    """The driver's loop: start actors, send them the scheduler's work, write what they send."""
 
     def __init__(
         self,
         ray: Any,
-        jobs: Sequence[Job],
+        scheduler: Scheduler,
+        streams: _Streams,
         *,
-        workers: int,
-        on_event: Events,
-        stderr_path: Callable[[Job], str | None],
+        agent: Any,
+        options: WorkerOptions,
+        wanted: int,
+        limit: float | None,
     ) -> None:
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         self.ray = ray
-        self.workers = workers
-        self.on_event = on_event
-        self.stderr_path = stderr_path
-        self.pending = list(jobs)
-        self.running: dict[Any, _Remote] = {}
-        self.by_key: dict[str, _Remote] = {}
-        self.outcomes: dict[str, JobOutcome] = {}
+        self.scheduler = scheduler
+        self.streams = streams
+        self.agent = agent
+        self.options = options
+        self.wanted = wanted
+        self.limit = limit
+        self.actors: dict[int, _Actor] = {}
+        self._ids = itertools.count()
         self._pinned = NodeAffinitySchedulingStrategy(
             ray.get_runtime_context().get_node_id(), soft=False
         )
         self.mailbox = (
             ray.remote(_Mailbox).options(num_cpus=0, scheduling_strategy=self._pinned).remote()
         )
-        self.task = ray.remote(num_cpus=1, max_retries=0, max_calls=1)(_ray_task)
+        self.actor_class = ray.remote(num_cpus=1, max_concurrency=2, max_restarts=0)(_RayWorker)
         self._cpus = 0.0
         self._cpus_at = -float("inf")
         self._no_cpu_since: float | None = None
 
-    def run(self, episode_time_limit: float | None, cpu_wait: float) -> None:
-        """Until every job has an outcome."""
-        while self.pending or self.running:
-            self._submit()
-            refs = list(self.running)
-            ready: list[Any] = []
+    def spawn(self) -> None:
+        """Start one more actor."""
+        worker = next(self._ids)
+        handle = self.actor_class.remote(worker, self.agent, self.options, self.mailbox)
+        self.actors[worker] = _Actor(handle, handle.serve.remote())
+        self.scheduler.add_worker(worker)
+
+    def run(self, cpu_wait: float) -> None:
+        """Until every job has an outcome (or the agent is refused)."""
+        for _ in range(self.wanted):
+            self.spawn()
+        while not self.scheduler.finished:
+            for worker, messages in self.scheduler.fill().items():
+                self.actors[worker].handle.give.remote(messages)
+            refs = [actor.serve for actor in self.actors.values()]
+            ended: list[Any] = []
             if refs:
                 self.ray.wait(refs, num_returns=1, timeout=_POLL)
-                ready, _ = self.ray.wait(refs, num_returns=len(refs), timeout=0)
+                ended, _ = self.ray.wait(refs, num_returns=len(refs), timeout=0)
             self._drain()
-            for ref in ready:
-                self._finish(ref)
-            now = time.monotonic()
-            if episode_time_limit is not None:
-                for ref, remote in self.running.items():
-                    if remote.hung is None and remote.clock.overdue(now, episode_time_limit):
-                        remote.hung = hang_message(
-                            remote.job, remote.clock.episode, episode_time_limit
-                        )
-                        self.ray.cancel(ref, force=True)
-            self._check_cpus(now, cpu_wait)
+            if self.scheduler.refused is not None:
+                return
+            for worker in [w for w, a in self.actors.items() if a.serve in ended]:
+                self._lost(worker)
+            self._stop_hung()
+            self._check_cpus(time.monotonic(), cpu_wait)
 
-    # -- submitting ---------------------------------------------------------------------
-    def _cluster_cpus(self) -> float:
-        now = time.monotonic()
-        if now - self._cpus_at > _CLUSTER_POLL:
-            self._cpus = float(self.ray.cluster_resources().get("CPU", 0))
-            self._cpus_at = now
-        return self._cpus
-
-    def _submit(self) -> None:
-        """Submit jobs while fewer than two per CPU of the cluster are in flight."""
-        window = max(self.workers, int(_JOBS_PER_CPU * self._cluster_cpus()))
-        while self.pending and len(self.running) < window:
-            job = self.pending.pop(0)
-            spec = load_spec(job.spec)
-            try:
-                receiver = RunReceiver(
-                    spec,
-                    job.game,
-                    job.run,
-                    log_path(job.log_dir, spec.name, job.game, job.run),
-                    resume=job.resume,
-                )
-            except ArcadebenchError as error:  # the log refuses this job, as a worker's would
-                self._outcome(JobOutcome(job, "failed", str(error)))
-                continue
-            remote = _Remote(job, receiver)
-            self.running[self.task.remote(job, receiver.start, self.mailbox)] = remote
-            self.by_key[job.key] = remote
-
-    # -- what the tasks send ------------------------------------------------------------
+    # -- what the actors send -------------------------------------------------------------------
     def _drain(self) -> None:
         """Write the lines and pass on the events the mailbox holds."""
         try:
@@ -302,104 +393,111 @@ class _RayRun:
                 "episodes can no longer reach the logs; the episodes written so far are kept: "
                 "continue with resume=True"
             ) from None
-        for item in items:
-            kind, remote = item[0], self.by_key.get(item[1])
-            if remote is None or remote.broken is not None:
-                continue  # a late message of a job that has ended
+        for worker, event in items:
+            kind = event[0]
+            actor = self.actors.get(worker)
             if kind == "line":
-                try:
-                    remote.receiver.append(item[2])
-                except (OSError, ArcadebenchError) as error:
-                    remote.broken = f"the driver could not write {remote.receiver.log}: {error}"
-                    self.ray.cancel(self._ref(remote), force=True)
+                broken = self.streams.append(event[1], event[2])
+                if broken is not None:
+                    self.scheduler.fail(broken, self.streams.broken[event[1]])
             elif kind == "node":
-                remote.node, remote.stderr = item[2], item[3]
+                if actor is not None:
+                    actor.node, actor.stderr = event[1], event[2]
             elif kind != "end":
-                remote.clock.note(item)
-                self.on_event(item)
+                if kind == "ready" and actor is not None:
+                    actor.ready = True
+                self.scheduler.receive(worker, event)
 
-    def _ref(self, remote: _Remote) -> Any:
-        return next(ref for ref, found in self.running.items() if found is remote)
-
-    # -- outcomes -----------------------------------------------------------------------
-    def _finish(self, ref: Any) -> None:
-        remote = self.running.pop(ref)
+    # -- actors that die or hang ----------------------------------------------------------------
+    def _lost(self, worker: int) -> None:
+        actor = self.actors.pop(worker)
         try:
-            result = self.ray.get(ref)
-        except Exception as error:  # noqa: BLE001 - a dead worker or node, a cancelled task
-            result = {"died": error}
-        job = remote.job
-        if remote.hung is not None or remote.broken is not None:
-            self._save_stderr(job, self._fetch_stderr(remote))
-            outcome = JobOutcome(job, "failed", remote.hung or remote.broken or "")
-        elif "summary" in result:
-            outcome = JobOutcome(job, "done", summary=result["summary"])
-            self.on_event(("done", job.key, result["summary"]))
-        elif "error" in result:
-            self._save_stderr(job, result.get("stderr", ""))
-            outcome = JobOutcome(job, "failed", result["error"])
+            self.ray.get(actor.serve)
+            error: Exception | None = None
+        except Exception as found:  # noqa: BLE001 - a dead actor or node
+            error = found
+        self._drain()  # what it sent before it ended
+        node_died = actor.node is not None and not self._node_alive(actor.node)
+        text = "" if node_died else self._fetch_stderr(actor)
+        if not actor.ready and self.scheduler.refused is None:
+            name = type(error).__name__ if error is not None else "it returned"
+            self.scheduler.refused = (
+                f"a Ray worker died while loading the agent ({name}){tail_summary(text)}"
+            )
+            return
+        if actor.hung is not None:
+            reason = hung_reason(*actor.hung, self.limit or 0.0)
         else:
-            outcome = JobOutcome(job, "failed", self._death(remote, result["died"]))
-        self._outcome(outcome, remote)
+            reason = functools.partial(_same_reason, self._death(node_died, error, text))
+        self.scheduler.lost(worker, reason, text)
+        if self.scheduler.work_left and len(self.actors) < self.wanted:
+            self.spawn()
 
-    def _death(self, remote: _Remote, error: Exception) -> str:
-        """One line on a task that ended without a result: its node or its process died."""
-        exceptions = self.ray.exceptions
+    def _death(self, node_died: bool, error: Exception | None, text: str) -> str:
+        """One line on an actor that ended: its node or its process died."""
         name = type(error).__name__
-        if isinstance(error, exceptions.NodeDiedError):
+        if node_died:
             return (
                 f"the Ray node running it died ({name}); its finished episodes are in the "
                 "driver's log"
             )
-        text = self._fetch_stderr(remote)
-        self._save_stderr(remote.job, text)
-        if isinstance(error, exceptions.WorkerCrashedError):
+        if isinstance(error, self.ray.exceptions.RayActorError):
             return f"the Ray worker process died ({name})" + tail_summary(text)
         first = (str(error).strip().splitlines() or [""])[0][:200]
-        return f"the Ray task failed ({name}: {first})" + tail_summary(text)
+        return f"the Ray worker failed ({name}: {first})" + tail_summary(text)
 
-    def _fetch_stderr(self, remote: _Remote) -> str:
-        """The end of a dead task's stderr, read on its node ("" when the node is gone)."""
-        if remote.node is None or remote.stderr is None:
+    def _node_alive(self, node: str) -> bool:
+        try:
+            return any(n.get("NodeID") == node and n.get("Alive") for n in self.ray.nodes())
+        except Exception:  # noqa: BLE001 - the head is unreachable: say the process died
+            return True
+
+    def _fetch_stderr(self, actor: _Actor) -> str:
+        """The end of a dead actor's stderr, read on its node ("" when the node is gone)."""
+        if actor.node is None or actor.stderr is None:
             return ""
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         reader = self.ray.remote(num_cpus=0, max_retries=0)(_take_stderr)
         try:
             ref = reader.options(
-                scheduling_strategy=NodeAffinitySchedulingStrategy(remote.node, soft=False)
-            ).remote(remote.stderr)
+                scheduling_strategy=NodeAffinitySchedulingStrategy(actor.node, soft=False)
+            ).remote(actor.stderr)
             return str(self.ray.get(ref, timeout=30))
         except Exception:  # noqa: BLE001 - the node is gone: no stderr to read
             return ""
 
-    def _save_stderr(self, job: Job, text: str) -> None:
-        path = self.stderr_path(job)
-        if path and text:
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-            Path(path).write_text(text)
+    def _stop_hung(self) -> None:
+        if self.limit is None:
+            return
+        for worker, key, episode in self.scheduler.overdue(time.monotonic(), self.limit):
+            actor = self.actors.get(worker)
+            if actor is not None and actor.hung is None:
+                actor.hung = (key, episode)
+                self.ray.kill(actor.handle, no_restart=True)
 
-    def _outcome(self, outcome: JobOutcome, remote: _Remote | None = None) -> None:
-        if remote is not None:
-            remote.receiver.close()
-            self.by_key.pop(remote.job.key, None)
-        self.outcomes[outcome.job.key] = outcome
-        if outcome.status == "failed":
-            self.on_event(("failed", outcome.job.key, outcome.message))
+    # -- a cluster without CPUs -----------------------------------------------------------------
+    def _cluster_cpus(self) -> float:
+        now = time.monotonic()
+        if now - self._cpus_at > _CLUSTER_POLL:
+            self._cpus = float(self.ray.cluster_resources().get("CPU", 0))
+            self._cpus_at = now
+        return self._cpus
 
     def _check_cpus(self, now: float, cpu_wait: float) -> None:
         """Fail the jobs left when the cluster has had no CPU for ``cpu_wait`` seconds."""
-        if not (self.pending or self.running) or self._cluster_cpus() > 0:
+        if self.scheduler.finished or self._cluster_cpus() > 0:
             self._no_cpu_since = None
             return
         if self._no_cpu_since is None:
             self._no_cpu_since = now
-            self.on_event(
+            self.scheduler.on_event(
                 (
                     "waiting",
                     "",
-                    f"no node of the Ray cluster has a CPU for tasks: the jobs wait up to "
-                    f"{cpu_wait:g} s for one (start a worker node: `ray start --address=<head>`)",
+                    f"no node of the Ray cluster has a CPU for the runner's workers: the jobs wait "
+                    f"up to {cpu_wait:g} s for one (start a worker node: `ray start "
+                    "--address=<head>`)",
                 )
             )
         if now - self._no_cpu_since < cpu_wait:
@@ -408,29 +506,32 @@ class _RayRun:
             f"no node of the Ray cluster had a CPU for {cpu_wait:g} s, so the job could not run; "
             "start a worker node (`ray start --address=<head>`) and continue with resume=True"
         )
-        for ref, remote in list(self.running.items()):
-            self.ray.cancel(ref, force=True)
-            del self.running[ref]
-            self._outcome(JobOutcome(remote.job, "failed", reason), remote)
-        for job in self.pending:
-            self._outcome(JobOutcome(job, "failed", reason))
-        self.pending = []
+        self.scheduler.fail_all(reason)
 
     def stop(self) -> None:
-        """Cancel the tasks left (Ctrl-C, an error), write what they sent, drop the mailbox."""
-        for ref in self.running:
+        """Stop the actors (letting them close their lanes), write what they sent, clean up."""
+        for actor in self.actors.values():
             try:
-                self.ray.cancel(ref, force=True)
+                actor.handle.give.remote([("stop",)])
             except Exception:  # noqa: BLE001 - best effort
                 pass
-        if self.running:
+        refs = [actor.serve for actor in self.actors.values()]
+        if refs:
             try:
-                self._drain()  # the episodes that reached the mailbox are finished: keep them
-            except Exception:  # noqa: BLE001 - best effort: the mailbox may be gone
+                self.ray.wait(refs, num_returns=len(refs), timeout=_STOP_GRACE)
+            except Exception:  # noqa: BLE001 - best effort
                 pass
-        for remote in self.running.values():
-            remote.receiver.close()
-        self.running.clear()
+        try:
+            self._drain()  # the episodes that reached the mailbox are finished: keep them
+        except Exception:  # noqa: BLE001 - best effort: the mailbox may be gone
+            pass
+        for actor in self.actors.values():
+            try:
+                self.ray.kill(actor.handle, no_restart=True)
+            except Exception:  # noqa: BLE001 - best effort
+                pass
+        self.actors.clear()
+        self.streams.close_all()
         try:
             self.ray.kill(self.mailbox)
         except Exception:  # noqa: BLE001 - best effort
@@ -442,36 +543,56 @@ def run_ray(
     *,
     workers: int,
     on_event: Events,
+    agent: Any = None,
+    lanes: int = 8,
+    options: WorkerOptions | None = None,
     episode_time_limit: float | None = None,
-    stderr_path: Callable[[Job], str | None] = lambda job: None,
     address: str | None = None,
     cpu_wait: float = CPU_WAIT,
 ) -> list[JobOutcome]:
-    """Run ``jobs`` as Ray tasks (one fresh worker process each: ``max_calls=1``).
+    """Play ``jobs`` in Ray actors that live for the whole run (module docstring).
 
     Without ``address`` and without a running Ray instance, a local one with ``workers`` CPUs is
-    started and shut down afterwards. On a cluster the tasks run on any node and write nothing
-    there: this process writes the logs (see the module docstring), so the log directory only
-    has to be on this machine.
+    started and shut down afterwards. On a cluster the actors run on any node and write nothing
+    there: this process writes the logs, so the log directory only has to be on this machine.
 
     Args:
         jobs: what to play.
-        workers: the CPUs of a local instance (a cluster's own CPUs decide there).
+        workers: actors at most on a local instance (a cluster's CPUs decide there).
         on_event: called with every progress event, in this process.
-        episode_time_limit: seconds one episode may take before its task is cancelled.
-        stderr_path: where a failed job's stderr goes (``<log>.stderr.txt``).
+        agent: the agent every job plays (default: the first job's).
+        lanes: environments per actor for a batched agent.
+        options: device and threads of the actors.
+        episode_time_limit: seconds one episode may take before its actor is stopped.
         address: a running cluster's head (``host:port``, ``auto``); default a local instance.
-        cpu_wait: seconds the jobs left wait for a node with CPUs before they fail.
+        cpu_wait: seconds the work left waits for a node with CPUs before its jobs fail.
+
+    Raises:
+        IncompatibleAgent: the actors refused the agent.
     """
     ray = import_ray()
+    agent = jobs[0].agent if agent is None and jobs else agent
     started = _connect(ray, address, workers)
+    streams = _Streams(learner=learns(agent))
+    scheduler = Scheduler(jobs, lanes=lanes, depth=2, on_event=on_event, streams=streams)
     try:
-        runner = _RayRun(ray, jobs, workers=workers, on_event=on_event, stderr_path=stderr_path)
+        cpus = int(ray.cluster_resources().get("CPU", 0)) if address is not None else workers
+        runner = _RayRun(
+            ray,
+            scheduler,
+            streams,
+            agent=agent,
+            options=options or WorkerOptions(),
+            wanted=worker_count(jobs, max(workers, cpus), lanes),
+            limit=episode_time_limit,
+        )
         try:
-            runner.run(episode_time_limit, cpu_wait)
+            runner.run(cpu_wait)
         finally:
             runner.stop()
     finally:
         if started:
             ray.shutdown()
-    return [runner.outcomes[job.key] for job in jobs]
+    if scheduler.refused is not None:
+        raise IncompatibleAgent(scheduler.refused)
+    return scheduler.outcomes()

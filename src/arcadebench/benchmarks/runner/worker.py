@@ -1,60 +1,77 @@
-"""One job of the runner: an agent plays one game/level under one seed, in its own process.
+"""One job of the runner: an agent plays one game/level under one seed.
 
-A job is ``(game, seed)``: it makes the protocol environment, attaches the monitor's log
-(``<log_dir>/<spec>/<game>/<seed>.jsonl``), and plays until its quota (``episodes`` complete
-episodes, or ``steps`` agent steps) or the protocol's budget is reached. It reports progress as
-small tuples through ``send`` (a pipe to the parent, or the Ray driver's mailbox); the log,
-written and fsynced by the monitor, is the record. A local worker writes the log itself; a Ray
-task, which may run on a machine that cannot see it, plays through a
-:class:`~arcadebench.records.Relay` and the driver writes it
-(:mod:`~arcadebench.benchmarks.runner.ray_backend`).
+A job is ``(game, seed)``: its episodes go to the log ``<log_dir>/<spec>/<game>/<seed>.jsonl``
+through the environments' monitors, which write and fsync every line. A job is played in one of
+two ways, by a worker process that lives for the whole run (:mod:`~.serve`):
+
+- **one episode at a time** (:func:`run_job`): a learning agent, whose episodes depend on the
+  ones before; a step quota; any agent that does not answer batches. The job plays until its
+  quota (``episodes`` complete episodes, or ``steps`` agent steps) or the protocol's budget;
+- **spread over lanes** (:mod:`~.lanes`): a batched agent that does not learn plays the job's
+  missing episodes in the environments of every worker at once, the rows of one call per step.
 
 Determinism: episode ``i`` of a job is reset with a seed, and the agent seeded with another,
-both derived from ``(job seed, i)`` by :func:`episode_seeds`. Episodes therefore do not depend
-on the ones before them (for agents that do not learn), so a resumed job, which continues at
-the first episode missing from its log, plays exactly the episodes an uninterrupted job would,
-whatever the number of workers or the backend.
+both derived from ``(job seed, i)`` by :func:`episode_seeds`, and its record says ``index: i``.
+Episodes therefore do not depend on the ones before them (for agents that do not learn), nor
+on the batch, the number of workers or the backend, so a resumed job, which plays the indices
+missing from its log, plays exactly the episodes an uninterrupted job would.
+
+Progress goes to the parent as small tuples through ``send``; the log is the record. A job
+whose log another process holds (a Ray driver) plays through a
+:class:`~arcadebench.records.Relay` per phase.
 
 Classes: Job.
-Functions: episode_seeds, run_job, worker_main.
+Functions: episode_seeds, run_job, attach_log, checked_actions, event_fields, full_action_space.
 """
 
 from __future__ import annotations
 
-import faulthandler
 import os
-import signal
-import sys
-import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 
 from arcadebench.errors import AgentError, ArcadebenchError
 from arcadebench.records import Relay
 
-__all__ = ["HEARTBEAT_STEPS", "Job", "episode_seeds", "run_job", "worker_main"]
+__all__ = [
+    "HEARTBEAT_STEPS",
+    "Job",
+    "attach_log",
+    "checked_actions",
+    "episode_seeds",
+    "event_fields",
+    "full_action_space",
+    "run_job",
+]
 
 HEARTBEAT_STEPS = 512  # progress message every this many steps (frames/s in the display)
 
 
 @dataclass(frozen=True)
 class Job:
-    """What one worker plays.
+    """What one (game, seed) of a run plays.
 
     Attributes:
         spec: a built-in spec name or a spec YAML path (loaded in the worker).
         game: the canonical game or level.
         seed: the job seed (also the run id).
         log_dir: the root of the episode logs.
-        agent: what :func:`~arcadebench.benchmarks.runner.agents.check_agent` returned.
+        agent: what :func:`~arcadebench.benchmarks.runner.agents.check_agent` returned (the
+            workers hold it once; jobs sent to them leave it out).
         algorithm: the agent's name, for the log header and the results.
         episodes: complete episodes to play (or ``None``).
         steps: agent steps to play (or ``None``).
         resume: continue the job's existing log.
         env_kwargs: extra ``make`` arguments (e.g. what the agent needs).
+        todo: the episode indices still to play, spread over lanes; ``None``: the job is played
+            one episode at a time, in one worker.
+        before: ``(complete episodes, steps, frames)`` already in its log.
+        phase: the environment its episodes are played in (``"evaluation"``: a policy of a
+            protocol scored after training, evaluated directly).
     """
 
     spec: str
@@ -67,6 +84,9 @@ class Job:
     steps: int | None = None
     resume: bool = False
     env_kwargs: dict[str, Any] = field(default_factory=dict)
+    todo: tuple[int, ...] | None = None
+    before: tuple[int, int, int] = (0, 0, 0)
+    phase: str = "training"
 
     @property
     def run(self) -> str:
@@ -90,10 +110,59 @@ def episode_seeds(job_seed: int, episode: int) -> tuple[int, int]:
     return int(state[0]), int(state[1])
 
 
+def checked_actions(
+    actions: Any, space: gym.Space[Any], rows: int, where: Callable[[int], str]
+) -> Any:
+    """``actions`` as the environments take them, or an :class:`AgentError` naming the bad one.
+
+    A model of 18 actions under a protocol of 6 would otherwise have its action 7 fail deep in
+    ALE (``IndexError``) or, worse, a valid index of another meaning played silently; so every
+    action is checked against the environment's space. ``rows`` actions are expected
+    (``rows == 0``: one, not in a batch); ``where(row)`` names the episode.
+
+    Example:
+        >>> checked_actions([1, 2], gym.spaces.Discrete(4), 2, str).tolist()
+        [1, 2]
+    """
+    if not isinstance(space, gym.spaces.Discrete):
+        return actions
+    array = np.asarray(actions)
+    wanted = (rows,) if rows else ()
+    if array.shape != wanted and array.size == max(rows, 1):
+        array = array.reshape(wanted)
+    low, high = int(space.start), int(space.start) + int(space.n)
+    if array.shape == wanted and array.dtype.kind in "iub":
+        bad = np.flatnonzero((array < low) | (array >= high))
+        if not len(bad):
+            return array if rows else int(array)
+        row = int(bad[0])
+        found: Any = array[row] if rows else array
+        raise AgentError(
+            f"the agent chose action {int(found)} in {where(row)}, outside the environment's "
+            f"{space} ({int(space.n)} actions): was it trained on another action set? "
+            "Give it the environment's action set, or evaluate it with map_actions "
+            "(--map-actions)"
+        )
+    raise AgentError(
+        f"the agent returned {actions!r} in {where(0)}: expected "
+        + (f"{rows} integer actions (one per row)" if rows else "one integer action")
+        + f" of {space}"
+    )
+
+
+def event_fields(record: Mapping[str, Any]) -> dict[str, Any]:
+    """What the parent hears of a finished episode (the progress display's fields)."""
+    return {k: record.get(k) for k in _EVENT_FIELDS} | {"rss_kb": _rss_kb()}
+
+
 def run_job(
-    job: Job, send: Callable[[tuple[Any, ...]], None], relay: Relay | None = None
+    job: Job,
+    send: Callable[[tuple[Any, ...]], None],
+    relays: Mapping[str, Relay] | None = None,
+    agent: Any = None,
+    device: str = "cpu",
 ) -> dict[str, Any]:
-    """Play ``job`` to its quota; returns a summary (also sent as the ``"done"`` event).
+    """Play ``job`` one episode at a time to its quota; returns a summary (the ``done`` event's).
 
     A protocol scored on its training episodes (SABER, HWR, Atari-5, Machado et al. 2018,
     Sonic) plays ``episodes`` or ``steps`` of training. One scored on evaluation episodes after
@@ -102,36 +171,50 @@ def run_job(
     protocol's number by default) in the evaluation environment with the agent's evaluation
     policy; a policy that does not learn is evaluated directly.
 
-    With ``relay`` the log is the caller's (a Ray driver's): the episodes are sent there, and
-    the job starts where the driver's log says.
+    With ``relays`` (by phase: ``"training"``, ``"evaluation"``) the logs are the caller's (a
+    Ray driver's): the episodes are sent there, and the job starts where the driver's log says.
+    ``agent`` is what to play (default ``job.agent``): a factory or path makes a fresh agent.
 
     Raises:
         AgentError: the agent raised (names game, run and episode; earlier episodes are logged).
+        IncompatibleAgent: the agent does not fit the environment's spaces.
         ArcadebenchError: bad input (the log is in use, belongs to another run...).
     """
     from arcadebench.benchmarks.envs.factory import make
-    from arcadebench.benchmarks.runner.agents import make_actor
+    from arcadebench.benchmarks.runner.agents import agent_name, make_actor
+    from arcadebench.benchmarks.runner.compatibility import check_compatible
     from arcadebench.specs import load_spec
 
+    agent = job.agent if agent is None else agent
+    relays = relays or {}
     spec = load_spec(job.spec)
     env = make(spec, job.game, **job.env_kwargs)
     try:
-        actor = make_actor(job.agent, env, spec, job.game, job.seed)
+        actor = make_actor(agent, env, spec, job.game, job.seed, device)
+        check_compatible(
+            actor.agent,
+            env.observation_space,
+            env.action_space,
+            label=agent_name(agent),
+            spec=spec,
+            game=job.game,
+            full_action_space=full_action_space(env),
+        )
         if spec.evaluation.scored == "training":
-            mon = _attach(env, job, relay, steps=job.steps)
+            mon = attach_log(env, job, relays.get("training"), steps=job.steps)
             send(("start", job.key, mon.complete_episodes, mon.total_steps, mon.total_frames))
             played = _play(env, mon, actor, job, send, episodes=job.episodes, learn=True)
             return _summary(mon, played)
         played = 0
         if actor.observe is not None:  # a learner trains first, for the budget
-            mon = _attach(env, job, relay, steps=job.steps)
+            mon = attach_log(env, job, relays.get("training"), steps=job.steps)
             send(("start", job.key, 0, mon.total_steps, mon.total_frames))
             # its episodes are not the job's: the progress counts the evaluation's
             played += _play(env, mon, actor, job, send, episodes=None, learn=True, quiet=True)
         env.close()
         env = make(spec, job.game, phase="evaluation", **job.env_kwargs)
         policy = actor.evaluation_policy()
-        mon = _attach(env, job, relay, steps=None, policy=policy)
+        mon = attach_log(env, job, relays.get("evaluation"), steps=None, policy=policy)
         if actor.observe is None:
             send(("start", job.key, mon.complete_episodes, mon.total_steps, mon.total_frames))
         episodes = job.episodes or spec.evaluation.episodes
@@ -141,8 +224,23 @@ def run_job(
         env.close()
 
 
-def _attach(
-    env: Any, job: Job, relay: Relay | None, *, steps: int | None, policy: str | None = None
+def full_action_space(env: Any) -> bool | None:
+    """The env's ALE action set (``None``: not an Atari env), as its log header records it."""
+    from arcadebench.wrappers.monitor import find_monitor
+
+    mon = find_monitor(env)
+    value = mon.recorder.settings.get("full_action_space") if mon is not None else None
+    return value if isinstance(value, bool) else None
+
+
+def attach_log(
+    env: Any,
+    job: Job,
+    relay: Relay | None,
+    *,
+    steps: int | None,
+    policy: str | None = None,
+    resume: bool | None = None,
 ) -> Any:
     """The env's monitor, logging the job's run (a step quota tightens the budget)."""
     from arcadebench.wrappers.monitor import find_monitor, monitor
@@ -158,7 +256,7 @@ def _attach(
         log_dir=job.log_dir,
         run=job.run,
         seed=job.seed,
-        resume=job.resume,
+        resume=job.resume if resume is None else resume,
         algorithm=job.algorithm,
         relay=relay,
     )
@@ -184,6 +282,7 @@ def _play(
     only (a training phase whose episodes are not the job's quota).
     """
     act, observe = actor.act, actor.observe if learn else None
+    space = env.action_space
     played = 0
     continues = False
     while not mon.exhausted and (episodes is None or mon.complete_episodes < episodes):
@@ -192,11 +291,16 @@ def _play(
         if not quiet:
             send(("episode_start", job.key, episode))
         step = 0
+
+        def where(_: int) -> str:  # called at once, with this episode's and step's values
+            return f"{job.game} run {mon.run!r} episode {episode} (step {step})"  # noqa: B023
+
         try:
             actor.begin_episode(agent_seed)
+            mon.recorder.index = episode
             obs, info = env.reset() if continues else env.reset(seed=env_seed)
             while True:
-                action = act(obs)
+                action = checked_actions(act(obs), space, 0, where)
                 obs, reward, terminated, truncated, info = env.step(action)
                 if observe is not None:
                     observe(obs, reward, terminated, truncated, info)
@@ -209,9 +313,7 @@ def _play(
             raise
         except Exception as error:
             raise AgentError(
-                f"the agent raised in {job.game} run {mon.run!r} episode {episode} "
-                f"(step {step}): "
-                f"{type(error).__name__}: {error}"
+                f"the agent raised in {where(0)}: {type(error).__name__}: {error}"
             ) from error
         played += 1
         record: dict[str, Any] = dict(mon.last_episode or {})
@@ -219,13 +321,13 @@ def _play(
         if quiet:
             send(("steps", job.key, mon.total_steps, mon.total_frames))
         else:
-            event = {k: record.get(k) for k in _EVENT_FIELDS} | {"rss_kb": _rss_kb()}
-            send(("episode", job.key, event))
+            send(("episode", job.key, event_fields(record)))
     return played
 
 
 _EVENT_FIELDS = (
     "episode",
+    "index",
     "return",
     "steps",
     "frames",
@@ -255,54 +357,3 @@ def _rss_kb() -> int | None:
             return int(statm.read().split()[1]) * (os.sysconf("SC_PAGE_SIZE") // 1024)
     except (OSError, ValueError, IndexError):
         return None
-
-
-def _stop(signum: int, frame: Any) -> None:
-    raise SystemExit(128 + signum)
-
-
-def worker_main(job: Job, conn: Any, stderr_path: str | None = None) -> None:
-    """Entry point of a local worker process: play ``job``, report through ``conn``.
-
-    SIGINT is ignored (the parent decides when to stop); SIGTERM exits through ``finally``, so
-    the environment and its log are closed. Output goes to ``stderr_path`` so emulator banners
-    do not break the parent's progress display.
-    """
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, _stop)
-    if stderr_path is not None:
-        os.makedirs(os.path.dirname(stderr_path) or ".", exist_ok=True)
-        fd = os.open(stderr_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os.dup2(fd, 1)
-        os.dup2(fd, 2)
-        os.close(fd)
-    faulthandler.enable()  # an emulator crash leaves its trace in stderr_path
-
-    def send(message: tuple[Any, ...]) -> None:
-        try:
-            conn.send(message)
-        except OSError:  # the parent is gone: stop (the log is closed on the way out)
-            raise SystemExit(1) from None
-
-    try:
-        summary = run_job(job, send)
-        send(("done", job.key, summary))
-    except Exception as error:
-        traceback.print_exc()
-        send(
-            (
-                "error",
-                job.key,
-                str(error)
-                if isinstance(error, ArcadebenchError)
-                else f"{type(error).__name__}: {error}",
-            )
-        )
-        sys.exit(1)
-    finally:
-        try:
-            conn.close()
-        except OSError:
-            pass

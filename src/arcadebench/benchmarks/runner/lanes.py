@@ -1,0 +1,280 @@
+"""A worker's lanes: the environments in which a batched agent plays many episodes at once.
+
+SB3's ``evaluate_policy`` is fast because it calls the policy once per step of a batch of
+environments; one ``predict`` per environment step costs 2.4 times more, and a process per job
+costs far more again (issue 29: 13x slower than SB3, measured). So a worker process holds up to
+``lanes`` environments, each playing one episode of some job, and each step calls the agent once
+for all of them (once per agent: jobs whose factory makes an agent each are called apart).
+
+A lane is one stream of a job's run (:mod:`arcadebench.records.live`): it opens the job's
+environment and log when the parent gives it the job, plays the episode indices it is given one
+after another, each reset with the seeds of its index (:func:`~.worker.episode_seeds`) and
+recorded with ``index``, and keeps its environment for the job's next index. Each row of a
+batch draws its random numbers from its own episode's generator, so an episode is the same
+whatever shares its batch, the number of lanes or workers, or the backend.
+
+Failures stay with their lanes: an agent that raises fails the lanes whose rows were in that
+call; an environment that raises fails its lane. An agent that does not fit an environment's
+spaces is refused (:mod:`~.compatibility`), which stops the run.
+
+Classes: Lanes.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from arcadebench.benchmarks.runner.agents import Actor, agent_name
+from arcadebench.benchmarks.runner.compatibility import check_compatible
+from arcadebench.benchmarks.runner.worker import (
+    Job,
+    attach_log,
+    checked_actions,
+    episode_seeds,
+    event_fields,
+    full_action_space,
+)
+from arcadebench.errors import AgentError, ArcadebenchError, IncompatibleAgent
+from arcadebench.records import Relay
+
+__all__ = ["Lanes"]
+
+Send = Callable[[tuple[Any, ...]], None]
+
+
+@dataclass
+class _Lane:
+    """One environment of the worker, the job it plays, and the episode in flight."""
+
+    id: int
+    job: Job
+    env: Any
+    mon: Any
+    actor: Actor
+    queue: deque[int] = field(default_factory=deque)
+    index: int | None = None
+    obs: Any = None
+    rng: np.random.Generator | None = None
+    steps: int = 0
+
+    def where(self, step: int | None = None) -> str:
+        at = f" (step {self.steps if step is None else step})"
+        return f"{self.job.game} run {self.job.run!r} episode {self.index}{at}"
+
+
+class Lanes:
+    """The batched lanes of one worker process (module docstring).
+
+    Args:
+        agent: what the worker plays: a factory makes one agent per job; anything else is
+            ``shared`` by every job (a saved model, loaded once).
+        shared: the loaded agent every job plays, or ``None`` (a factory).
+        send: where events go (the parent).
+        line_sender: for a stream whose log the parent holds (Ray), how its lines go there.
+        device: where a factory's saved model runs.
+    """
+
+    def __init__(
+        self,
+        agent: Any,
+        shared: Any,
+        send: Send,
+        line_sender: Callable[[int], Callable[[bytes], Any]] | None = None,
+        device: str = "cpu",
+    ) -> None:
+        self.agent = agent
+        self.shared = shared
+        self.send = send
+        self.line_sender = line_sender
+        self.device = device
+        self.label = agent_name(agent)
+        self.lanes: dict[int, _Lane] = {}
+        self._actors: dict[str, Actor] = {}
+        self._policies: dict[str, str] = {}
+
+    @property
+    def busy(self) -> bool:
+        """Whether some lane has an episode in flight or waiting."""
+        return any(lane.index is not None or lane.queue for lane in self.lanes.values())
+
+    # -- what the parent says ----------------------------------------------------------------
+    def open(self, lane_id: int, job: Job, start: Any = None, stream: int | None = None) -> None:
+        """Make ``job``'s environment in lane ``lane_id`` and join its run (a new stream).
+
+        Raises:
+            IncompatibleAgent: the agent does not fit the environment (the run stops).
+        """
+        from arcadebench.benchmarks.envs.factory import make
+        from arcadebench.specs import load_spec
+
+        self.close(lane_id)
+        spec = load_spec(job.spec)
+        try:
+            env = make(spec, job.game, phase=job.phase, **job.env_kwargs)
+        except ArcadebenchError as error:
+            self.send(("lane_failed", job.key, str(error), lane_id, ""))
+            return
+        try:
+            actor = self._actor(job, env, spec)
+            check_compatible(
+                actor.agent,
+                env.observation_space,
+                env.action_space,
+                label=self.label,
+                spec=spec,
+                game=job.game,
+                full_action_space=full_action_space(env),
+            )
+            policy = self._policy(job, actor)
+            relay = None
+            if start is not None and self.line_sender is not None and stream is not None:
+                relay = Relay(start, self.line_sender(stream))
+            mon = attach_log(env, job, relay, steps=None, policy=policy, resume=True)
+        except IncompatibleAgent:
+            env.close()
+            raise
+        except ArcadebenchError as error:
+            env.close()
+            self.send(("lane_failed", job.key, str(error), lane_id, ""))
+            return
+        except Exception as error:
+            env.close()
+            self._agent_failed(job, lane_id, f"{job.game} run {job.run!r}", error)
+            return
+        self.lanes[lane_id] = _Lane(lane_id, job, env, mon, actor)
+
+    def play(self, lane_id: int, index: int) -> None:
+        """Queue episode ``index`` of the lane's job (started when the lane is free)."""
+        lane = self.lanes.get(lane_id)
+        if lane is None:  # the lane failed: its job is failed in the parent, nothing to play
+            return
+        lane.queue.append(index)
+        if lane.index is None:
+            self._begin(lane)
+
+    def close(self, lane_id: int) -> None:
+        """Close the lane's environment (an episode in flight is not logged)."""
+        lane = self.lanes.pop(lane_id, None)
+        if lane is not None:
+            lane.env.close()
+
+    def close_all(self) -> None:
+        """Close every lane."""
+        for lane_id in list(self.lanes):
+            self.close(lane_id)
+
+    # -- playing -------------------------------------------------------------------------------
+    def step(self) -> None:
+        """One step of every episode in flight: one agent call per agent, then the envs."""
+        groups: dict[int, list[_Lane]] = {}
+        for lane in self.lanes.values():
+            if lane.index is not None:
+                groups.setdefault(id(lane.actor.agent), []).append(lane)
+        for group in groups.values():
+            actions = self._act(group)
+            if actions is None:
+                continue
+            for lane, action in zip(group, actions, strict=True):
+                self._step(lane, action)
+
+    def _act(self, group: list[_Lane]) -> Any:
+        actor = group[0].actor
+        rngs = [lane.rng for lane in group]
+        try:
+            obs = np.stack([lane.obs for lane in group])
+            out = actor.act_rows(obs, rngs)  # type: ignore[arg-type]  # set when it began
+            return checked_actions(
+                out, group[0].env.action_space, len(group), lambda row: group[row].where()
+            )
+        except AgentError as error:
+            for lane in group:
+                self._fail(lane, str(error), traceback.format_exc())
+        except Exception as error:
+            where = (
+                group[0].where()
+                if len(group) == 1
+                else f"a batch of {len(group)} episodes ({', '.join(g.where() for g in group)})"
+            )
+            for lane in group:
+                self._fail(
+                    lane,
+                    f"the agent raised in {where}: {type(error).__name__}: {error}",
+                    traceback.format_exc(),
+                )
+        return None
+
+    def _step(self, lane: _Lane, action: Any) -> None:
+        try:
+            obs, _, terminated, truncated, _ = lane.env.step(action)
+        except ArcadebenchError as error:
+            self._fail(lane, str(error), traceback.format_exc())
+            return
+        except Exception as error:
+            self._fail(
+                lane,
+                f"the environment raised in {lane.where()}: {type(error).__name__}: {error}",
+                traceback.format_exc(),
+            )
+            return
+        lane.steps += 1
+        lane.obs = obs
+        if terminated or truncated or lane.mon.exhausted:
+            self._finished(lane)
+
+    def _begin(self, lane: _Lane) -> None:
+        index = lane.queue.popleft()
+        env_seed, agent_seed = episode_seeds(lane.job.seed, index)
+        lane.index, lane.steps = index, 0
+        lane.rng = np.random.default_rng(agent_seed)
+        lane.mon.recorder.index = index
+        self.send(("episode_start", lane.job.key, index, lane.id))
+        try:
+            lane.obs, info = lane.env.reset(seed=env_seed)
+        except ArcadebenchError as error:
+            self._fail(lane, str(error), traceback.format_exc())
+            return
+        if info.get("arcadebench", {}).get("budget_exhausted"):
+            lane.index = None
+            lane.queue.clear()
+            self.send(("exhausted", lane.job.key, lane.id))
+
+    def _finished(self, lane: _Lane) -> None:
+        record = dict(lane.mon.last_episode or {})
+        self.send(("episode", lane.job.key, event_fields(record), lane.id))
+        lane.index = None
+        if lane.mon.exhausted:
+            lane.queue.clear()
+            self.send(("exhausted", lane.job.key, lane.id))
+        elif lane.queue:
+            self._begin(lane)
+
+    def _fail(self, lane: _Lane, message: str, trace: str) -> None:
+        self.send(("lane_failed", lane.job.key, message, lane.id, trace))
+        self.close(lane.id)
+
+    def _agent_failed(self, job: Job, lane_id: int, where: str, error: Exception) -> None:
+        message = f"the agent raised in {where}: {type(error).__name__}: {error}"
+        self.send(("lane_failed", job.key, message, lane_id, traceback.format_exc()))
+
+    # -- agents --------------------------------------------------------------------------------
+    def _actor(self, job: Job, env: Any, spec: Any) -> Actor:
+        """The job's actor: of the shared agent, or of the agent its factory makes for it."""
+        actor = self._actors.get(job.key)
+        if actor is None:
+            agent = self.shared if self.shared is not None else self.agent
+            actor = self._actors[job.key] = Actor(agent, env, spec, job.game, job.seed, self.device)
+        return actor
+
+    def _policy(self, job: Job, actor: Actor) -> str | None:
+        """The evaluation policy's description, asked once per job (``None``: training)."""
+        if job.phase != "evaluation":
+            return None
+        if job.key not in self._policies:
+            self._policies[job.key] = actor.evaluation_policy()
+        return self._policies[job.key]

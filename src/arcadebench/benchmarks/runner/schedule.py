@@ -1,0 +1,412 @@
+"""The parent's side of a run: which worker plays what, and how each job ended.
+
+Both backends (local processes, Ray actors) start long-lived workers (:mod:`~.serve`) and let a
+:class:`Scheduler` decide what to send them; they differ only in how messages travel and how a
+dead or hung worker is noticed. The scheduler:
+
+- gives a worker a whole job when the job is played one episode at a time (a learner, a step
+  quota, an agent that does not answer batches), one job per worker at a time;
+- otherwise gives each worker's lanes the jobs' missing episode indices, one index per lane at a
+  time (``depth`` ahead where messages are slow, as on Ray), lane by lane across the workers so
+  a few episodes still use every worker; a lane keeps its job while the job has indices left,
+  and then takes another job's (closing one stream of the run, opening another);
+- turns the workers' events into the progress events of :mod:`~.backends` (``start``,
+  ``episode_start``, ``episode``, ``steps``, ``done``, ``failed``);
+- fails a job whose agent raised in it, whose environment failed, or whose episodes were in
+  flight in a worker that died or hung; the other jobs go on. An agent the workers refuse
+  (its spaces do not fit) stops the run.
+
+Classes: JobOutcome, Scheduler, StreamHooks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from arcadebench.benchmarks.runner.worker import Job
+from arcadebench.records import log_path, phase_run
+from arcadebench.specs import load_spec
+
+__all__ = ["JobOutcome", "Scheduler", "StreamHooks"]
+
+Events = Callable[[tuple[Any, ...]], None]
+Message = tuple[Any, ...]
+
+
+@dataclass
+class JobOutcome:
+    """How a job ended: ``status`` is ``"done"`` or ``"failed"`` (``message`` says why).
+
+    ``trace`` is what the worker printed for a failure (a traceback), kept with the job.
+    """
+
+    job: Job
+    status: str
+    message: str = ""
+    summary: dict[str, Any] = field(default_factory=dict)
+    trace: str = ""
+
+
+class StreamHooks(Protocol):
+    """Where the logs are held by the parent (Ray): a stream opened per lane and per job.
+
+    ``open_lane`` returns ``(start, stream id)`` for the worker; ``open_job`` the same per phase
+    of a whole job; both raise :class:`~arcadebench.errors.ArcadebenchError` when the log
+    refuses the job. ``close_lane``/``close_job`` release them.
+    """
+
+    def open_lane(self, job: Job, worker: int, lane: int) -> tuple[Any, int]:
+        """A stream of ``job``'s run for a lane."""
+
+    def close_lane(self, worker: int, lane: int) -> None:
+        """Release the lane's stream."""
+
+    def open_job(self, job: Job) -> dict[str, tuple[Any, int]]:
+        """The streams of a whole job, by phase."""
+
+    def close_job(self, key: str) -> None:
+        """Release a whole job's streams."""
+
+
+@dataclass
+class _JobState:
+    job: Job
+    todo: deque[int]
+    complete: int
+    steps: int
+    frames: int
+    played: int = 0
+    started: bool = False
+    failure: str | None = None
+    trace: str = ""
+    exhausted: bool = False
+    summary: dict[str, Any] | None = None
+
+
+@dataclass
+class _LaneState:
+    job: str | None = None
+    queue: deque[int] = field(default_factory=deque)
+    since: float | None = None
+
+
+@dataclass
+class _WorkerState:
+    lanes: list[_LaneState]
+    job: str | None = None  # the whole job it plays
+    episode: int | None = None
+    since: float | None = None
+    alive: bool = True
+
+
+class Scheduler:
+    """Decides what each worker plays and collects the outcomes (module docstring).
+
+    Args:
+        jobs: the jobs to play (``job.todo`` set: spread over lanes; ``None``: whole).
+        lanes: environments per worker for lanes.
+        depth: episode indices sent ahead per lane (1 locally; 2 where messages are slow).
+        on_event: called with every progress event.
+        streams: the parent's streams (Ray), or ``None`` (the workers open their logs).
+    """
+
+    def __init__(
+        self,
+        jobs: Sequence[Job],
+        *,
+        lanes: int,
+        depth: int = 1,
+        on_event: Events,
+        streams: StreamHooks | None = None,
+    ) -> None:
+        self.jobs = list(jobs)
+        self.lanes = lanes
+        self.depth = depth
+        self.on_event = on_event
+        self.streams = streams
+        self.states = {
+            job.key: _JobState(job, deque(job.todo or ()), *job.before) for job in self.jobs
+        }
+        self.whole: deque[str] = deque(job.key for job in self.jobs if job.todo is None)
+        self.workers: dict[int, _WorkerState] = {}
+        self.refused: str | None = None
+        for key, state in self.states.items():
+            if state.job.todo is not None and not state.todo:  # nothing left: done already
+                self._finish(key)
+
+    # -- workers ------------------------------------------------------------------------------
+    def add_worker(self, worker: int) -> None:
+        """A new worker (at the start, or in place of a dead one)."""
+        self.workers[worker] = _WorkerState([_LaneState() for _ in range(self.lanes)])
+
+    @property
+    def finished(self) -> bool:
+        """Whether every job has an outcome, or the agent was refused."""
+        return self.refused is not None or all(
+            s.summary is not None or s.failure is not None for s in self.states.values()
+        )
+
+    @property
+    def work_left(self) -> bool:
+        """Whether something is still to be given to a worker."""
+        return bool(self.whole) or any(
+            s.todo and s.failure is None and not s.exhausted for s in self.states.values()
+        )
+
+    def busy(self, worker: int) -> bool:
+        """Whether the worker has something in flight."""
+        state = self.workers[worker]
+        return state.job is not None or any(lane.queue for lane in state.lanes)
+
+    # -- what to send -------------------------------------------------------------------------
+    def fill(self) -> dict[int, list[Message]]:
+        """The messages that give every alive worker as much as it may have now."""
+        out: dict[int, list[Message]] = {}
+        alive = [w for w, s in self.workers.items() if s.alive]
+        for worker in alive:
+            state = self.workers[worker]
+            if self.whole and state.job is None and not self.busy(worker):
+                out.setdefault(worker, []).extend(self._give_job(worker))
+        for ahead in range(self.depth):
+            for lane in range(self.lanes):
+                for worker in alive:
+                    if self.workers[worker].job is not None:
+                        continue
+                    messages = self._feed(worker, lane, ahead)
+                    if messages:
+                        out.setdefault(worker, []).extend(messages)
+        return out
+
+    def _give_job(self, worker: int) -> list[Message]:
+        while self.whole:
+            key = self.whole.popleft()
+            state = self.states[key]
+            try:
+                starts = self.streams.open_job(state.job) if self.streams is not None else None
+            except Exception as error:  # noqa: BLE001 - the log refuses the job: it fails alone
+                self._fail(key, str(error))
+                continue
+            self.workers[worker].job = key
+            state.started = True
+            return [("job", dataclasses.replace(state.job, agent=None), starts)]
+        return []
+
+    def _next_job(self) -> str | None:
+        for key, state in self.states.items():
+            if state.todo and state.failure is None and not state.exhausted:
+                return key
+        return None
+
+    def _feed(self, worker: int, lane_id: int, ahead: int) -> list[Message]:
+        """One more episode index for a lane, opening it on another job if it must."""
+        lane = self.workers[worker].lanes[lane_id]
+        if len(lane.queue) > ahead:
+            return []
+        if lane.job is not None:
+            state = self.states[lane.job]
+            if state.todo and state.failure is None and not state.exhausted:
+                index = state.todo.popleft()
+                lane.queue.append(index)
+                return [("play", lane_id, index)]
+            if lane.queue:
+                return []
+        messages: list[Message] = []
+        while True:
+            key = self._next_job()
+            if key is None:
+                return messages
+            state = self.states[key]
+            if lane.job is not None:
+                messages.append(("close", lane_id))
+                if self.streams is not None:
+                    self.streams.close_lane(worker, lane_id)
+                lane.job = None
+            try:
+                start, stream = (
+                    self.streams.open_lane(state.job, worker, lane_id)
+                    if self.streams is not None
+                    else (None, None)
+                )
+            except Exception as error:  # noqa: BLE001 - the log refuses the job: it fails alone
+                self._fail(key, str(error))
+                continue
+            lane.job = key
+            if not state.started:
+                state.started = True
+                self.on_event(("start", key, *state.job.before))
+            index = state.todo.popleft()
+            lane.queue.append(index)
+            job = dataclasses.replace(state.job, agent=None)
+            return [*messages, ("open", lane_id, job, start, stream), ("play", lane_id, index)]
+
+    # -- what the workers say -----------------------------------------------------------------
+    def receive(self, worker: int, event: tuple[Any, ...]) -> None:
+        """One event of ``worker``."""
+        kind = event[0]
+        state = self.workers.get(worker)
+        if state is None or not state.alive:
+            return  # late words of a worker given up on
+        if kind == "refused":
+            self.refused = self.refused or event[1]
+        elif kind == "ready":
+            pass
+        elif kind == "episode_start":
+            lane = event[3] if len(event) > 3 else None
+            now = time.monotonic()
+            if lane is None:
+                state.episode, state.since = event[2], now
+            else:
+                state.lanes[lane].since = now
+            self.on_event(event[:3])
+        elif kind == "episode":
+            self._episode(state, event)
+        elif kind == "exhausted":
+            job = self.states[event[1]]
+            job.exhausted = True
+            job.todo.clear()
+            state.lanes[event[2]].queue.clear()
+            self._finish(event[1])
+        elif kind == "lane_failed":
+            key, message, lane_id, trace = event[1:5]
+            lane = state.lanes[lane_id]
+            lane.job, lane.since = None, None
+            lane.queue.clear()
+            if self.streams is not None:
+                self.streams.close_lane(worker, lane_id)
+            self._fail(key, message, trace)
+        elif kind in ("done", "error"):
+            key = event[1]
+            state.job, state.episode, state.since = None, None, None
+            if self.streams is not None:
+                self.streams.close_job(key)
+            if kind == "done":
+                self.states[key].summary = event[2]
+                self.on_event(event)
+            else:
+                self._fail(key, event[2], event[3] if len(event) > 3 else "")
+        else:  # start, steps: a whole job's progress
+            self.on_event(event)
+
+    def _episode(self, worker: _WorkerState, event: tuple[Any, ...]) -> None:
+        key, record = event[1], event[2]
+        job = self.states[key]
+        if len(event) > 3:  # a lane's episode
+            lane = worker.lanes[event[3]]
+            if lane.queue:
+                lane.queue.popleft()
+            lane.since = None
+            job.played += 1
+            job.complete += bool(record.get("complete"))
+            job.steps = max(job.steps, int(record.get("total_steps") or 0))
+            job.frames = max(job.frames, int(record.get("total_frames") or 0))
+        else:
+            worker.since = None
+        self.on_event(event[:3])
+        if len(event) > 3:
+            self._finish(key)
+
+    def _finish(self, key: str) -> None:
+        """A lanes job is done once nothing of it is left to give or in flight."""
+        job = self.states[key]
+        if job.summary is not None or job.failure is not None or job.todo:
+            return
+        for worker in self.workers.values():
+            if any(lane.job == key and lane.queue for lane in worker.lanes):
+                return
+        spec = load_spec(job.job.spec)
+        job.summary = {
+            "episodes": job.complete,
+            "played": job.played,
+            "total_steps": job.steps,
+            "total_frames": job.frames,
+            "budget": job.exhausted,
+            "log": str(
+                log_path(
+                    job.job.log_dir, spec.name, job.job.game, phase_run(job.job.run, job.job.phase)
+                )
+            ),
+        }
+        if job.started:
+            self.on_event(("done", key, job.summary))
+
+    def fail(self, key: str, message: str) -> None:
+        """Fail a job for a reason the transport found (its log cannot be written...)."""
+        self._fail(key, message)
+
+    def fail_all(self, message: str) -> None:
+        """Fail every job without an outcome (the cluster has no CPU for the work left)."""
+        self.whole.clear()
+        for key in self.states:
+            self._fail(key, message)
+
+    @staticmethod
+    def _run(job: Job) -> str:
+        return phase_run(job.run, "evaluation" if job.phase == "evaluation" else "training")
+
+    def _fail(self, key: str, message: str, trace: str = "") -> None:
+        job = self.states[key]
+        if job.failure is not None or job.summary is not None:
+            return
+        job.failure, job.trace = message, trace
+        job.todo.clear()
+        self.on_event(("failed", key, message))
+
+    # -- workers that die or hang -------------------------------------------------------------
+    def in_flight(self, worker: int) -> list[tuple[str, int | None, float | None]]:
+        """``(job key, episode, since)`` of everything ``worker`` is playing."""
+        state = self.workers[worker]
+        found: list[tuple[str, int | None, float | None]] = []
+        if state.job is not None:
+            found.append((state.job, state.episode, state.since))
+        for lane in state.lanes:
+            if lane.job is not None and lane.queue:
+                found.append((lane.job, lane.queue[0], lane.since))
+        return found
+
+    def lost(self, worker: int, reason: Callable[[str, int | None], str], trace: str = "") -> None:
+        """``worker`` is gone: fail each job it was playing with ``reason(key, episode)``.
+
+        ``trace`` (the worker's last output) is kept with each failed job.
+        """
+        state = self.workers[worker]
+        if not state.alive:
+            return
+        state.alive = False
+        for key, episode, _ in self.in_flight(worker):
+            if self.streams is not None and state.job == key:
+                self.streams.close_job(key)
+            self._fail(key, reason(key, episode), trace)
+        if self.streams is not None:
+            for lane_id, lane in enumerate(state.lanes):
+                if lane.job is not None:
+                    self.streams.close_lane(worker, lane_id)
+        state.job = None
+        state.lanes = [_LaneState() for _ in range(self.lanes)]
+
+    def overdue(self, now: float, limit: float) -> list[tuple[int, str, int | None]]:
+        """``(worker, job key, episode)`` of episodes in flight for longer than ``limit`` s."""
+        return [
+            (worker, key, episode)
+            for worker, state in self.workers.items()
+            if state.alive
+            for key, episode, since in self.in_flight(worker)
+            if since is not None and now - since > limit
+        ]
+
+    def outcomes(self) -> list[JobOutcome]:
+        """Every job's outcome, in the jobs' order (a job never given out: not played)."""
+        found = []
+        for job in self.jobs:
+            state = self.states[job.key]
+            if state.summary is not None:
+                found.append(JobOutcome(job, "done", summary=state.summary))
+            else:
+                found.append(
+                    JobOutcome(job, "failed", state.failure or "not played", trace=state.trace)
+                )
+        return found
