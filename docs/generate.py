@@ -205,11 +205,9 @@ def _envpool_section(reports: list[AuditReport | str]) -> list[str]:
     if isinstance(report, str):
         return []
     match = report.subject
-    rules = [
-        r
-        for r in match.differs
-        if r != "life information" or match.verdicts[r].note != "info carries 'lives'"
-    ]
+    life = report.property("life information").value
+    lives_only = not life["ended"]  # no episode ended at a lost life: only `lives` in info differs
+    rules = [r for r in match.differs if r != "life information" or not lives_only]
     parts = ["", "## Can envpool run a protocol exactly?", ""]
     if not rules:
         return parts + [

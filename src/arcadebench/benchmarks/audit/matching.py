@@ -154,20 +154,46 @@ def _action_set(env: AtariSettings, spec: Spec, value: Any, game: str) -> tuple[
 
 
 def _life(env: AtariSettings, spec: Spec, value: Any, game: str) -> tuple[str, str]:
-    notes = []
-    if value["lives_in_info"] and not env.life_information:
-        notes.append("info carries 'lives'")
+    """The life rule part by part, the note saying which parts differ and which were kept.
+
+    The parts: ``lives`` in ``info``, a lost life ending the episode, the reset after it.
+    """
     lost, ended, after = value["lost"], value["ended"], value["after"]
-    if ended and not env.life_loss_terminal_in_training:
-        notes.append(f"{ended} of {lost} lost lives ended the episode")
-    elif env.life_loss_terminal_in_training and 0 < ended < lost:
-        notes.append(
-            f"{ended} of {lost} lost lives ended the episode (training: all, evaluation: none)"
+    differ: list[str] = []
+    kept: list[str] = []  # the parts the plays kept
+    if lost and not env.life_loss_terminal_in_training:
+        if ended:
+            differ.append(
+                f"{ended} of {lost} lost lives ended the episode, where {spec.name} ends it at "
+                "game over only"
+            )
+        else:
+            kept.append(f"none of {lost} lost lives ended the episode, as declared")
+    elif lost and 0 < ended < lost:
+        differ.append(
+            f"{ended} of {lost} lost lives ended the episode, where {spec.name}'s training env "
+            "ends it at each and its evaluation env at none"
+        )
+    elif lost and not ended:
+        kept.append(
+            f"none of {lost} lost lives ended the episode, as {spec.name}'s evaluation env does"
+        )
+    elif lost and not after.get("restarted"):
+        went_on = " and the game went on" if after.get("continued") else ""
+        kept.append(
+            f"{ended} of {lost} lost lives ended the episode{went_on}, as {spec.name}'s "
+            "training env does"
         )
     if env.life_loss_terminal_in_training and ended and after.get("restarted"):
-        notes.append("the reset after a lost life restarted the game")
-    if notes:
-        return "differs", "; ".join(notes)
+        differ.append(
+            f"the reset after {after['restarted']} of {ended} lost lives restarted the game, "
+            f"where {spec.name}'s training env goes on with it"
+        )
+    if value["lives_in_info"] and not env.life_information:
+        differ.append(f"info carries 'lives', which {spec.name} withholds")
+    if differ:
+        unseen = "" if lost else "; no life was lost, so the rest of the rule was not seen"
+        return "differs", "; ".join(differ) + (f" ({'; '.join(kept)})" if kept else "") + unseen
     if not lost:
         return "unverified", "no life was lost"
     return "ok", ""

@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from ale_py import Action
@@ -336,13 +336,39 @@ def _life(plays: Sequence[Play]) -> Property:
                 f"{kind} the game ({n})" for kind, n in sorted(after.items())
             )
         if continuing:
-            frames = Counter(continuing).most_common(1)[0][0]
-            played = ", ".join(f"{_name(a)}x{n}" for a, n in _runs(frames)) or "nothing"
-            evidence += f", playing {played}"
+            evidence += f", playing {_played(continuing)}"
     else:
         cell = "game over only" + shown
         evidence = f"{lives} lost, the episode went on"
     return Property("life information", value, cell, f"{evidence}; {info}")
+
+
+def _played(sequences: Sequence[tuple[int, ...]]) -> str:
+    """What several resets played, with the range of each count where they drew it.
+
+    Example:
+        >>> _played([(0, 0, 1), (0, 1)])
+        'NOOPx1-2, FIREx1 (2 resets, the counts drawn)'
+        >>> _played([(0, 0, 1, 1), (0, 0, 1, 1)])
+        'NOOPx2, FIREx2 each time (2 resets)'
+        >>> _played([(1,), (0, 1)])
+        'NOOPx0-1, FIREx1 (2 resets, the counts drawn)'
+    """
+    patterns = {tuple(a for a, _ in _runs(seq)) for seq in sequences}
+    if len(patterns) == 1:  # the same actions in the same order: a count per run
+        (pattern,) = patterns
+        counts = [[n for _, n in _runs(seq)] for seq in sequences]
+        ranges = [_range([c[i] for c in counts]) for i in range(len(pattern))]
+    else:  # each action's count, in the order of the resets that played the most actions
+        richest = sorted(sequences, key=lambda seq: -len(set(seq)))
+        pattern = tuple(dict.fromkeys(a for seq in richest for a in seq))
+        ranges = [_range([seq.count(a) for seq in sequences]) for a in pattern]
+    text = ", ".join(f"{_name(a)}x{r}" for a, r in zip(pattern, ranges, strict=True)) or "nothing"
+    if len(sequences) == 1:
+        return text
+    if len(set(sequences)) == 1:
+        return f"{text} each time ({len(sequences)} resets)"
+    return f"{text} ({len(sequences)} resets, the counts drawn)"
 
 
 def _runs(frames: Sequence[int]) -> list[tuple[int, int]]:
@@ -429,9 +455,16 @@ def _reward(plays: Sequence[Play]) -> Property:
     big = float(np.abs(raw).max())
     evidence = f"{count(len(pairs), 'rewarded step')}, the game's rewards up to {big:g}"
     if np.array_equal(env, raw):
-        kind = "raw" if big > 1 else "raw or clipped"
-        cell = "the game's score" if big > 1 else "raw (all within -1..1)"
-        return Property("reward", kind, cell, evidence + ": the env's reward equalled them")
+        if big > 1:
+            return Property(
+                "reward", "raw", "the game's score", evidence + ": the env's reward equalled them"
+            )
+        return Property(
+            "reward",
+            "raw or clipped",
+            "equal to the game's, all within -1..1: clipping not observable",
+            evidence + ": the env's reward equalled them, as it would clipped to -1..1 too",
+        )
     if np.array_equal(env, np.sign(raw)):
         return Property(
             "reward", "clipped", "clipped to -1..1", evidence + ": the env gave their sign"
@@ -530,9 +563,9 @@ def _info(plays: Sequence[Play]) -> Property:
         head if tails == [""] else f"{head} {{{', '.join(t for t in tails if t)}}}"
         for head, tails in groups.items()
     )
-    returns = _episode_returns(plays)
+    returns, doubtful = _episode_returns(plays)
     rewards = _step_rewards(plays, keys)
-    evidence = "; ".join(filter(None, [returns or "no per-episode return", rewards]))
+    evidence = "; ".join(filter(None, [returns or "no per-episode return", *doubtful, rewards]))
     value = {"keys": list(keys), "returns": returns, "rewards": rewards}
     return Property("info", value, shown or "nothing", evidence)
 
@@ -548,10 +581,20 @@ def _numbers(info: Mapping[str, Any]) -> dict[str, float]:
     }
 
 
+_TRIVIAL = (0.0, 1.0)
+"""Values a flag, a counter of one or an empty sum take whatever the game did: a field that
+equals a score only where the score is one of them could equal it by coincidence."""
+
+
 def _step_rewards(plays: Sequence[Play], keys: Iterable[str]) -> str:
-    """The ``info`` keys that carry the game's own reward of every step (envpool's ``reward``)."""
+    """The ``info`` keys that carry the game's own reward of every step (envpool's ``reward``).
+
+    A key counts only if it equalled the game's reward on every rewarded step and on one whose
+    reward no flag could have matched (neither 0 nor 1).
+    """
     rewarded = [s for s in _steps(plays, "random", "noop") if s.raw_reward]
-    if not rewarded:
+    telling = [s for s in rewarded if s.raw_reward not in _TRIVIAL]
+    if not telling:
         return ""
     found = [
         key for key in keys if all(_numbers(s.info).get(key) == s.raw_reward for s in rewarded)
@@ -559,30 +602,68 @@ def _step_rewards(plays: Sequence[Play], keys: Iterable[str]) -> str:
     return "; ".join(f"info['{key}'] = the game's reward each step" for key in found)
 
 
-def _episode_returns(plays: Sequence[Play]) -> str:
-    """Which ``info`` key carries a per-episode return, and whether it is the game's score."""
-    found: Counter[str] = Counter()
+class _End(NamedTuple):
+    """An episode end as a test of an ``info`` field.
+
+    The game's score and the env's return there, and whether each could be told apart from
+    what a flag or the step's own reward would show.
+    """
+
+    game: float
+    episode: float
+    tells_game: bool
+    tells_episode: bool
+
+
+def _episode_returns(plays: Sequence[Play]) -> tuple[str, list[str]]:
+    """Which ``info`` key carries a per-episode return, and whether it is the game's score.
+
+    Returns ``(what was found, the keys that matched only by coincidence)``.
+
+    Every episode end where a key is present is a test (``value`` against the game's score and
+    the env's return since the reset), and a key is said to carry one only if it passed every
+    test and one where it could have failed: where the score was no value a flag, the step's
+    reward or a counter of one would also give (:data:`_TRIVIAL`). A key that matched only
+    where it could not have differed (envpool's ``terminated``, 1, at a score of 1) is named as
+    such, not taken for a return.
+    """
+    ends: dict[str, list[tuple[float, _End]]] = {}
     for history in _histories(plays):
         game = episode = 0.0
+        known = True  # every step of the game so far had its raw reward
         for event in history:
             if isinstance(event, ResetFacts):
-                game = 0.0 if event.fresh is not False else game
+                if event.fresh is not False:
+                    game, known = 0.0, True
                 episode = 0.0
                 continue
+            known = known and event.raw_reward is not None
             game += event.raw_reward or 0.0
             episode += event.reward
-            if not event.ended:
+            if not event.ended or not known:
                 continue
+            either = {event.reward, event.raw_reward or 0.0, *_TRIVIAL}  # what a flag could be
+            end = _End(game, episode, game not in either, episode not in either | {game})
             for key, value in _numbers(event.info).items():
-                if event.raw_reward is None or not game:
-                    continue
-                if value == game and game != episode:
-                    found[f"info['{key}'] = the game's score"] += 1
-                elif value == game:
-                    found[f"info['{key}'] = the game's score (= the return)"] += 1
-                elif value == episode:
-                    found[f"info['{key}'] = the env's return"] += 1
-    return "; ".join(found)
+                ends.setdefault(key, []).append((value, end))
+    found: list[str] = []
+    doubtful: list[str] = []
+    for key, tests in ends.items():
+        if all(value == end.game for value, end in tests):
+            if any(end.tells_game for _, end in tests):
+                same = all(end.game == end.episode for _, end in tests)
+                found.append(f"info['{key}'] = the game's score" + " (= the return)" * same)
+            elif any(end.game for _, end in tests):
+                shown = ", ".join(f"{g:g}" for g in sorted({end.game for _, end in tests}))
+                doubtful.append(
+                    f"info['{key}'] equalled the game's score ({shown}) only where a flag or the "
+                    "step's reward would too: not taken for it"
+                )
+        elif all(value == end.episode for value, end in tests) and any(
+            end.tells_episode for _, end in tests
+        ):
+            found.append(f"info['{key}'] = the env's return")
+    return "; ".join(found), doubtful
 
 
 def measure(plays: Sequence[Play], game: str, actions: int) -> list[Property]:
