@@ -65,3 +65,15 @@ def test_lives_in_info_without_a_life_lost_leave_the_rest_unseen():
         "info carries 'lives', which atari5 withholds; no life was lost, so the rest of the "
         "rule was not seen",
     )
+
+
+def test_a_match_prints_as_one_line_of_what_differs():
+    """`print(report.closest)`: the spec and the rules, not every verdict and constant."""
+    properties = list(measured(*GAME_OVER_ONLY).values())
+    match = match_spec(ATARI5, properties, "pong")
+    assert repr(match) == (
+        "SpecMatch(Spec('atari5' v1, sha256:90863c63e974, atari, 57 games) differs in action "
+        "set, life information; not verified: sticky actions, reward, episode cap)"
+    )
+    evaluation = match_spec(ATARI100K, properties, "pong")
+    assert "\n" not in repr(evaluation) and len(repr([match, evaluation])) < 2 * 200

@@ -80,6 +80,17 @@ class SpecMatch:
     verdicts: Mapping[str, Verdict]
     phase: str | None = None
 
+    def __repr__(self) -> str:
+        """One line: the spec, the rules that differ and those not verified.
+
+        What ``print(report.closest)`` shows; the verdicts are in :attr:`verdicts` and in the
+        report's table.
+        """
+        differs = ", ".join(self.differs) or "nothing"
+        unverified = f"; not verified: {', '.join(self.unverified)}" if self.unverified else ""
+        phase = f"; as its {self.phase} env" if self.phase else ""
+        return f"SpecMatch({self.spec!r} differs in {differs}{unverified}{phase})"
+
     @property
     def differs(self) -> list[str]:
         """The rules the env breaks."""
