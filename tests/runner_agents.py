@@ -12,16 +12,20 @@ import os
 import signal
 import time
 
+import gymnasium as gym
 from arcadebench.benchmarks.runner.agents import RandomAgent
 from arcadebench.benchmarks.runner.worker import episode_seeds
 
 __all__ = [
+    "BatchedHangingAgent",
     "BatchedKilledAgent",
     "BatchedRaisingAgent",
     "CrashingAgent",
+    "Declares18",
     "HangingAgent",
     "KilledAgent",
     "LearningAgent",
+    "OutOfRange",
     "RaisingAgent",
     "SlowRandom",
 ]
@@ -127,6 +131,30 @@ class BatchedKilledAgent(_BatchedCounting):
 
     def misbehave(self):
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+class BatchedHangingAgent(_BatchedCounting):
+    """Hangs (sleeps for an hour) at step 10 of episode 2 of phoenix, in a batch."""
+
+    def misbehave(self):
+        time.sleep(3600)
+
+
+class OutOfRange:
+    """A batched policy that always chooses action 17: a model of ALE's 18 actions."""
+
+    def act_batch(self, obs):
+        return [17] * len(obs)
+
+
+class Declares18(RandomAgent):
+    """Says it chooses among the 18 actions (class attribute), as a trained model would."""
+
+    act_batch = None
+
+    def __init__(self, action_space):
+        super().__init__(action_space)
+        self.action_space = gym.spaces.Discrete(18)
 
 
 class SlowRandom(RandomAgent):

@@ -185,12 +185,35 @@ def run(tmp, backend, **kwargs):
 
 
 def test_ray_and_local_backends_give_the_same_episodes_and_results(tmp_path, local_ray):
-    on_ray = run(tmp_path / "ray", "ray")
-    local = run(tmp_path / "local", "local")
+    on_ray = run(tmp_path / "ray", "ray")  # 8 environments per actor
+    local = run(tmp_path / "local", "local", num_envs=1)  # one episode at a time per worker
     assert played(tmp_path / "ray") == played(tmp_path / "local")
     assert len(played(tmp_path / "ray")) == 4
     assert on_ray.algorithms == local.algorithms  # CIs included: same seeds, same bootstrap
     assert on_ray.provenance["backend"] == "ray"
+
+
+def test_protocols_scored_after_training_run_on_ray(tmp_path, local_ray):
+    """Atari 100k on Ray: a policy evaluated directly, a learner trained and then evaluated."""
+    for backend in ("ray", "local"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NonCompliantWarning)
+            arcadebench.evaluate(
+                "random", "atari100k", ["pong"], episodes=2, backend=backend, workers=2,
+                log_dir=tmp_path / backend / "policy", progress="off", reps=0,
+            )  # fmt: skip
+            arcadebench.evaluate(
+                "runner_agents:EvaluatingLearner", "atari100k", ["breakout"], steps=300,
+                episodes=1, backend=backend, workers=1, log_dir=tmp_path / backend / "learner",
+                progress="off", reps=0,
+            )  # fmt: skip
+    assert played(tmp_path / "ray") == played(tmp_path / "local")
+    found = played(tmp_path / "ray")
+    assert sorted(found) == [("breakout", "0"), ("breakout", "0.eval"), ("pong", "0.eval")]
+    assert [e[0] for e in found[("pong", "0.eval")]] == [0, 1]
+    learner = tmp_path / "ray" / "learner" / "runner_agents_EvaluatingLearner" / "atari100k"
+    evaluation = (learner / "breakout" / "0.eval.jsonl").read_text().splitlines()
+    assert '"policy": "greedy after 300 observed steps"' in evaluation[0]  # relayed header
 
 
 def failing_run(tmp, agent, **kwargs) -> JobsFailed:

@@ -14,7 +14,12 @@ import arcadebench
 from arcadebench.benchmarks.runner import backends
 from arcadebench.benchmarks.runner.worker import episode_seeds
 from arcadebench.benchmarks.scoring.results import Results
-from arcadebench.errors import ArcadebenchError, JobsFailed, NonCompliantWarning
+from arcadebench.errors import (
+    ArcadebenchError,
+    IncompatibleAgent,
+    JobsFailed,
+    NonCompliantWarning,
+)
 
 SHORT = {"max_episode_frames": 2000}  # <= 500 steps an episode (non-compliant: fine for tests)
 SCORED_AS = " [max_episode_frames=2000]"  # runs of other settings are an algorithm of their own
@@ -189,6 +194,115 @@ def test_a_worker_that_dies_fails_its_job_only(tmp_path, agent, death):
     logs = episodes(tmp_path)
     assert [e[0] for e in logs[("phoenix", "0")]] == [0, 1]
     assert len(logs[("qbert", "0")]) == len(logs[("battle_zone", "0")]) == 3
+
+
+def test_the_episodes_are_the_same_whatever_the_batch_and_the_workers(tmp_path):
+    """Issue 29: episode i of (game, seed) is seeded from (seed, i), whatever plays it."""
+    for envs, workers in ((1, 1), (8, 2), (3, 1)):
+        run(
+            tmp_path / f"{envs}-{workers}", episodes=3, seeds=[0, 1], num_envs=envs, workers=workers
+        )
+    first = played(tmp_path / "1-1")
+    assert len(first) == 6 and all([e[0] for e in eps] == [0, 1, 2] for eps in first.values())
+    assert played(tmp_path / "8-2") == first == played(tmp_path / "3-1")
+    # and the scores, which do not depend on the order the episodes finished in
+    scored = [
+        Results.from_json(tmp_path / f"{n}/results.json").algorithms for n in ("1-1", "8-2", "3-1")
+    ]
+    assert scored[0] == scored[1] == scored[2]
+
+
+def test_an_agent_that_raises_in_a_batch_fails_its_job_only(tmp_path):
+    with pytest.raises(JobsFailed) as failed:
+        run(tmp_path, agent="runner_agents:BatchedRaisingAgent", episodes=4, workers=2)
+    ((key, reason),) = failed.value.failures
+    assert key == "phoenix/0"  # one call per job's agent: no other job's rows in it
+    assert reason.startswith("the agent raised in ") and reason.endswith(": ValueError: boom")
+    assert "phoenix run '0' episode 2 (step 9)" in reason  # alone, or with its batch's others
+    logs = played(tmp_path)
+    assert 2 not in [e[0] for e in logs[("phoenix", "0")]]  # the others may have finished
+    assert (
+        [e[0] for e in logs[("qbert", "0")]]
+        == [e[0] for e in logs[("battle_zone", "0")]]
+        == [
+            0,
+            1,
+            2,
+            3,
+        ]
+    )
+    stderr = tmp_path / "runner_agents_BatchedRaisingAgent" / "atari5" / "phoenix" / "0.stderr.txt"
+    assert "ValueError: boom" in stderr.read_text()  # the traceback
+
+
+def test_a_worker_that_dies_in_a_batch_fails_the_jobs_it_was_playing(tmp_path):
+    with pytest.raises(JobsFailed) as failed:
+        run(tmp_path, agent="runner_agents:BatchedKilledAgent", episodes=3, workers=2)
+    failures = dict(failed.value.failures)
+    assert "phoenix/0" in failures
+    assert all("the worker process died (SIGKILL)" in reason for reason in failures.values())
+    logs = played(tmp_path)
+    for game in GAMES:  # a job it was not playing finished in the other worker or its successor
+        if f"{game}/0" not in failures:
+            assert [e[0] for e in logs[(game, "0")]] == [0, 1, 2]
+    assert 2 not in [e[0] for e in logs[("phoenix", "0")]]
+
+
+def test_a_hanging_batch_is_stopped_by_the_episode_time_limit(tmp_path):
+    with pytest.raises(JobsFailed) as failed:
+        run(
+            tmp_path,
+            agent="runner_agents:BatchedHangingAgent",
+            games=["phoenix"],
+            episodes=3,
+            workers=1,
+            episode_time_limit=3,
+            env_kwargs={"max_episode_frames": 400},
+        )
+    ((key, reason),) = failed.value.failures
+    assert key == "phoenix/0" and "ran past the wall-clock limit of 3 s" in reason
+
+
+def test_an_action_outside_the_action_set_fails_the_job_in_one_line(tmp_path):
+    """A model of ALE's 18 actions under a 6-action protocol never has its actions reinterpreted."""
+    with pytest.raises(JobsFailed) as failed:
+        arcadebench.evaluate(
+            "runner_agents:OutOfRange",
+            "atari100k",
+            ["pong"],
+            episodes=1,
+            log_dir=tmp_path,
+            progress="off",
+            reps=0,
+        )
+    ((key, reason),) = failed.value.failures
+    assert key == "pong/0"
+    assert reason.startswith(
+        "the agent chose action 17 in pong run '0' episode 0 (step 0), outside the environment's "
+        "Discrete(6) (6 actions): was it trained on another action set?"
+    )
+    assert "\n" not in reason and not list(tmp_path.rglob("0.eval.jsonl"))[0].read_text().count(
+        '"kind": "episode"'
+    )
+
+
+def test_an_agent_that_says_it_was_trained_on_other_actions_is_refused_before_playing(tmp_path):
+    with pytest.raises(IncompatibleAgent) as refused:
+        arcadebench.evaluate(
+            "runner_agents:Declares18",
+            "atari100k",
+            ["pong"],
+            episodes=1,
+            log_dir=tmp_path,
+            progress="off",
+            reps=0,
+        )
+    assert str(refused.value).startswith(
+        "runner_agents:Declares18 chooses among 18 actions, but the atari100k environment of pong "
+        "has 6 actions (its minimal action set): train it under the protocol's action set, or pass "
+        "--map-actions"
+    )
+    assert not [p for p in tmp_path.rglob("*.jsonl") if '"episode"' in p.read_text()]
 
 
 def test_a_hanging_agent_is_stopped_by_the_episode_time_limit(tmp_path):
