@@ -13,6 +13,7 @@ import signal
 import time
 
 import gymnasium as gym
+
 from arcadebench.benchmarks.runner.agents import RandomAgent
 from arcadebench.benchmarks.runner.worker import episode_seeds
 
