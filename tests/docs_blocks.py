@@ -7,6 +7,7 @@ An HTML comment right above a fence says more, where a block needs it::
     <!-- docs: file=my_agents.py -->       the block is a file the next blocks use
     <!-- docs: exit=2 -->                   every command of the sh block exits with status 2
     <!-- docs: output -->                   the text block is what the sh block above printed
+    <!-- docs: output=stderr -->            ... what it printed on stderr (an error's one line)
     <!-- docs: run-by=tests/x.py -->        the commands run in that test (a cluster of machines)
     <!-- docs: not-run=the whole suite -->  the block is the test command itself
 

@@ -69,7 +69,7 @@ def test_every_block_of_the_readme_runs_as_written(tmp_path):
     # the reader is in the root of a clone: .venv/ (this interpreter's) and examples/ are there
     (tmp_path / ".venv").symlink_to(Path(sys.prefix))
     (tmp_path / "examples").symlink_to(REPO / "examples")
-    printed = ""
+    printed = errors = ""
     ran = checked = 0
     for block in blocks(README):
         directives = block.directives
@@ -110,11 +110,12 @@ def test_every_block_of_the_readme_runs_as_written(tmp_path):
                 assert "A.L.E: Arcade Learning Environment" not in output, (
                     f"{where(block)}: `{command}` printed the emulator's banner"
                 )
-                printed = done.stdout
+                printed, errors = done.stdout, done.stderr
                 ran += 1
         elif "output" in directives:
-            assert matches(block.text, printed), (
-                f"{where(block)}: the output shown is not what the command printed:\n{printed}"
+            shown = errors if directives["output"] == "stderr" else printed
+            assert matches(block.text, shown), (
+                f"{where(block)}: the output shown is not what the command printed:\n{shown}"
             )
             checked += 1
     assert ran >= 20 and checked >= 2  # the README's commands and scripts, and two outputs

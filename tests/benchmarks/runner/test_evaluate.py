@@ -299,8 +299,8 @@ def test_an_agent_that_says_it_was_trained_on_other_actions_is_refused_before_pl
         )
     assert str(refused.value).startswith(
         "runner_agents:Declares18 chooses among 18 actions, but the atari100k environment of pong "
-        "has 6 actions (its minimal action set): train it under the protocol's action set, or pass "
-        "--map-actions"
+        "has 6 actions (its minimal action set): train it under the protocol's action set, or "
+        "evaluate it with map_actions=True"
     )
     assert not [p for p in tmp_path.rglob("*.jsonl") if '"episode"' in p.read_text()]
 

@@ -185,8 +185,8 @@ def test_a_model_of_another_action_set_is_refused_or_mapped_by_meaning(tmp_path,
     (line,) = out.err.strip().splitlines()
     assert (
         "ppo_tiny chooses among 18 actions, but the atari100k environment of pong has 6 actions "
-        "(its minimal action set): train it under the protocol's action set, or pass "
-        "--map-actions" in line
+        "(its minimal action set): train it under the protocol's action set, or evaluate it with "
+        "--map-actions to play its actions by their ALE meanings" in line
     )
     assert not (tmp_path / "refused").exists()  # refused before anything was played
     status, out = run(tmp_path / "mapped", *args, "--map-actions", capsys=capsys)

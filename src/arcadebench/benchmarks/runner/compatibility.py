@@ -29,8 +29,8 @@ FULL_ACTIONS = 18
 """ALE's full action set (every joystick direction with and without fire, and NOOP)."""
 
 _MAP_HINT = (
-    "or pass --map-actions (evaluate(..., map_actions=True)) to play its actions by their ALE "
-    "meanings on the action set it was trained on, recorded as a deviation"
+    "or evaluate it with map_actions=True to play its actions by their ALE meanings on the "
+    "action set it was trained on, recorded as a deviation"
 )
 
 
@@ -184,9 +184,15 @@ def _spaces(
 ) -> tuple[gym.Space[Any], gym.Space[Any]]:
     import warnings
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the deviations are warned about with the run
-        env = make(spec, game, log_dir=False, **env_kwargs)
+    from ale_py import ALEInterface, LoggerMode
+
+    ALEInterface.setLoggerMode(LoggerMode.Error)  # a check prints no emulator banner
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the deviations are warned about with the run
+            env = make(spec, game, log_dir=False, **env_kwargs)
+    finally:
+        ALEInterface.setLoggerMode(LoggerMode.Info)  # ALE's default, for the caller's own envs
     try:
         return env.observation_space, env.action_space
     finally:

@@ -140,8 +140,7 @@ def checked_actions(
         raise AgentError(
             f"the agent chose action {int(found)} in {where(row)}, outside the environment's "
             f"{space} ({int(space.n)} actions): was it trained on another action set? "
-            "Give it the environment's action set, or evaluate it with map_actions "
-            "(--map-actions)"
+            "Give it the environment's action set, or evaluate it with map_actions=True"
         )
     raise AgentError(
         f"the agent returned {actions!r} in {where(0)}: expected "

@@ -56,7 +56,7 @@ class PredictionFit:
         explained_variance: 1 - sum of squared residuals / sum of squares about each game's mean,
             pooled over all modelled games, inputs included: Section 5.5's share of "the variance
             in log-scores within the dataset" (71.5% for Atari-5, 80.0% for Atari-10).
-        source: where the models were fitted (the score file).
+        source: where the models were fitted (the score table).
     """
 
     name: str
