@@ -101,11 +101,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--envs",
         type=int,
-        default=8,
         metavar="N",
-        help="environments per worker in which a batched agent (a saved model, random, noop, "
-        "act_batch) plays at once, one call per step for all (default 8); the episodes are the "
-        "same whatever N",
+        help="environments per worker in which a batched agent (a saved model, act_batch, "
+        "random, noop) plays at once, one call per step for all (default 8; 1 for random and "
+        "noop, which gain nothing from batches); the episodes are the same whatever N",
     )
     parser.add_argument(
         "--device",
@@ -254,7 +253,7 @@ def _command(args: argparse.Namespace) -> str:
         "episode_time_limit",
     ):
         value = getattr(args, option)
-        if value is not None and (option, value) not in (("envs", 8), ("device", "cpu")):
+        if value is not None and (option, value) != ("device", "cpu"):
             words += [f"--{option.replace('_', '-')}", str(value)]
     for option in ("games", "seeds"):
         if getattr(args, option):

@@ -187,7 +187,7 @@ class Lanes:
         actor = group[0].actor
         rngs = [lane.rng for lane in group]
         try:
-            obs = np.stack([lane.obs for lane in group])
+            obs = group[0].obs[None] if len(group) == 1 else np.stack([g.obs for g in group])
             out = actor.act_rows(obs, rngs)  # type: ignore[arg-type]  # set when it began
             return checked_actions(
                 out, group[0].env.action_space, len(group), lambda row: group[row].where()

@@ -132,10 +132,13 @@ def checked_actions(
         array = array.reshape(wanted)
     low, high = int(space.start), int(space.start) + int(space.n)
     if array.shape == wanted and array.dtype.kind in "iub":
+        if rows == 0:
+            if low <= array < high:
+                return int(array)
+        elif low <= array.min() and array.max() < high:
+            return array
         bad = np.flatnonzero((array < low) | (array >= high))
-        if not len(bad):
-            return array if rows else int(array)
-        row = int(bad[0])
+        row = int(bad[0]) if len(bad) else 0
         found: Any = array[row] if rows else array
         raise AgentError(
             f"the agent chose action {int(found)} in {where(row)}, outside the environment's "
