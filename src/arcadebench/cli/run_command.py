@@ -103,8 +103,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         type=int,
         metavar="N",
         help="environments per worker in which a batched agent (a saved model, act_batch, "
-        "random, noop) plays at once, one call per step for all (default 8; 1 for random and "
-        "noop, which gain nothing from batches); the episodes are the same whatever N",
+        "random, noop) plays at once, one call per step for all (default 8, 32 on a CUDA device, "
+        "1 for random and noop, which gain nothing from batches); the episodes are the same "
+        "whatever N",
     )
     parser.add_argument(
         "--device",
