@@ -15,6 +15,7 @@ from arcadebench.benchmarks.envs import (
     register_envs,
     register_joint_envs,
 )
+from arcadebench.benchmarks.replay import verify
 from arcadebench.benchmarks.report import report
 from arcadebench.benchmarks.runner import (
     ActingAgent,
@@ -52,6 +53,7 @@ __all__ = [
     "monitor",
     "report",
     "score",
+    "verify",
 ]
 
 register_envs()

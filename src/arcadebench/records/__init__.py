@@ -20,7 +20,7 @@ from arcadebench.records.live import (
     counters_path,
     read_totals,
 )
-from arcadebench.records.reader import LogWarning, RunLog, parse_log
+from arcadebench.records.reader import LogWarning, RunLog, log_records, parse_log
 from arcadebench.records.recorder import (
     NO_LIMIT,
     RunRecorder,
@@ -29,6 +29,13 @@ from arcadebench.records.recorder import (
     new_memory_run,
 )
 from arcadebench.records.relay import SYNC_STEPS, RunHolder, RunReceiver
+from arcadebench.records.replay import (
+    REPLAY_FORMAT,
+    Replay,
+    read_replays,
+    replay_fields,
+    replay_path,
+)
 from arcadebench.records.schema import (
     END_REASONS,
     EPISODE_FIELDS,
@@ -60,6 +67,7 @@ __all__ = [
     "LOG_DIR_ENV",
     "LOG_FORMAT",
     "NO_LIMIT",
+    "REPLAY_FORMAT",
     "SYNC_STEPS",
     "EndReason",
     "EpisodeRecord",
@@ -68,6 +76,7 @@ __all__ = [
     "LiveRun",
     "LogWarning",
     "Relay",
+    "Replay",
     "RunHolder",
     "RunIdentity",
     "RunLog",
@@ -78,6 +87,7 @@ __all__ = [
     "check_run",
     "continue_run",
     "counters_path",
+    "log_records",
     "cut_partial_line",
     "episode_record",
     "header_record",
@@ -87,7 +97,10 @@ __all__ = [
     "package_versions",
     "parse_log",
     "phase_run",
+    "read_replays",
     "read_totals",
+    "replay_fields",
+    "replay_path",
     "resolve_log_dir",
     "spec_logs",
     "tightest",

@@ -59,6 +59,8 @@ from typing import Any, ClassVar, NamedTuple
 
 from arcadebench.errors import ArcadebenchError, LogInUse
 from arcadebench.records.filesystems import network_filesystem
+from arcadebench.records.replay import replay_path
+from arcadebench.records.writer import cut_partial_line
 
 try:  # POSIX record locks; without them (Windows) a run is one process
     import fcntl
@@ -205,6 +207,7 @@ class LiveRun:
         self._fd: int | None = None
         self._map: mmap.mmap | None = None
         self._log_file: Any = None
+        self._replay_file: Any = None  # <run>.replay, opened at its first line
         self._words: memoryview = memoryview(bytearray(_SIZE)).cast("q")
         self._words[0] = 0
         self._kept = 0  # holders keeping the run open while none of its slots is claimed
@@ -373,6 +376,22 @@ class LiveRun:
             os.fsync(self._log_file.fileno())
         return None
 
+    def write_replay(self, line: bytes) -> None:
+        """Append one replay line to ``<run>.replay`` and ``fsync`` it.
+
+        Inside :meth:`appending`, before its episode's line (:mod:`~arcadebench.records.replay`):
+        a line a crash cut is dropped before the first append, as the log's is.
+        """
+        if self.log is None:
+            return
+        if self._replay_file is None:
+            path = replay_path(self.log)
+            if path.exists():
+                cut_partial_line(path)
+            self._replay_file = open(path, "ab", buffering=0)  # noqa: SIM115 - closed in _close
+        self._replay_file.write(line)
+        os.fsync(self._replay_file.fileno())
+
     # -- releasing ------------------------------------------------------------------------
     def keep(self) -> None:
         """Keep the run open in this process while none of its slots is claimed (a holder)."""
@@ -406,6 +425,9 @@ class LiveRun:
         if self._log_file is not None:
             self._log_file.close()
             self._log_file = None
+        if self._replay_file is not None:
+            self._replay_file.close()
+            self._replay_file = None
         if self._map is not None:
             self._words.release()
             self._map.close()
@@ -493,6 +515,10 @@ class RelayedRun(LiveRun):
                 yield
             finally:
                 self._in_append = False
+
+    def write_replay(self, line: bytes) -> None:
+        """Send one replay line to the log's holder, which writes it beside the log."""
+        self.relay.send(line)
 
     def write(self, line: bytes) -> tuple[int, int] | None:
         """Send one line to the log's holder; its run totals if it answered with a grant."""

@@ -34,7 +34,7 @@ from numpy.typing import NDArray
 from arcadebench.errors import InputError, OtherSpec, UnknownGame
 from arcadebench.specs import Spec
 
-__all__ = ["LogWarning", "RunLog", "parse_log"]
+__all__ = ["LogWarning", "RunLog", "log_records", "parse_log"]
 
 
 class LogWarning(UserWarning):
@@ -119,6 +119,18 @@ def _default_algorithm(path: Path, spec: Spec) -> str:
 
 
 # -- step 1: decode --------------------------------------------------------------------------------
+
+
+def log_records(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Every record of a log as it is written, with its line number (a cut last line: none).
+
+    For what needs the lines themselves (re-simulating episodes needs each one's steps, frames
+    and end reason); the scorer's view of a run is :func:`parse_log`'s.
+
+    Raises:
+        InputError: unreadable file, or a corrupt line before the last.
+    """
+    return _decode(Path(path))
 
 
 def _decode(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

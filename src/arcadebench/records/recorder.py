@@ -23,6 +23,7 @@ import json
 import os
 import sys
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -364,8 +365,14 @@ class RunRecorder:
         complete: bool,
         rollover_rewards: list[float],
         wall_time: float,
+        replay: Mapping[str, Any] | None = None,
     ) -> EpisodeRecord:
-        """Add an episode that ended to the run: count it, log it, and return its record."""
+        """Add an episode that ended to the run: count it, log it, and return its record.
+
+        ``replay`` is what re-simulating it needs (:func:`~arcadebench.records.replay.
+        replay_record`'s fields but ``env`` and ``episode``), written to ``<run>.replay`` just
+        before the episode's line, under the same lock.
+        """
         live = self.live
         self.total_steps += steps
         self.total_frames += frames
@@ -390,6 +397,9 @@ class RunRecorder:
                 wall_time=wall_time,
                 index=self.index,
             )
+            if replay is not None and live.log is not None:
+                line = {"kind": "replay", "env": self._slot, "episode": self.episode, **replay}
+                live.write_replay((json.dumps(line) + "\n").encode())
             held = live.write((json.dumps(record) + "\n").encode())
             if held is not None:  # a relayed line: the run's totals are its holder's
                 run_steps, run_frames = held

@@ -204,14 +204,15 @@ class RunHolder:
             kind = record["kind"]
         except (ValueError, TypeError, KeyError):
             record, kind = None, None
-        if self._live is None or kind not in ("header", "episode") or not line.endswith(b"\n"):
+        kinds = ("header", "episode", "replay")
+        if self._live is None or kind not in kinds or not line.endswith(b"\n"):
             raise InputError(
                 str(self.log),
                 None,
-                "a remote stream must send whole header or episode lines to an open holder, "
-                f"got {line[:80]!r}",
+                "a remote stream must send whole header, replay or episode lines to an open "
+                f"holder, got {line[:80]!r}",
             )
-        if kind == "episode" and record["env"] != slot:
+        if kind != "header" and record["env"] != slot:
             raise InputError(
                 str(self.log),
                 None,
@@ -219,6 +220,9 @@ class RunHolder:
             )
         live = self._check_slot(slot)
         with live.appending():
+            if kind == "replay":  # beside the log, before its episode's line
+                live.write_replay(line)
+                return self._grant(slot, *self.totals())
             if kind == "header":
                 if not self._header:  # the first header to arrive opens the log
                     live.write(line)

@@ -47,6 +47,7 @@ from arcadebench.specs import Spec, load_spec
 from arcadebench.wrappers._info import protocol_info
 from arcadebench.wrappers.misuse import MisuseDetector
 from arcadebench.wrappers.observations import StandardAtariEnv
+from arcadebench.wrappers.recording import EpisodeRecording, snapshot
 
 __all__ = [
     "LOG_DIR_ENV",
@@ -137,6 +138,9 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
         phase: ``"evaluation"``: the evaluation episodes of a protocol scored after training,
             logged as run ``<run>.eval`` outside the training budget
             (:class:`~arcadebench.records.RunRecorder`).
+        record_actions: also write what re-simulating each logged episode needs (its start and
+            its actions) to ``<run>.replay`` (:mod:`~arcadebench.wrappers.recording`), so that
+            ``arcadebench verify`` and ``replay`` can play it again.
 
     Example:
         >>> import gymnasium as gym, arcadebench
@@ -165,6 +169,7 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
         budget_frames: int | None = None,
         unlogged_ok: bool = False,
         phase: Literal["training", "evaluation"] = "training",
+        record_actions: bool = True,
     ) -> None:
         spec = load_spec(spec)
         game = spec.resolve_game(game)
@@ -193,6 +198,8 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._lost_life = False
         self._unlogged_ok = unlogged_ok
         self._in_episode = False
+        self._recording = EpisodeRecording() if record_actions else None
+        self._recording_steps = False  # this episode is recorded (a log is open)
         self._start_episode_counters()
         try:
             if log is not None:
@@ -311,6 +318,9 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
         recorder.open(path, run=run, resume=resume, relay=relay)
         recorder.note_seed(seed)
         self._start_episode_counters()
+        if self._recording is not None and self._in_episode:  # attached after the reset
+            self._recording.begin({"unknown": "the log was attached after the episode's reset"})
+            self._recording_steps = True
 
     def set_budget(self, steps: int | None = None, frames: int | None = None) -> None:
         """Tighten the run's budget (the runner's ``steps``); it can never exceed the spec's."""
@@ -341,6 +351,7 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
         elif recorder.log is None and not self._unlogged_ok:
             warn_unlogged(recorder.spec)
         recorder.note_seed(seed)
+        start = self._start(seed)
         obs, info = self.env.reset(seed=seed, options=options)
         if self._ale is not None:
             self._lives, self._lost_life = self._ale.lives(), False
@@ -352,7 +363,26 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
             return obs, info
         self._ep_frames = info.get("episode_frame_number", 0)
         self._in_episode = True
+        if start is not None and self._recording is not None:
+            self._recording.begin(start)
+        self._recording_steps = start is not None
         return obs, info
+
+    def _start(self, seed: int | None) -> dict[str, Any] | None:
+        """Where the episode about to be reset starts, for its replay (``None``: not recorded).
+
+        Taken before the reset: a seed, the stream's previous episode when a lost life goes on
+        into this one (the wrapper below continues the game), or a snapshot of the emulator.
+        """
+        recorder = self._recorder
+        if self._recording is None or recorder.log is None:
+            return None
+        if seed is not None:
+            return {"seed": int(seed)}
+        last = recorder.last
+        if last is not None and last.get("end_reason") == "life_lost":
+            return {"continues": int(last["episode"])}
+        return {"snapshot": snapshot(self.env)}
 
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
         """Step, count, and log the episode if it ended (or the run's budget cut it)."""
@@ -366,6 +396,8 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
         if found:
             self._recorder.deviations.update(found)
         obs, reward, terminated, truncated, info = self.env.step(action)
+        if self._recording_steps:
+            self._recording.add(action, float(reward))  # type: ignore[union-attr]  # set with it
         if self._ale is not None:
             lives = self._ale.lives()
             self._lost_life, self._lives = lives < self._lives, lives
@@ -399,8 +431,12 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
             complete=complete,
             rollover_rewards=[float(r) for r in self._rollover],
             wall_time=time.perf_counter() - self._t0,
+            replay=self._recording.fields()
+            if self._recording is not None and self._recording_steps
+            else None,
         )
         self._in_episode = False
+        self._recording_steps = False
         self._start_episode_counters()
         return episode_summary(record)
 
@@ -431,6 +467,7 @@ def monitor(
     spec: Spec | str | None = None,
     game: str | None = None,
     relay: Relay | None = None,
+    record_actions: bool = True,
 ) -> gym.Env:
     """Record every episode of ``env`` to a log; returns the environment to use.
 
@@ -452,6 +489,8 @@ def monitor(
         game: the game, for a non-arcadebench environment.
         relay: the log is another process's (a Ray task's driver): send the episodes there
             (:mod:`arcadebench.records.relay`).
+        record_actions: for a non-arcadebench environment wrapped here, record what replaying
+            its episodes needs (an arcadebench environment's monitor was told when it was made).
 
     Example:
         >>> import json, tempfile, gymnasium as gym, arcadebench
@@ -478,7 +517,9 @@ def monitor(
                 "`spec` and `game` must be given for a non-arcadebench environment, "
                 f"got {spec!r} and {game!r}"
             )
-        env = inner = EpisodeMonitor(env, spec, game, run=run, seed=seed, algorithm=algorithm)
+        env = inner = EpisodeMonitor(
+            env, spec, game, run=run, seed=seed, algorithm=algorithm, record_actions=record_actions
+        )
     if log is None:
         directory = log_dir if log_dir is not None else os.environ.get(LOG_DIR_ENV) or None
         if directory is None:

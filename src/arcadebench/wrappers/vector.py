@@ -57,6 +57,7 @@ from arcadebench.specs import Spec, load_spec
 from arcadebench.wrappers._checks import check_int, check_real
 from arcadebench.wrappers._info import KEY
 from arcadebench.wrappers.monitor import episode_summary, warn_unlogged
+from arcadebench.wrappers.recording import BatchRecording
 from arcadebench.wrappers.rules import (
     correct_rollovers,
     drop_life_information,
@@ -91,6 +92,20 @@ def _any(mask: np.ndarray) -> bool:
 def _all_zero(values: np.ndarray) -> bool:
     """Whether every value's bytes are 0 (``-0.0`` is not, which only costs a slower path)."""
     return not values.tobytes().strip(b"\x00")
+
+
+def _seeds_of(seed: Any, count: int) -> list[int] | None:
+    """The seeds a vector reset gives its ``count`` chosen envs (``seed + k``, or one each).
+
+    Example:
+        >>> _seeds_of(5, 3), _seeds_of([7, 9], 2), _seeds_of(None, 2)
+        ([5, 6, 7], [7, 9], None)
+    """
+    if seed is None:
+        return None
+    if isinstance(seed, int | np.integer):
+        return [int(seed) + k for k in range(count)]
+    return [int(s) for s in seed]
 
 
 def vector_protocol_info(info: dict[str, Any]) -> dict[str, Any]:
@@ -383,6 +398,10 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
         budget_steps: a tighter step budget than the spec's.
         budget_frames: a tighter frame budget than the spec's.
         unlogged_ok: playing without a log is intended (else a training protocol warns once).
+        record_actions: also record what replaying each logged episode needs
+            (:mod:`~arcadebench.wrappers.recording`): per env its seed and every action since, as
+            a batched emulator's per-env states cannot be read (an episode that follows another
+            of its env continues it).
     """
 
     def __init__(
@@ -401,6 +420,7 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
         budget_steps: int | None = None,
         budget_frames: int | None = None,
         unlogged_ok: bool = False,
+        record_actions: bool = True,
     ) -> None:
         spec = load_spec(spec)
         game = spec.resolve_game(game)
@@ -442,6 +462,9 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
         self._t0 = np.full(n, time.perf_counter())
         self._rollover: list[list[float]] = [[] for _ in range(n)]
         self._in_episode = False
+        logged = recorders[0].log is not None
+        self._recording = BatchRecording(n) if record_actions and logged else None
+        self._never_reset = np.ones(n, dtype=bool)
 
     # -- read-only state ------------------------------------------------------------------
     @property
@@ -516,9 +539,17 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
         if self._in_episode:
             for i in np.flatnonzero(chosen & (self._start_t < self._t)).tolist():
                 self._finish(i, complete=False, end_reason="reset")
+        if self._recording is not None and seed is None and _any(chosen & self._never_reset):
+            # a batched emulator's unseeded first reset is seeded from the clock, and its state
+            # cannot be read: seeds from the system's entropy instead, which a replay can take
+            state = np.random.SeedSequence().generate_state(int(np.count_nonzero(chosen)))
+            seed = [int(s) & 0x7FFFFFFF for s in state]
+        self._never_reset &= ~chosen
         self._note_seeds(seed, chosen)
         if self.log is None and not self._unlogged_ok:
             warn_unlogged(self._protocol)
+        if self._recording is not None:
+            self._recording_starts(seed, chosen)
         obs, info = self.env.reset(seed=seed, options=options)
         self._ep_return[chosen] = 0.0
         self._start_t[chosen] = self._t
@@ -527,16 +558,27 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
         self._in_episode = True
         return obs, info
 
-    def _note_seeds(self, seed: Any, chosen: np.ndarray) -> None:
-        """Each stream's seed is the first seed its env was reset with."""
-        if seed is None:
+    def _recording_starts(self, seed: Any, chosen: np.ndarray) -> None:
+        """Where the chosen envs' next episodes start: their seeds, else where they were."""
+        recording = self._recording
+        if recording is None:
             return
         indices = np.flatnonzero(chosen).tolist()
-        if isinstance(seed, int | np.integer):
-            values = [int(seed) + k for k in range(len(indices))]
-        else:
-            values = [int(s) for s in seed]
-        for i, value in zip(indices, values, strict=False):
+        seeds = _seeds_of(seed, len(indices))
+        for k, i in enumerate(indices):
+            last = self._recorders[i].last
+            if seeds is not None:
+                recording.starts[i] = {"seed": seeds[k]}
+            elif last is not None:
+                recording.starts[i] = {"continues": int(last["episode"])}
+            else:  # ALE seeded it from the clock, and its state cannot be read
+                recording.starts[i] = {"unknown": "an unseeded first reset of a batched emulator"}
+
+    def _note_seeds(self, seed: Any, chosen: np.ndarray) -> None:
+        """Each stream's seed is the first seed its env was reset with."""
+        indices = np.flatnonzero(chosen).tolist()
+        values = _seeds_of(seed, len(indices))
+        for i, value in zip(indices, values or (), strict=False):
             self._recorders[i].note_seed(value)
 
     def step(self, actions: Any) -> VectorStep:
@@ -546,6 +588,8 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
                 raise BudgetExhausted(self._budget_message())
             raise ArcadebenchError("step() before reset(): reset the envs first")
         obs, rewards, terminated, truncated, info = self.env.step(actions)
+        if self._recording is not None:
+            self._recording.add(actions, rewards)
         self._t += 1
         self._ep_return += rewards
         self._ep_frames = info["episode_frame_number"]
@@ -603,6 +647,8 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
         The env itself was already reset, by the same-step autoreset or by a wrapper.
         """
         now = time.perf_counter()
+        recording = self._recording
+        replay = None if recording is None else recording.fields(i, int(self._start_t[i]), self._t)
         record = self._recorders[i].finish(
             episode_return=float(self._ep_return[i]),
             steps=self._t - int(self._start_t[i]),
@@ -611,10 +657,15 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
             complete=complete,
             rollover_rewards=self._rollover[i],
             wall_time=now - float(self._t0[i]),
+            replay=replay,
         )
+        if recording is not None:  # the env's next episode follows on from this one
+            recording.starts[i] = {"continues": int(record["episode"])}
         self._ep_return[i] = 0.0
         self._start_t[i] = self._t
         self._ep_frames[i] = 0
+        if recording is not None:
+            recording.forget_before(int(self._start_t.min()))
         self._rollover[i] = []
         self._t0[i] = now
         return episode_summary(record)

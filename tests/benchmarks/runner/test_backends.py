@@ -23,6 +23,7 @@ from log_helpers import episodes, played
 from testdata import PYTHONPATH_WITH_TESTS
 
 import arcadebench
+from arcadebench.benchmarks.replay import verify
 from arcadebench.benchmarks.runner.agents import RandomAgent
 from arcadebench.benchmarks.runner.backends import run_local, start_method
 from arcadebench.benchmarks.runner.worker import Job
@@ -190,6 +191,8 @@ def test_ray_and_local_backends_give_the_same_episodes_and_results(tmp_path, loc
     assert played(tmp_path / "ray") == played(tmp_path / "local")
     assert len(played(tmp_path / "ray")) == 4
     assert on_ray.algorithms == local.algorithms  # CIs included: same seeds, same bootstrap
+    # the recordings travelled to the driver with the lines: every episode re-simulates
+    assert verify(tmp_path / "ray", workers=1).ok
     assert on_ray.provenance["backend"] == "ray"
 
 

@@ -97,7 +97,7 @@ def test_the_receiver_refuses_what_a_local_worker_would_and_stray_lines(tmp_path
     receiver = RunReceiver(SPEC, "qbert", "0", path, resume=True)
     try:
         for line in (b"not json\n", b'{"kind": "episode"}', b'{"kind": "other"}\n'):
-            with pytest.raises(InputError, match="must send whole header or episode lines"):
+            with pytest.raises(InputError, match="must send whole header, replay or episode lines"):
                 receiver.append(line)
         other = dict(json.loads(path.read_text().splitlines()[1]), env=3)
         with pytest.raises(InputError, match="holds stream 0, got a record of stream 3"):

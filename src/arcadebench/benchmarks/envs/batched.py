@@ -361,6 +361,7 @@ def make_vec(
     algorithm: str | None = None,
     num_threads: int = 0,
     thread_affinity_offset: int = -1,
+    record_actions: bool = True,
     **kwargs: Any,
 ) -> VectorEpisodeMonitor:
     """Make ``num_envs`` envs of ``game`` under ``spec``, stepped as one batch in C++ threads.
@@ -378,6 +379,9 @@ def make_vec(
         algorithm: the agent's name, for the log headers.
         num_threads: ``AtariVectorEnv``'s threads (0: one per env, up to the CPUs).
         thread_affinity_offset: ``AtariVectorEnv``'s CPU pinning (-1: none).
+        record_actions: record what replaying each logged episode needs (``<run>.replay``:
+            each env's seed and its actions since; see
+            :class:`~arcadebench.wrappers.vector.VectorEpisodeMonitor`).
         **kwargs: spec settings to override (recorded as deviations, with a warning).
 
     Returns:
@@ -440,6 +444,7 @@ def make_vec(
             env_id=env_id(spec, game),
             algorithm=algorithm,
             resume=resume,
+            record_actions=record_actions,
         )
     except BaseException:
         env.close()

@@ -46,6 +46,7 @@ def make_protocol_env(
     run: str = "0",
     resume: bool = False,
     algorithm: str | None = None,
+    record_actions: bool = True,
     **kwargs: Any,
 ) -> gym.Env:
     """Build the environment of ``game`` exactly as ``spec`` defines it (the entry point).
@@ -60,8 +61,11 @@ def make_protocol_env(
     across machines, :mod:`~arcadebench.benchmarks.training.ray_run`), and an old run is
     continued only with ``resume=True``. ``log_dir=False`` says no
     log is intended (otherwise a training protocol without one warns once); ``algorithm`` names
-    the agent in the log's header.
+    the agent in the log's header. A logged environment also records what re-simulating each
+    episode needs (``<run>.replay``: its start and actions) unless ``record_actions=False``.
     """
+    if not isinstance(record_actions, bool):
+        raise InvalidArgument(f"`record_actions` must be True or False, got {record_actions!r}")
     spec = load_spec(spec)
     game = spec.resolve_game(game)
     resolved = resolve(spec, kwargs)
@@ -88,6 +92,7 @@ def make_protocol_env(
             env_id=env_id(spec, game),
             unlogged_ok=unlogged_ok,
             phase=resolved.options.get("phase", "training"),
+            record_actions=record_actions,
         )
     except BaseException:
         env.close()  # e.g. the log is in use: free the emulator (one per process in stable-retro)
