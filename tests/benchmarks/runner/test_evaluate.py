@@ -323,14 +323,24 @@ def test_a_hanging_agent_is_stopped_by_the_episode_time_limit(tmp_path):
     assert len(logs[("phoenix", "0")]) == 2 and len(logs[("qbert", "0")]) == 3
 
 
-def test_a_step_quota_is_exact_and_cuts_the_last_episode(tmp_path):
-    results = run(tmp_path, games=["qbert", "phoenix"], episodes=None, steps=700, workers=2)
-    for eps in episodes(tmp_path).values():
+def test_a_step_quota_is_exact_and_cuts_the_last_episode(tmp_path, capsys):
+    results = run(
+        tmp_path, games=["qbert", "phoenix"], episodes=None, steps=700, workers=2, progress="lines"
+    )
+    shown = capsys.readouterr().err
+    for (game, _), eps in episodes(tmp_path).items():
         last = eps[-1]
         assert sum(e[2] for e in eps) == 700
         assert all(e[5] for e in eps[:-1]) and (
             last[5] or sum(e[2] for e in eps[:-1]) + last[2] == 700
         )
+        # issue 31: the quota, not "the protocol's budget", ended it
+        frames = sum(e[3] for e in eps)
+        complete = sum(bool(e[5]) for e in eps)
+        assert (
+            f"{game}/0 done: {complete} complete episode{'s' * (complete != 1)}, 700 steps, "
+            f"{frames:,} frames (the 700-step quota is reached)"
+        ) in shown.splitlines()
     assert results.provenance["steps"] == 700
 
 
@@ -390,7 +400,7 @@ def test_evaluate_works_in_a_script_read_from_stdin(tmp_path):
 # -- a protocol scored on evaluation episodes after training (Atari 100k, DQN 2015) -------------
 
 
-def test_a_learner_trains_for_its_steps_then_plays_the_evaluation_episodes(tmp_path):
+def test_a_learner_trains_for_its_steps_then_plays_the_evaluation_episodes(tmp_path, capsys):
     results = arcadebench.evaluate(
         "runner_agents:EvaluatingLearner",
         "atari100k",
@@ -398,9 +408,10 @@ def test_a_learner_trains_for_its_steps_then_plays_the_evaluation_episodes(tmp_p
         steps=600,
         episodes=2,
         log_dir=tmp_path,
-        progress="off",
+        progress="lines",
         reps=0,
     )
+    shown = [line.split("  [")[0] for line in capsys.readouterr().err.splitlines()]
     folder = tmp_path / "runner_agents_EvaluatingLearner" / "atari100k" / "breakout"
     training, evaluation = records(folder / "0.jsonl"), records(folder / "0.eval.jsonl")
     assert training[0]["budget"]["steps"] == 600 and training[-1]["total_steps"] == 600
@@ -412,6 +423,18 @@ def test_a_learner_trains_for_its_steps_then_plays_the_evaluation_episodes(tmp_p
     assert game["episodes"] == 2
     assert game["raw"] == sum(r["return"] for r in evaluation[1:]) / 2  # the evaluation's mean
     assert game["frames"] == training[-1]["total_frames"]  # the experience behind it
+    # issue 31: the training is shown, and what ended it, before the evaluation episodes
+    trained = training[-1]["total_frames"]
+    assert [line for line in shown if line.startswith("breakout/0 t")][-2:] == [
+        f"breakout/0 training: 600 of 600 steps, {trained:,} frames",
+        f"breakout/0 trained: 600 steps, {trained:,} frames (the 600-step quota is reached); "
+        "now 2 evaluation episodes",
+    ]
+    played = sum(r["steps"] for r in evaluation[1:]), sum(r["frames"] for r in evaluation[1:])
+    assert shown[-1] == (
+        f"breakout/0 done: 2 evaluation episodes, {played[0]:,} steps, {played[1]:,} frames "
+        "(the 2-episode quota is reached)"
+    )
     events = []
     again = arcadebench.evaluate(
         "runner_agents:EvaluatingLearner",

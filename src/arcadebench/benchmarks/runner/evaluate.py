@@ -340,7 +340,15 @@ def evaluate(
         # local workers may fork from this process, which must then run one thread only: the
         # bars are redrawn by the backend's ticks, not by a thread of their own
         local = backend == "local"
-        with RunProgress(to_run, quota, unit, mode=progress, auto_refresh=not local) as display:
+        with RunProgress(
+            to_run,
+            quota,
+            unit,
+            spec=spec,
+            settings=resolved.settings,
+            mode=progress,
+            auto_refresh=not local,
+        ) as display:
             events = display if on_event is None else _both(display, on_event)
             if local:
                 outcomes = run_local(

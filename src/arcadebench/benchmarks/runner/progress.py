@@ -3,9 +3,14 @@
 On a terminal the bars are drawn with ``rich`` (episodes or steps done, frames/s, ETA); when the
 output is not a terminal (CI, a log file) each finished episode, finished job and failure is one
 plain line instead, so logs stay readable. Everything goes to stderr: stdout is for the score
-table. With ``auto_refresh=False`` the bars are redrawn by the events and by :meth:`tick`
-(which the local backend calls several times a second) instead of a thread of their own, so
-that the local backend can fork its workers from a process running one thread only.
+table. A job's end says which limit ended it (its quota, the protocol's budget; an episode's,
+the protocol's cap: :mod:`~.limits`), and a learning agent under a protocol scored after
+training (Atari 100k, DQN) shows its training steps before its evaluation episodes, which are
+the quota the overall bar counts.
+
+With ``auto_refresh=False`` the bars are redrawn by the events and by :meth:`tick` (which the
+local backend calls several times a second) instead of a thread of their own, so that the local
+backend can fork its workers from a process running one thread only.
 
 Classes: RunProgress.
 """
@@ -18,7 +23,10 @@ from collections.abc import Sequence
 from typing import Any, Literal, TextIO, TypeAlias
 
 from arcadebench._table import count
+from arcadebench.benchmarks.runner.limits import episode_end, job_limit
 from arcadebench.benchmarks.runner.worker import Job
+from arcadebench.specs import Spec
+from arcadebench.specs.model import AtariSettings, RetroSettings
 
 __all__ = ["ProgressMode", "RunProgress"]
 
@@ -43,6 +51,8 @@ class RunProgress:
         jobs: the jobs that will run.
         quota: episodes (``unit="episodes"``) or steps (``unit="steps"``) per job.
         unit: what ``quota`` counts.
+        spec: the jobs' protocol (its budget; whether it is scored after training).
+        settings: the environments' settings (their caps; default: the spec's).
         stream: where to draw (default stderr).
         mode: ``"auto"`` (bars on a terminal, else lines), ``"bars"``, ``"lines"`` or ``"off"``.
         auto_refresh: redraw the bars from a thread of their own (else on events and
@@ -54,6 +64,9 @@ class RunProgress:
         jobs: Sequence[Job],
         quota: int,
         unit: str,
+        *,
+        spec: Spec,
+        settings: AtariSettings | RetroSettings | None = None,
         stream: TextIO | None = None,
         mode: ProgressMode = "auto",
         auto_refresh: bool = True,
@@ -63,6 +76,9 @@ class RunProgress:
             mode = "bars" if self.stream.isatty() else "lines"
         self.mode = mode
         self.quota, self.unit = quota, unit
+        self.spec = spec
+        self.settings = settings if settings is not None else spec.environment
+        self.jobs = {job.key: job for job in jobs}
         self.total = quota * len(jobs)
         self.done: dict[str, int] = {job.key: 0 for job in jobs}
         self.frames: dict[str, int] = {}
@@ -76,6 +92,10 @@ class RunProgress:
         self._last_redraw = 0.0
         self._bars: Any = None
         self._tasks: dict[str, Any] = {}
+        # jobs that train before their evaluation episodes: (steps, frames) so far
+        self.training: dict[str, tuple[int, int]] = {}
+        self._trained_frames: dict[str, int] = {}  # frames a job played before its evaluation
+        self._tenths: dict[str, int] = {}  # tenths of its training a job has shown (lines)
 
     def __enter__(self) -> RunProgress:
         if self.mode == "bars":
@@ -92,7 +112,7 @@ class RunProgress:
                 TextColumn("{task.description}"),
                 BarColumn(),
                 MofNCompleteColumn(),
-                TextColumn(f"{self.unit}"),
+                TextColumn("{task.fields[unit]}"),
                 TextColumn("{task.fields[rate]}"),
                 TextColumn("ETA"),
                 TimeRemainingColumn(),
@@ -101,7 +121,9 @@ class RunProgress:
                 auto_refresh=self._auto_refresh,
             )
             self._bars.__enter__()
-            self._overall = self._bars.add_task("all jobs", total=self.total, rate="")
+            self._overall = self._bars.add_task(
+                "all jobs", total=self.total, rate="", unit=self.unit
+            )
         return self
 
     def tick(self) -> None:
@@ -140,47 +162,67 @@ class RunProgress:
     def __call__(self, event: tuple[Any, ...]) -> None:
         """Handle one backend event."""
         kind, key = event[0], event[1]
+        if key in self.training and kind in ("episode_start", "episode"):
+            self._trained(key)  # its first evaluation episode: the training is over
         if kind == "start":
             episodes, steps, frames = event[2], event[3], event[4]
             self.done[key] = episodes if self.unit == "episodes" else steps
             self.units_at_start += min(self.done[key], self.quota)
             self.frames[key] = self.frames_at_start[key] = frames
             self.started[key] = time.monotonic()
+            trains = self._trains_first(key)
+            if trains:
+                self.training[key] = (steps, frames)
             if self._bars is not None:
+                job = self.jobs.get(key)
                 self._tasks[key] = self._bars.add_task(
-                    key, total=self.quota, completed=self.done[key], rate=""
+                    f"{key} training" if trains else key,
+                    total=(job.steps if trains and job is not None else None) or self.quota,
+                    completed=steps if trains else self.done[key],
+                    rate="",
+                    unit="steps" if trains else self.unit,
                 )
         elif kind == "steps":
-            if self.unit == "steps":
-                self.done[key] = event[2]
-            self.frames[key] = event[3]
+            if key in self.training:
+                self._training_steps(key, event[2], event[3])
+            else:
+                if self.unit == "steps":
+                    self.done[key] = event[2]
+                self.frames[key] = self._trained_frames.get(key, 0) + event[3]
             self._plain_heartbeat()
         elif kind == "episode":
             record = event[2]
-            self.frames[key] = record["total_frames"]
+            self.frames[key] = self._trained_frames.get(key, 0) + record["total_frames"]
             if self.unit == "episodes":
                 self.done[key] += bool(record["complete"])
             else:
                 self.done[key] = record["total_steps"]
             if self.mode == "lines":
+                end = self._episode_end(key, record)
                 self._line(
                     f"{key} episode {record.get('index', record['episode'])}: "
                     f"return {record['return']:g}, "
                     f"{record['steps']:,} steps, "
                     f"{record['frames']:,} frames, {record['wall_time']:.1f} s"
-                    + ("" if record["complete"] else f" (incomplete: {record['end_reason']})")
+                    + (f" ({end})" if end else "")
                     + f"  [{self._summary()}]"
                 )
         elif kind == "done":
             summary = event[2]
             if self.mode != "off" and (self.mode == "lines" or summary.get("budget")):
-                budget = " (the protocol's budget is used up)" if summary.get("budget") else ""
+                evaluation = self.spec.evaluation.scored == "after_training"
+                # a budget or step quota cuts the episode in flight: it is not one of them
+                cut = "complete episode" if summary.get("budget") else "episode"
+                episodes = "evaluation episode" if evaluation else cut
+                limit = self._limit(key, summary, evaluation)
                 self._line(
-                    f"{key} done: {count(summary['episodes'], 'episode')}, "
-                    f"{summary['total_frames']:,} frames{budget}"
+                    f"{key} done: {count(summary['episodes'], episodes)}, "
+                    f"{summary['total_steps']:,} steps, {summary['total_frames']:,} frames"
+                    + (f" ({limit})" if limit else "")
                 )
             self._remove(key)
         elif kind == "failed":
+            self.training.pop(key, None)
             self.failures.append((key, event[2]))
             if self.mode != "off":
                 self._line(f"{key} FAILED: {event[2]}")
@@ -188,6 +230,67 @@ class RunProgress:
         elif kind == "waiting" and self.mode != "off":
             self._line(event[2])
         self._refresh(key)
+
+    # -- a job's training before its evaluation ------------------------------------------------
+    def _trains_first(self, key: str) -> bool:
+        """Whether the job trains a learner before playing its evaluation episodes."""
+        job = self.jobs.get(key)
+        return (
+            job is not None
+            and job.phase == "training"
+            and self.spec.evaluation.scored == "after_training"
+        )
+
+    def _training_steps(self, key: str, steps: int, frames: int) -> None:
+        self.training[key] = (steps, frames)
+        self.frames[key] = frames
+        job = self.jobs[key]
+        if self.mode != "lines" or not job.steps:
+            return
+        tenth = min(10, steps * 10 // job.steps)
+        if tenth > self._tenths.get(key, 0):
+            self._tenths[key] = tenth
+            self._line(
+                f"{key} training: {steps:,} of {job.steps:,} steps, {frames:,} frames"
+                f"  [{self._summary()}]"
+            )
+
+    def _trained(self, key: str) -> None:
+        """The job's training is over: say what ended it; its bar counts episodes now."""
+        steps, frames = self.training.pop(key)
+        self._trained_frames[key] = frames
+        job = self.jobs[key]
+        limit = job_limit(self.spec, job, steps=steps, frames=frames, exhausted=True)
+        if self.mode != "off":
+            self._line(
+                f"{key} trained: {steps:,} steps, {frames:,} frames ({limit}); "
+                f"now {count(self.quota, 'evaluation episode')}"
+            )
+        task = self._tasks.get(key)
+        if task is not None and self._bars is not None:
+            # reset, not update: the bar's speed and ETA start again, in episodes
+            self._bars.reset(
+                task, description=key, total=self.quota, completed=0, rate="", unit=self.unit
+            )
+
+    def _limit(self, key: str, summary: dict[str, Any], evaluation: bool) -> str:
+        job = self.jobs.get(key)
+        if job is None:
+            return ""
+        return job_limit(
+            self.spec,
+            job,
+            steps=int(summary.get("total_steps") or 0),
+            frames=int(summary.get("total_frames") or 0),
+            exhausted=bool(summary.get("budget")),
+            evaluation=evaluation,
+        )
+
+    def _episode_end(self, key: str, record: dict[str, Any]) -> str:
+        job = self.jobs.get(key)
+        if job is None:
+            return "" if record["complete"] else f"incomplete: {record['end_reason']}"
+        return episode_end(self.spec, job, self.settings, record)
 
     def _summary(self) -> str:
         return (
@@ -219,9 +322,10 @@ class RunProgress:
         if task is not None:
             played = self.frames.get(key, 0) - self.frames_at_start.get(key, 0)
             elapsed = max(time.monotonic() - self.started.get(key, self.start), 1e-9)
+            training = self.training.get(key)
             self._bars.update(
                 task,
-                completed=min(self.done.get(key, 0), self.quota),
+                completed=training[0] if training else min(self.done.get(key, 0), self.quota),
                 rate=f"{played / elapsed:,.0f} frames/s",
             )
         self._bars.update(self._overall, completed=self.completed, rate=rate)
