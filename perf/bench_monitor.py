@@ -4,8 +4,10 @@ First the monitor's own per-step cost, exactly: stepping a no-op environment thr
 difference from stepping the no-op env directly, in microseconds), set against the time of one
 protocol step. Then end to end: one protocol stack of arcadebench/SABER-Pong-v0 (one emulator:
 separate ALE instances differ by a few per cent on their own) is stepped through (a) the
-wrapper just below the monitor, (b) its monitor without a log, and (c) another monitor on it
-writing a log (one fsynced line per episode): every round of every case resets with the
+wrapper just below the monitor, (b) its monitor without a log, (c) another monitor on it
+writing a log (one fsynced line per episode) and recording each episode for its replay (its
+start, its actions: issue 30), and (d) the same without the recording: every round of every
+case resets with the
 same seed and plays the same actions, so all play the same frames (episodes end and restart
 inside the timing); the cases run in interleaved rounds and the overhead against (a) is the
 median of the per-round ratios.
@@ -62,12 +64,14 @@ class NullEnv(gym.Env[np.int64, np.int64]):
         return NOOP, 0.0, False, False, self.info
 
 
-def per_step_cost_us(n: int = 500_000) -> float:
-    """Microseconds the monitor adds to one step (best of 5)."""
-    bare, watched = NullEnv(), EpisodeMonitor(NullEnv(), "saber", "pong", unlogged_ok=True)
+def per_step_cost_us(log: Path | None = None, n: int = 500_000) -> float:
+    """Microseconds the monitor adds to one step (best of 5); with ``log``, recording too."""
+    bare = NullEnv()
+    watched = EpisodeMonitor(NullEnv(), "saber", "pong", unlogged_ok=True, log=log)
     watched.reset(seed=0)
     bare_t = min(timeit.repeat(lambda: bare.step(NOOP), number=n, repeat=5))
     watched_t = min(timeit.repeat(lambda: watched.step(NOOP), number=n, repeat=5))
+    watched.close()
     return (watched_t - bare_t) / n * 1e6
 
 
@@ -84,18 +88,34 @@ def main() -> None:
             raise SystemExit(f"{ENV_ID} has no episode monitor")
         below = quiet.env  # the protocol stack without its monitor
         logged = EpisodeMonitor(below, "saber", "pong", log=Path(tmp) / "log.jsonl")
-        envs = {BASE: below, "monitor, no log": quiet, "monitor, logging": logged}
+        unrecorded = EpisodeMonitor(
+            below, "saber", "pong", log=Path(tmp) / "plain.jsonl", record_actions=False
+        )
+        envs = {
+            BASE: below,
+            "monitor, no log": quiet,
+            "monitor, logging and recording": logged,
+            "monitor, logging, not recording": unrecorded,
+        }
         samples = interleave(
             {name: step_player(env, actions) for name, env in envs.items()}, args.rounds
         )
         episodes = logged.episode
+        replay_bytes = (Path(tmp) / "log.replay").stat().st_size
         for env in envs.values():
             env.close()
-    cost = per_step_cost_us()
+        cost = per_step_cost_us()
+        recording_cost = per_step_cost_us(Path(tmp) / "null.jsonl")
     step_us = 1e6 * median(samples[BASE]) / args.steps
     print(
         f"monitor cost per step: {cost:.2f} us = {100 * cost / step_us:.3f} % of a protocol step "
-        f"({step_us:.0f} us)\n"
+        f"({step_us:.0f} us); logging and recording: {recording_cost:.2f} us = "
+        f"{100 * recording_cost / step_us:.3f} %\n"
+    )
+    steps_played = args.steps * (args.rounds + 1)
+    print(
+        f"recording: {replay_bytes:,} bytes for {episodes} episodes of {steps_played:,} steps "
+        f"({replay_bytes / steps_played:.2f} bytes a step, start states included)\n"
     )
     overhead = {name: 100 * (1 / ratio(samples, name, BASE) - 1) for name in envs}
     rows = [[name, args.steps / median(samples[name]), overhead[name]] for name in envs]
@@ -111,13 +131,20 @@ def main() -> None:
     targets = report_targets(
         [
             Target(
-                "monitor overhead, logging (end to end)",
-                overhead["monitor, logging"],
+                "monitor overhead, logging and recording (end to end)",
+                overhead["monitor, logging and recording"],
                 "<=",
                 2.0,
                 "%",
             ),
             Target("monitor cost per step / protocol step", 100 * cost / step_us, "<=", 2.0, "%"),
+            Target(
+                "monitor cost per step, logging and recording / protocol step",
+                100 * recording_cost / step_us,
+                "<=",
+                2.0,
+                "%",
+            ),
         ]
     )
     write_json(
@@ -136,6 +163,9 @@ def main() -> None:
             },
             "monitor_us_per_step": cost,
             "monitor_pct_of_step": 100 * cost / step_us,
+            "recording_monitor_us_per_step": recording_cost,
+            "replay_bytes": replay_bytes,
+            "replay_bytes_per_step": replay_bytes / steps_played,
             "targets": targets,
         },
     )

@@ -324,3 +324,5 @@ def test_a_run_killed_with_sigkill_and_resumed_equals_an_uninterrupted_run(tmp_p
     resumed, whole = played(tmp_path / "killed"), played(tmp_path / "whole")
     assert resumed == whole
     assert all(len(eps) == 3 for eps in whole.values())
+    # the recordings survived the kill as the log did: every logged episode re-simulates
+    assert arcadebench.verify(tmp_path / "killed", workers=1).ok
