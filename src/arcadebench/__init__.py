@@ -20,6 +20,7 @@ from arcadebench.benchmarks.report import report
 from arcadebench.benchmarks.runner import (
     ActingAgent,
     Agent,
+    BatchedAgent,
     LearningAgent,
     PredictingAgent,
     evaluate,
@@ -34,6 +35,7 @@ __all__ = [
     "ActingAgent",
     "Agent",
     "ArcadebenchError",
+    "BatchedAgent",
     "LearningAgent",
     "PredictingAgent",
     "Spec",

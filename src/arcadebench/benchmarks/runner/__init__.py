@@ -10,10 +10,19 @@ the Sonic paper's scripted baseline.
 from arcadebench.benchmarks.runner.agents import (
     ActingAgent,
     Agent,
+    BatchedAgent,
     LearningAgent,
     Policy,
     PredictingAgent,
 )
 from arcadebench.benchmarks.runner.evaluate import evaluate
 
-__all__ = ["ActingAgent", "Agent", "LearningAgent", "Policy", "PredictingAgent", "evaluate"]
+__all__ = [
+    "ActingAgent",
+    "Agent",
+    "BatchedAgent",
+    "LearningAgent",
+    "Policy",
+    "PredictingAgent",
+    "evaluate",
+]
