@@ -38,6 +38,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--workers", type=int, help="processes replaying at once (default: one per CPU core)"
     )
     parser.add_argument("--spec", help="the YAML file of logs written under a spec of your own")
+    parser.add_argument(
+        "--backend",
+        choices=("local", "ray"),
+        default="local",
+        help="local processes, or Ray tasks on the cluster of RAY_ADDRESS (a local instance)",
+    )
     parser.add_argument("--json", metavar="OUT", help="also write the verdicts as JSON here")
     parser.set_defaults(
         handler=_verify, python_words={"sample": "--sample", "workers": "--workers"}
@@ -45,7 +51,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _verify(args: argparse.Namespace) -> int:
-    found = verify(args.paths, sample=args.sample, workers=args.workers, spec=args.spec)
+    found = verify(
+        args.paths,
+        sample=args.sample,
+        workers=args.workers,
+        spec=args.spec,
+        backend=args.backend,
+    )
     print(found.table())
     if args.json:
         write_json(found, args.json)

@@ -193,6 +193,7 @@ def test_ray_and_local_backends_give_the_same_episodes_and_results(tmp_path, loc
     assert on_ray.algorithms == local.algorithms  # CIs included: same seeds, same bootstrap
     # the recordings travelled to the driver with the lines: every episode re-simulates
     assert verify(tmp_path / "ray", workers=1).ok
+    assert verify(tmp_path / "ray", backend="ray").ok  # re-simulated as Ray tasks
     assert on_ray.provenance["backend"] == "ray"
 
 

@@ -414,6 +414,7 @@ def verify(
     workers: int | None = None,
     spec: str | os.PathLike[str] | Spec | None = None,
     seed: int = 0,
+    backend: Literal["local", "ray"] = "local",
 ) -> Verification:
     """Re-simulate the recorded episodes of logs and check them (module docstring).
 
@@ -423,6 +424,9 @@ def verify(
         workers: processes replaying at once (default: one per CPU core).
         spec: the YAML file (or spec) of logs written under a spec that is not built in.
         seed: the generator of ``sample``'s choice.
+        backend: ``"local"`` processes, or ``"ray"``: a task per chain of episodes on any node
+            of the Ray cluster this process is connected to (else ``RAY_ADDRESS``'s, or a local
+            instance); the recordings travel with the tasks, no node needs the logs.
 
     Returns:
         The verdicts, per log and per episode.
@@ -435,6 +439,8 @@ def verify(
         raise InvalidArgument(f"`sample` must be a positive integer, got {sample!r}")
     if workers is not None and (type(workers) is not int or workers < 1):
         raise InvalidArgument(f"`workers` must be a positive integer, got {workers!r}")
+    if backend not in ("local", "ray"):
+        raise InvalidArgument(f"`backend` must be 'local' or 'ray', got {backend!r}")
     given = load_spec(spec) if spec is not None else None
     path_list = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
     rng = random.Random(seed)
@@ -446,7 +452,8 @@ def verify(
         runs.append(found)
         settled.append(checks)
         jobs.extend(segments)
-    for segment, replayed in zip(jobs, _run_all(jobs, workers), strict=True):
+    replays = _on_ray(jobs) if backend == "ray" else _run_all(jobs, workers)
+    for segment, replayed in zip(jobs, replays, strict=True):
         index = next(i for i, r in enumerate(runs) if r.log == segment.log)
         settled[index].update({check.line: check for check in replayed})
     return Verification(
@@ -462,6 +469,18 @@ def verify(
             for run, checks in zip(runs, settled, strict=True)
         ]
     )
+
+
+def _on_ray(segments: Sequence[_Segment]) -> list[list[EpisodeCheck]]:
+    """Replay the segments as Ray tasks, a CPU each, on any node."""
+    from arcadebench.benchmarks.training.ray_run import import_ray
+
+    ray = import_ray()
+    if not ray.is_initialized():
+        ray.init()
+    task = ray.remote(num_cpus=1, max_retries=1)(_replay_segment)
+    found: list[list[EpisodeCheck]] = ray.get([task.remote(s) for s in segments])
+    return found
 
 
 def _run_all(segments: Sequence[_Segment], workers: int | None) -> list[list[EpisodeCheck]]:
