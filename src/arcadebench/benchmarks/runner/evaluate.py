@@ -330,6 +330,13 @@ def evaluate(
     out.mkdir(parents=True, exist_ok=True)
     workers = workers if workers is not None else os.cpu_count() or 1
     options = WorkerOptions(device=device, threads=max(1, (os.cpu_count() or 1) // workers))
+    if spec.platform == "retro":  # stable-retro runs one emulator per process
+        if num_envs not in (None, 1):
+            raise ArcadebenchError(
+                f"`num_envs` must be 1 for the {spec.name!r} spec (stable-retro runs one "
+                f"emulator per process; its workers play in parallel), got {num_envs!r}"
+            )
+        num_envs = 1
     if num_envs is None:
         builtin = isinstance(sent, str) and sent in BUILTIN_AGENTS
         num_envs = 1 if builtin else GPU_ENVS if device.startswith("cuda") else DEFAULT_ENVS
