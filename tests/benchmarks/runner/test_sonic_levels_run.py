@@ -126,3 +126,12 @@ def test_each_test_level_gets_a_fresh_jerk_for_the_step_budget(spec_path, tmp_pa
     assert results["aggregates"]["raw"]["mean"] == pytest.approx(np.mean(means))
     assert "published results (Table 1)" in table
     assert re.search(r"jerk \(this run\)\s+[\d,.]+", table) and "1,904.00" in table
+
+
+def test_a_retro_protocol_plays_one_environment_per_worker(spec_path, tmp_path):
+    """stable-retro runs one emulator per process: lanes of several are refused at once."""
+    with pytest.raises(arcadebench.ArcadebenchError, match="`num_envs` must be 1 for the"):
+        arcadebench.evaluate(
+            "random", spec_path, [TEST_LEVELS[0]], episodes=1, num_envs=2, log_dir=tmp_path
+        )
+    assert not list(tmp_path.iterdir())
