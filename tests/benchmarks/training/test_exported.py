@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import torch
 from torch import nn
+from torch_helpers import one_torch_thread  # noqa: F401 - a module fixture
 
 import arcadebench
 from arcadebench.benchmarks.training.exported import (
@@ -26,15 +27,6 @@ STANDARD = gym.spaces.Box(0, 255, (4, 84, 84), np.uint8)
 
 # torch 2.13 deprecates TorchScript (torch.jit.script, save and load) for torch.export
 pytestmark = pytest.mark.filterwarnings("ignore:`torch.jit.* is deprecated:DeprecationWarning")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _one_torch_thread():
-    """One torch thread: a small CNN gains nothing from more while the suite fills the cores."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")

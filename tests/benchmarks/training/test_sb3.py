@@ -9,25 +9,14 @@ import warnings
 
 import gymnasium as gym
 import numpy as np
-import pytest
-import torch
 from gymnasium.utils.env_checker import check_env as gymnasium_check_env
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 from testdata import DATA
+from torch_helpers import one_torch_thread  # noqa: F401 - a module fixture
 
 from arcadebench.benchmarks.training.sb3 import ProtocolVecEnv, make_sb3_vec_env
 
 SPEC = str(DATA / "specs" / "run_budget.yaml")  # episodes capped at 2,000 frames
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _one_torch_thread():
-    """One torch thread, as the examples train: a tiny CNN gains nothing from a second one, and
-    while the suite keeps every core busy an idle OpenMP thread spins, burning CPU for nothing."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def test_the_vec_env_follows_dummy_vec_envs_semantics_on_the_batched_path():

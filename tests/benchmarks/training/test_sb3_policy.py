@@ -20,6 +20,7 @@ import torch
 from log_helpers import played, records
 from stable_baselines3 import PPO
 from testdata import DATA
+from torch_helpers import one_torch_thread  # noqa: F401 - a module fixture
 
 from arcadebench.benchmarks.runner.agents import agent_env_kwargs, agent_name, load_agent
 from arcadebench.benchmarks.training.sb3 import make_sb3_vec_env
@@ -29,15 +30,6 @@ from arcadebench.errors import IncompatibleAgent
 from arcadebench.specs import load_spec
 
 SPEC = str(DATA / "specs" / "run_budget.yaml")  # 18 actions, episodes capped at 2,000 frames
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _one_torch_thread():
-    """One torch thread, as the examples train (see test_sb3.py)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")
