@@ -10,7 +10,7 @@ per game), then `arcadebench.benchmarks.report.report` on the run's results.json
 references: the human baseline (Atari-5 Table 12), DQN and Rainbow as published (per-game scores
 from the Atari-5 authors' data set) and Rainbow's Table 3 estimate. The same as
 
-    arcadebench run atari5 --agent random --episodes 1 --log-dir results/make_report
+    arcadebench run atari5 --agent random --episodes 1 --out results/make_report
     arcadebench report results/make_report/results.json --out results/make_report/report \\
         --compare human "DQN (noop)" "Rainbow (noop)" "Rainbow DQN (Table 3)"
 """

@@ -8,6 +8,7 @@ An HTML comment right above a fence says more, where a block needs it::
     <!-- docs: exit=2 -->                   every command of the sh block exits with status 2
     <!-- docs: output -->                   the text block is what the sh block above printed
     <!-- docs: output=stderr -->            ... what it printed on stderr (an error's one line)
+    <!-- docs: prints=TEXT -->              the block printed TEXT (in a table of varying widths)
     <!-- docs: run-by=tests/x.py -->        the commands run in that test (a cluster of machines)
     <!-- docs: not-run=the whole suite -->  the block is the test command itself
 
@@ -26,12 +27,13 @@ _DIRECTIVE = re.compile(r"^<!-- docs: (.*) -->$")
 
 @dataclass
 class Block:
-    """One fenced code block: its language, text, line and directives."""
+    """One fenced code block: its language, text, line, directives and ``## `` section."""
 
     language: str
     text: str
     line: int
     directives: dict[str, str] = field(default_factory=dict)
+    section: str = ""
 
     def commands(self) -> list[str]:
         """The shell commands of an ``sh`` block: one a line, comments and blanks dropped."""
@@ -47,10 +49,13 @@ def blocks(path: Path) -> list[Block]:
     """Every fenced block of ``path``, with the directives of the comment line above it."""
     lines = path.read_text(encoding="utf-8").splitlines()
     found: list[Block] = []
+    section = ""
     i = 0
     while i < len(lines):
         match = _FENCE.match(lines[i])
         if not match:
+            if lines[i].startswith("## "):
+                section = lines[i][3:].strip()
             i += 1
             continue
         directives: dict[str, str] = {}
@@ -60,6 +65,7 @@ def blocks(path: Path) -> list[Block]:
                 key, _, value = item.strip().partition("=")
                 directives[key] = value
         end = next(j for j in range(i + 1, len(lines)) if lines[j].startswith("```"))
-        found.append(Block(match.group(1), "\n".join(lines[i + 1 : end]), i + 1, directives))
+        text = "\n".join(lines[i + 1 : end])
+        found.append(Block(match.group(1), text, i + 1, directives, section))
         i = end + 1
     return found

@@ -8,15 +8,22 @@ must exit as the README says (0 unless a ``docs: exit=N`` comment says otherwise
 traceback and no emulator banner, and an output shown under a command (``docs: output``) must
 be what it printed, line for line where the README does not elide with ``...``. See
 ``tests/docs_blocks.py`` for the comments that steer a block.
+
+Followed to the end, the README leaves in the reader's clone only what ``.gitignore`` declares
+(``git status`` stays clean), and no example changes the quick start's table (issue 31: the
+``evaluate`` example once added runs to its random column, median 10.45 % -> 4.30 %).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
+import warnings
 from pathlib import Path
+from typing import Any
 
 from docs_blocks import Block, blocks
 from testdata import REPO, docs_generator
@@ -56,6 +63,44 @@ def where(block: Block) -> str:
     return f"README.md:{block.line}"
 
 
+# what the test itself puts in the reader's directory, beside what the README's blocks write
+TEST_FILES = ["/.gitignore", "/.venv", "/examples", "/no-roms/", "/readme_*.py"]
+
+
+def undeclared(directory: Path) -> list[str]:
+    """What the README left in ``directory`` that the clone's ``.gitignore`` does not declare.
+
+    The directory is made a git work tree with the clone's ``.gitignore``: ``git status`` of a
+    clone followed the README through lists exactly these (the test's own files aside).
+    """
+    shutil.copy(REPO / ".gitignore", directory / ".gitignore")
+    subprocess.run(["git", "init", "-q", str(directory)], check=True, timeout=60)
+    listed = subprocess.run(
+        ["git", "ls-files", "--others", "--exclude-standard", "--directory"]
+        + [f"--exclude={pattern}" for pattern in TEST_FILES],
+        cwd=directory,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    return listed.stdout.split()
+
+
+def quick_start_table(directory: Path, agents: set[str] | None = None) -> dict[str, Any]:
+    """The quick start's atari5 columns in ``directory/results`` (its agents, or ``agents``)."""
+    import arcadebench
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the logs of other specs there are skipped
+        results = arcadebench.score("atari5", str(directory / "results"), reps=0)
+    return {
+        name: entry
+        for name, entry in results.algorithms.items()
+        if agents is None or name in agents
+    }
+
+
 def test_the_readme_has_blocks_of_every_kind():
     kinds = {b.language for b in blocks(README)}
     assert {"sh", "python", "text"} <= kinds
@@ -71,8 +116,11 @@ def test_every_block_of_the_readme_runs_as_written(tmp_path):
     (tmp_path / "examples").symlink_to(REPO / "examples")
     printed = errors = ""
     ran = checked = 0
+    quick_start: dict[str, Any] | None = None
     for block in blocks(README):
         directives = block.directives
+        if quick_start is None and block.section != "Quick start":
+            quick_start = quick_start_table(tmp_path)  # random's column, and noop's beside it
         if "not-run" in directives:
             assert directives["not-run"], f"{where(block)}: say why it is not run"
             continue
@@ -98,6 +146,8 @@ def test_every_block_of_the_readme_runs_as_written(tmp_path):
             assert done.returncode == 0, f"{where(block)}:\n{done.stderr[-3000:]}"
             printed = done.stdout
             ran += 1
+            if "prints" in directives:
+                assert directives["prints"] in printed, f"{where(block)} printed:\n{printed}"
         elif block.language == "sh":
             status = int(directives.get("exit", "0"))
             for command in block.commands():
@@ -119,6 +169,11 @@ def test_every_block_of_the_readme_runs_as_written(tmp_path):
             )
             checked += 1
     assert ran >= 20 and checked >= 2  # the README's commands and scripts, and two outputs
+    assert undeclared(tmp_path) == [], "add what the README writes to .gitignore"
+    assert quick_start is not None and set(quick_start) >= {"random", "noop"}
+    assert quick_start_table(tmp_path, set(quick_start)) == quick_start, (
+        "an example changed the quick start's table: give it an output directory of its own"
+    )
 
 
 def test_the_performance_page_is_generated_from_the_perf_results():
