@@ -17,10 +17,12 @@ from arcadebench.benchmarks.scoring.metrics import (
     breakthroughs,
     class_histogram,
     class_index,
+    game_improvement,
     game_means,
     game_time_days,
     learning_efficiency,
     predicted_scores,
+    probability_of_improvement,
     subset_score,
 )
 from arcadebench.benchmarks.scoring.normalise import normalise
@@ -234,3 +236,43 @@ def test_game_time_and_learning_efficiency():
     assert float(learning_efficiency(300.0, 2e8)) == pytest.approx(1.5e-8)  # 300 % = 3.0
     with pytest.raises(InvalidArgument, match="`frames` must be positive"):
         learning_efficiency(1.0, 0)
+
+
+# -- probability of improvement (Agarwal et al. 2021) ---------------------------------------------
+
+
+def test_probability_of_improvement_by_hand():
+    # game 0: X runs 3, 1 against Y's 2: one win in two pairs; game 1: 1, 2 against 2: a tie
+    x = [[3.0, 1.0], [1.0, 2.0]]
+    y = [[2.0, 2.0]]
+    assert game_improvement(x, y).tolist() == [0.5, 0.25]
+    assert float(probability_of_improvement(x, y)) == 0.375
+    assert float(probability_of_improvement(y, x)) == 0.625  # 1 - P(X > Y): ties count half
+
+
+def test_probability_of_improvement_equals_rliables_with_ties_and_infinity():
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 4, size=(5, 7)).astype(float)  # small integers: many ties
+    y = rng.integers(0, 4, size=(3, 7)).astype(float)
+    x[0, 2] = INF  # SABER's infinite gameplay beats every finite score, ties with itself
+    y[1, 2] = INF
+    assert float(probability_of_improvement(x, y)) == pytest.approx(
+        rly.probability_of_improvement(x, y), abs=1e-12
+    )
+    same = rng.normal(size=(4, 3))
+    assert float(probability_of_improvement(same, same)) == 0.5  # rliable's special case
+
+
+def test_probability_of_improvement_ignores_padding_and_batches():
+    x = np.array([[3.0, 1.0], [1.0, NAN]])  # game 1: one run of X
+    y = np.array([[2.0, 0.0], [NAN, 1.0]])
+    assert game_improvement(x, y).tolist() == [0.5, 0.75]  # game 1: 1 vs (0, 1): a win, a tie
+    batch = np.stack([x, x[::-1]])  # leading axes are repetitions
+    assert game_improvement(batch, np.stack([y, y])).shape == (2, 2)
+
+
+def test_probability_of_improvement_checks_its_arguments():
+    with pytest.raises(InvalidArgument, match=r"`y` must have the games of `x` \(2\), got 3"):
+        game_improvement([[1.0, 2.0]], [[1.0, 2.0, 3.0]])
+    with pytest.raises(InvalidArgument, match="at least one run of every game"):
+        game_improvement([[1.0, NAN]], [[1.0, 2.0]])

@@ -17,9 +17,12 @@ and ``get_interval_estimates(method="percentile")``, checked against rliable in 
   :mod:`~arcadebench.benchmarks.scoring.metrics`).
 - The interval is the ``(1 - level) / 2`` and ``(1 + level) / 2`` percentiles of the bootstrap
   distribution with linear interpolation (``np.percentile``'s default, as arch uses).
+- A statistic of two algorithms (the probability of improvement) resamples each algorithm's
+  runs independently, game by game, as rliable's ``StratifiedIndependentBootstrap`` does (what
+  ``get_interval_estimates`` uses when a score_dict value is a pair of matrices).
 
 Functions: resample_runs, bootstrap_distribution, percentile_interval, stratified_interval,
-interval_estimates.
+interval_estimates, improvement_distribution, improvement_interval.
 """
 
 from __future__ import annotations
@@ -29,10 +32,13 @@ from collections.abc import Callable, Mapping
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from arcadebench.benchmarks.scoring.metrics import probability_of_improvement
 from arcadebench.errors import InvalidArgument
 
 __all__ = [
     "bootstrap_distribution",
+    "improvement_distribution",
+    "improvement_interval",
     "interval_estimates",
     "percentile_interval",
     "resample_runs",
@@ -99,18 +105,30 @@ def resample_runs(
     n_runs, n_games = scores.shape
     if n_games == 0:
         return np.empty((reps, n_runs, 0))
-    padding = np.arange(n_runs)[:, None] >= runs[None, :]
-    if not padding.any():  # every game has n_runs runs: one bounded draw
-        index = rng.integers(0, n_runs, size=(reps, n_runs, n_games))
-    else:  # run r of game g: floor(u * n_g), u ~ U[0, 1); the clip guards the rounding at u -> 1
-        index = (rng.random((reps, n_runs, n_games)) * runs).astype(np.intp)
-        np.minimum(index, runs - 1, out=index)
+    index, padding = _draw(runs, n_runs, reps, rng)
     index *= n_games
     index += np.arange(n_games)
     sample = scores.ravel().take(index)
     if padding.any():
         sample[:, padding] = np.nan
     return sample
+
+
+def _draw(
+    runs: NDArray[np.intp], n_runs: int, reps: int, rng: np.random.Generator
+) -> tuple[NDArray[np.intp], NDArray[np.bool_]]:
+    """Which run each row of each game of ``reps`` resamples is: ``(reps, n_runs, games)``.
+
+    Also returns the padding mask ``(n_runs, games)``: rows at or below a game's ``n_g`` runs,
+    whose draws are meaningless.
+    """
+    padding = np.arange(n_runs)[:, None] >= runs[None, :]
+    if not padding.any():  # every game has n_runs runs: one bounded draw
+        index = rng.integers(0, n_runs, size=(reps, n_runs, len(runs)))
+    else:  # run r of game g: floor(u * n_g), u ~ U[0, 1); the clip guards the rounding at u -> 1
+        index = (rng.random((reps, n_runs, len(runs))) * runs).astype(np.intp)
+        np.minimum(index, runs - 1, out=index)
+    return index, padding
 
 
 def bootstrap_distribution(
@@ -217,3 +235,101 @@ def interval_estimates(
             scores, statistic, level=level, reps=reps, seed=np.random.default_rng(child)
         )
     return points, intervals
+
+
+def _multiplicities(
+    runs: NDArray[np.intp], n_runs: int, reps: int, rng: np.random.Generator
+) -> Array:
+    """How many times each run of each game is drawn in ``reps`` resamples: ``(games, reps, runs)``.
+
+    The same draws as :func:`resample_runs` makes from the same generator, counted.
+    """
+    index, padding = _draw(runs, n_runs, reps, rng)
+    n_games = len(runs)
+    keys = (np.arange(n_games) * reps)[None, None, :] + np.arange(reps)[:, None, None]
+    keys = keys * n_runs + index  # (game, repetition, run) flattened
+    counted = np.bincount(keys[:, ~padding].ravel(), minlength=n_games * reps * n_runs)
+    return counted.reshape(n_games, reps, n_runs).astype(np.float64)
+
+
+def improvement_distribution(
+    x: ArrayLike,
+    y: ArrayLike,
+    *,
+    reps: int = 2000,
+    seed: int | np.random.Generator = 0,
+) -> Array:
+    """P(X > Y) on ``reps`` stratified resamples of X's and Y's runs, drawn independently.
+
+    rliable's ``get_interval_estimates({"x,y": [x, y]}, probability_of_improvement)`` (its
+    ``StratifiedIndependentBootstrap``): each resample draws, for every game, ``n_g`` runs of X
+    and ``m_g`` runs of Y with replacement, independently. rliable then runs one Mann-Whitney
+    test per game and repetition; here none is run, because P(X_g > Y_g) on a resample is
+    bilinear in how many times each run was drawn: with ``W_g[i, j] = 1[x_i > y_j] +
+    1[x_i = y_j] / 2`` and multiplicities ``a`` (of X's runs) and ``b`` (of Y's), it is
+    ``a W_g b / (n_g m_g)``, so a batch of repetitions is one matrix product per game. X and Y
+    draw from two generators spawned from ``seed``, so the draws do not depend on the batching.
+
+    Args:
+        x: ``(runs_x, games)`` scores of X (``NaN`` padding below a game's runs).
+        y: ``(runs_y, games)`` scores of Y, the same games in the same order.
+        reps: bootstrap repetitions.
+        seed: a non-negative integer or a :class:`numpy.random.Generator`.
+
+    Returns:
+        The ``(reps,)`` bootstrap distribution of P(X > Y).
+
+    Example:
+        >>> samples = improvement_distribution([[1.0], [3.0]], [[2.0]], reps=1000, seed=0)
+        >>> sorted(set(samples.tolist()))  # X's resample: two 1s, a 1 and a 3, or two 3s
+        [0.0, 0.5, 1.0]
+    """
+    if isinstance(reps, bool) or not isinstance(reps, int | np.integer) or reps < 1:
+        raise InvalidArgument(f"`reps` must be a positive integer, got {reps!r}")
+    x_scores, x_runs = _compact(x)
+    y_scores, y_runs = _compact(y)
+    if x_scores.shape[1] != y_scores.shape[1] or x_scores.shape[1] == 0:
+        raise InvalidArgument(
+            f"`y` must have the games of `x` (at least one), got {y_scores.shape[1]} and "
+            f"{x_scores.shape[1]} games"
+        )
+    rng_x, rng_y = _generator(seed).spawn(2)
+    n_x, n_games = x_scores.shape
+    n_y = y_scores.shape[0]
+    left, right = x_scores.T[:, :, None], y_scores.T[:, None, :]  # (games, runs_x, runs_y)
+    with np.errstate(invalid="ignore"):
+        wins = (left > right) + 0.5 * (left == right)  # NaN padding: False, never drawn
+    pairs = (x_runs * y_runs).astype(np.float64)
+    batch = max(1, MAX_BATCH_ELEMENTS // (n_games * (n_x + n_y)))
+    parts = []
+    done = 0
+    while done < reps:
+        size = min(batch, reps - done)
+        a = _multiplicities(x_runs, n_x, size, rng_x)  # (games, size, runs_x)
+        b = _multiplicities(y_runs, n_y, size, rng_y)  # (games, size, runs_y)
+        per_game = np.einsum("grj,grj->gr", np.matmul(a, wins), b) / pairs[:, None]
+        parts.append(per_game.mean(axis=0))
+        done += size
+    return np.concatenate(parts)
+
+
+def improvement_interval(
+    x: ArrayLike,
+    y: ArrayLike,
+    *,
+    level: float = 0.95,
+    reps: int = 2000,
+    seed: int | np.random.Generator = 0,
+) -> tuple[float, Array]:
+    """P(X > Y) and its stratified-bootstrap percentile interval ``[low, high]``.
+
+    Example:
+        >>> point, ci = improvement_interval([[1.0], [3.0]], [[2.0]], reps=1000, seed=0)
+        >>> point, ci.tolist()
+        (0.5, [0.0, 1.0])
+    """
+    x_scores, _ = _compact(x)
+    y_scores, _ = _compact(y)
+    point = float(probability_of_improvement(x_scores, y_scores))
+    samples = improvement_distribution(x_scores, y_scores, reps=reps, seed=seed)
+    return point, percentile_interval(samples, level)[:, 0]

@@ -21,10 +21,14 @@ Conventions (the papers' own, checked against their published numbers; see ``dat
   the games of each game's mean over runs; IQM (25 % trimmed mean) and optimality gap over all
   (run, game) scores pooled. Games without a score are absent from the arrays (dropped, not
   zero-filled), as in both papers' tables.
+- The probability of improvement P(X > Y) is Agarwal et al.'s (2021, Section 4, rliable's
+  ``probability_of_improvement``): per game the Mann-Whitney U statistic of X's runs over Y's
+  divided by the number of pairs (ties count half), averaged over the games.
 
 Functions: game_means, aggregate_mean, aggregate_median, aggregate_iqm,
-aggregate_optimality_gap, class_index, class_histogram, breakthroughs, subset_score,
-predicted_scores, learning_efficiency, game_time_days.
+aggregate_optimality_gap, game_improvement, probability_of_improvement, class_index,
+class_histogram, breakthroughs, subset_score, predicted_scores, learning_efficiency,
+game_time_days.
 """
 
 from __future__ import annotations
@@ -46,10 +50,12 @@ __all__ = [
     "breakthroughs",
     "class_histogram",
     "class_index",
+    "game_improvement",
     "game_means",
     "game_time_days",
     "learning_efficiency",
     "predicted_scores",
+    "probability_of_improvement",
     "subset_score",
 ]
 
@@ -168,6 +174,56 @@ def aggregate_optimality_gap(scores: ArrayLike, threshold: float = 100.0) -> Arr
     total = np.where(missing, 0.0, clipped).sum(axis=axes)
     with np.errstate(invalid="ignore", divide="ignore"):
         result = threshold - total / count
+    return result
+
+
+# -- probability of improvement -------------------------------------------------------------------
+
+
+def game_improvement(x: ArrayLike, y: ArrayLike) -> Array:
+    """P(X_g > Y_g) of every game: how often a run of X beats a run of Y, ties counting half.
+
+    The Mann-Whitney U statistic of X's runs over Y's on each game divided by the number of
+    (run of X, run of Y) pairs, as rliable's ``probability_of_improvement`` computes it per task
+    (``scipy.stats.mannwhitneyu(x, y).statistic / (n_x n_y)``; Agarwal et al. 2021, Section 4).
+    ``x`` is ``(..., runs_x, games)`` and ``y`` ``(..., runs_y, games)`` with the same games in
+    the same order; ``NaN`` padding is no run. Since P only compares runs within a game, it is
+    the same on raw scores and on any normalised score that is not capped (a normalisation is
+    increasing). Returns ``(..., games)``.
+
+    Example:
+        >>> game_improvement([[3.0, 1.0], [1.0, 2.0]], [[2.0, 2.0]]).tolist()
+        [0.5, 0.25]
+    """
+    x = _scores(x, "x")
+    y = _scores(y, "y")
+    if x.shape[-1] != y.shape[-1]:
+        raise InvalidArgument(
+            f"`y` must have the games of `x` ({x.shape[-1]}), got {y.shape[-1]} games"
+        )
+    runs_x = (~np.isnan(x)).sum(axis=-2)
+    runs_y = (~np.isnan(y)).sum(axis=-2)
+    if (runs_x == 0).any() or (runs_y == 0).any():
+        raise InvalidArgument(
+            "`x` and `y` must have at least one run of every game; drop the games either lacks"
+        )
+    left, right = x[..., :, None, :], y[..., None, :, :]  # (..., runs_x, runs_y, games)
+    wins = (left > right).sum(axis=(-3, -2)) + 0.5 * (left == right).sum(axis=(-3, -2))
+    result: Array = wins / (runs_x * runs_y)
+    return result
+
+
+def probability_of_improvement(x: ArrayLike, y: ArrayLike) -> Array:
+    """P(X > Y): the probability that X beats Y on a game drawn at random (Agarwal et al. 2021).
+
+    The mean over games of :func:`game_improvement`, rliable's ``probability_of_improvement``;
+    ``P(Y > X) = 1 - P(X > Y)`` exactly, ties counting half.
+
+    Example:
+        >>> float(probability_of_improvement([[3.0, 1.0], [1.0, 2.0]], [[2.0, 2.0]]))
+        0.375
+    """
+    result: Array = game_improvement(x, y).mean(axis=-1)
     return result
 
 
