@@ -159,6 +159,50 @@ def test_run_scores_by_hand():
     assert run_scores(nothing, Evaluation("mean")) == {}
 
 
+def test_a_run_scored_at_the_points_of_a_curve_by_hand():
+    # returns 5, 7 (complete) and 100 (cut) ending at 10, 20 and 30 frames; the run is at 35
+    log = RunLog(
+        "a",
+        "pong",
+        "0",
+        "f",
+        1,
+        np.array([5.0, 7.0, 100.0]),
+        np.array([10, 20, 30]),
+        np.array([1, 2, 3]),
+        np.array([True, True, False]),
+        35,
+    )
+    # mean: the episodes ended by each point; none before 5; 40 is beyond the run
+    assert run_scores(log, Evaluation("mean"), at=(5, 15, 25, 40)) == {
+        None: (6.0, 35, 2),
+        15: (5.0, 15, 1),
+        25: (6.0, 25, 2),
+    }
+    # last_k: the points join the checkpoints; nothing beyond the budget
+    last = Evaluation("last_k", k=1, checkpoints=(10,), budget_frames=30)
+    assert run_scores(log, last, at=(20, 35)) == {
+        None: (7.0, 30, 1),
+        10: (5.0, 10, 1),
+        20: (7.0, 20, 1),
+    }
+
+
+def test_the_curves_points_are_the_checkpoints_rule_at_more_frames(tmp_path):
+    folder = tmp_path / "logs"
+    write_log(folder / "ppo" / "saber" / "pong" / "0.jsonl", saber_run(n=130))
+    collector = ScoreCollector()
+    read_logs(SABER, sorted(folder.rglob("*.jsonl")), collector, curve=[4_000_000])
+    ppo = collector.build(SABER).algorithms["ppo"]
+    # 130 episodes of 80,000 frames: 50 ended by 4M (returns 0..49), 125 by the 10M checkpoint
+    assert ppo.curve[4_000_000]["pong"].scores == (24.5,)
+    assert ppo.curve[10_000_000]["pong"].scores == ppo.checkpoints[10_000_000]["pong"].scores
+    assert set(ppo.checkpoints) == {10_000_000}  # a curve's point is no checkpoint
+    none = ScoreCollector()
+    read_logs(SABER, sorted(folder.rglob("*.jsonl")), none)
+    assert not none.build(SABER).algorithms["ppo"].curve
+
+
 def test_saber_log_end_to_end_with_two_runs(tmp_path):
     folder = tmp_path / "logs"
     write_log(folder / "ppo" / "saber" / "pong" / "0.jsonl", saber_run())

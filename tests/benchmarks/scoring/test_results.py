@@ -405,3 +405,84 @@ def test_an_algorithm_whose_scores_are_all_na_is_kept_with_no_games(tmp_path):
     none = score("saber", path, reps=0).algorithms["none"]
     assert none["games"] == {} and none["aggregates"]["saber"] == {"n_games": 0}
     assert none["aggregates"]["hwrb"] == 0 and len(none["aggregates"]["missing"]) == 61
+
+
+# -- probability of improvement and sample-efficiency curves in the JSON ---------------------------
+
+
+def test_comparisons_are_in_the_json_only_with_two_algorithms(tmp_path):
+    two = score("atari5", {"a": {"pong": [1.0, 2.0]}, "b": {"pong": [0.0, 3.0]}}, reps=100)
+    document = json.loads(two.to_json())
+    assert list(document) == [
+        "format",
+        "spec",
+        "settings",
+        "algorithms",
+        "comparisons",
+        "provenance",
+    ]
+    (comparison,) = document["comparisons"]
+    # pairs (1, 0) (1, 3) (2, 0) (2, 3): two wins in four
+    assert comparison["x"] == "a" and comparison["y"] == "b" and comparison["probability"] == 0.5
+    assert comparison["games"] == {"pong": 0.5} and len(comparison["ci"]) == 2
+    again = Results.from_json(two.to_json(tmp_path / "r.json") and tmp_path / "r.json")
+    assert again.comparisons == two.comparisons
+    one = score("atari5", {"a": {"pong": 1.0}}, reps=0)
+    assert "comparisons" not in json.loads(one.to_json())
+    assert {r[0] for r in two.rows()} == {"a", "b"}  # the CSV's rows are the algorithms'
+    with pytest.raises(InvalidArgument, match="`compare` must name algorithms of the results"):
+        score("atari5", {"a": {"pong": 1.0}}, reps=0, compare=[("a", "c")])
+    with pytest.raises(InvalidArgument, match=r"`compare` must be \(X, Y\) pairs"):
+        score("atari5", {"a": {"pong": 1.0}}, reps=0, compare=["ab"])  # type: ignore[list-item]
+
+
+def _atari5_logs(root, frames_per_episode=100_000):
+    """Two games, two runs, six episodes each: episode i returns 10 i (+ 1 for run 1)."""
+    from report_helpers import write_log
+
+    for game in ("pong", "qbert"):
+        for run in ("0", "1"):
+            returns = [10.0 * i + int(run) for i in range(6)]
+            write_log(root, "atari5", "agent", game, run, returns, frames_per_episode)
+    return root
+
+
+def test_a_curve_is_the_same_block_at_each_point(tmp_path):
+    logs = _atari5_logs(tmp_path / "logs")
+    results = score("atari5", [logs], reps=100, curve=[250_000, 600_000])
+    curve = results.algorithms["agent"]["curve"]
+    assert list(curve) == ["250000", "600000"]
+    # by 250k frames two episodes ended: returns 0, 10 (run 0) and 1, 11 (run 1)
+    assert curve["250000"]["games"]["pong"]["runs"] == [5.0, 6.0]
+    assert (
+        curve["600000"]["games"]["pong"]["runs"]
+        == results.algorithms["agent"]["games"]["pong"]["runs"]
+    )
+    assert set(curve["250000"]["aggregates"]["ci"]["hns"]) == {
+        "mean",
+        "median",
+        "iqm",
+        "optimality_gap",
+    }
+    back = Results.from_dict(json.loads(results.to_json()))
+    assert back.algorithms["agent"]["curve"] == json.loads(json.dumps(curve))
+    assert {r[1] for r in results.rows()} == {"end", "250000", "600000"}
+    assert "curve" not in score("atari5", [logs], reps=0).algorithms["agent"]
+
+
+def test_curve_points_where_a_game_has_no_score_are_left_out_with_a_note(tmp_path):
+    logs = _atari5_logs(tmp_path / "logs")
+    results = score("atari5", [logs], reps=0, curve=[50_000, 100_000])
+    agent = results.algorithms["agent"]
+    assert list(agent["curve"]) == ["100000"]  # no episode had ended by 50k frames
+    assert any("no point at 50,000 frames: pong, qbert had no score" in n for n in agent["notes"])
+    table = score("atari5", {"t": {"pong": 1.0}}, reps=0, curve=True)
+    assert "curve" not in table.algorithms["t"]
+    assert table.algorithms["t"]["notes"] == [
+        "no sample-efficiency curve: its scores come from a score table, not episode logs"
+    ]
+
+
+def test_no_curve_for_a_protocol_scored_after_training(tmp_path):
+    with pytest.raises(InvalidArgument, match="`curve` must be off for 'atari100k', got True"):
+        score("atari100k", {"a": {"pong": 1.0}}, curve=True)

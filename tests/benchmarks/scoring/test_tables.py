@@ -102,3 +102,32 @@ def test_counts_frames_and_days_are_no_percentages():
         "aggregates": {"hwrb": 0, "frames": 2e8, "game_time_days": 38.6, "atari5": 7.5},
     }
     assert percent_metrics([block]) == {"hwrns", "atari5"}
+
+
+def test_the_probability_of_improvement_of_each_pair_is_a_table_of_its_own():
+    two = {"a": {"pong": [1.0, 2.0]}, "b": {"pong": [0.0, 3.0]}}
+    table = score("atari5", two, reps=100).table()
+    head, line = table.split("probability of improvement (per-run hns scores")[1].splitlines()[
+        1:4:2
+    ]
+    assert head.split() == ["P(X", ">", "Y)", "95%", "CI", "games"]
+    assert line.split()[:4] == ["a", ">", "b", "0.50"] and line.split()[-1] == "1"
+    assert "probability of improvement" not in score("atari5", {"a": {"pong": 1.0}}, reps=0).table()
+
+
+def test_a_curve_is_a_table_per_aggregate_with_the_published_curves(tmp_path):
+    from report_helpers import write_log
+
+    for run, offset in (("0", 0.0), ("1", 2.0)):
+        returns = [offset + i for i in range(30)]
+        write_log(tmp_path, "machado2018", "me", "pong", run, returns, 500_000)
+    table = score("machado2018", [tmp_path], reps=50, curve=[5_000_000]).table()
+    curve = table.split("sample-efficiency curve: hns iqm by training frames")[1]
+    lines = rows(curve.split("\n\n")[0])
+    # at 5M frames: returns 0..9 (run 0) and 2..11 (run 1): means 4.5 and 6.5, HNS IQM of both
+    pong = arcadebench.load_spec("machado2018").constants["pong"]
+    iqm = 100 * (5.5 - pong.random) / (pong.human - pong.random)
+    assert lines["5M"][0] == f"{iqm:.2f}%"
+    assert "DQN (Dopamine) (another protocol)" in curve.splitlines()[1]
+    assert lines["10M"][0] != "-" and lines["199M"][:2] == ["-", "-"]  # Dopamine's last point
+    assert "sample-efficiency curve: hns median" in table

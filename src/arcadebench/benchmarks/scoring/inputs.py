@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -55,8 +55,12 @@ def _expand(sources: object) -> list[object]:
     )
 
 
-def read_scores(spec: Spec, sources: Scores) -> RawScores:
+def read_scores(spec: Spec, sources: Scores, curve: bool | Sequence[int] = False) -> RawScores:
     """Read every source (``.csv``, ``.json``, ``.jsonl``, a directory of logs, or a mapping).
+
+    ``curve``: also score the logs' runs at the points of a sample-efficiency curve (``True``:
+    the default points; or frame counts), as
+    :func:`~arcadebench.benchmarks.scoring.log_scores.read_logs` does.
 
     Raises:
         InputError: a missing file, an unknown suffix, or anything the readers refuse.
@@ -98,7 +102,9 @@ def read_scores(spec: Spec, sources: Scores) -> RawScores:
             )
     if logs:
         try:
-            skipped = read_logs(spec, logs, collector, other_specs_ok=set(in_directories))
+            skipped = read_logs(
+                spec, logs, collector, other_specs_ok=set(in_directories), curve=curve
+            )
         except OtherSpec as error:
             other = _spec_at(Path(error.file), error.line)
             raise OtherSpec(

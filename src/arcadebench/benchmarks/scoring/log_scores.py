@@ -11,8 +11,12 @@ module applies the spec's ``evaluation`` rule:
 - ``mean`` (Atari-5; Sonic Section 3.9): per run, the mean return of all complete episodes.
 
 Either way only complete episodes within the budget (``budget.frames`` / ``budget.steps``)
-count. A protocol ``scored: after_training`` (Atari 100k, DQN 2015) scores a run by its
-evaluation episodes instead, logged as run ``<run>.eval``: the mean return of the complete ones
+count. A sample-efficiency curve (:mod:`~arcadebench.benchmarks.scoring.sample_efficiency`)
+scores a run the same way at more frame counts: at ``F`` frames, what the rule gives the
+episodes completed by then (the last ``k`` of them, or their mean).
+
+A protocol ``scored: after_training`` (Atari 100k, DQN 2015) scores a run by its evaluation
+episodes instead, logged as run ``<run>.eval``: the mean return of the complete ones
 (the budget is the training's), with the training run's frames beside it; the training logs
 themselves are read for those frames only.
 
@@ -31,13 +35,14 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from arcadebench.benchmarks.scoring.raw_scores import ScoreCollector
+from arcadebench.benchmarks.scoring.sample_efficiency import curve_frames
 from arcadebench.errors import InputError, OtherSpec
 from arcadebench.records import EVALUATION, LogWarning, RunLog, parse_log
 from arcadebench.specs import Spec
@@ -49,12 +54,16 @@ NO_HEADER = "no header"
 """What the name of runs from logs without a header says (``random [no header]``)."""
 
 
-def run_scores(log: RunLog, evaluation: Evaluation) -> dict[int | None, tuple[float, int, int]]:
+def run_scores(
+    log: RunLog, evaluation: Evaluation, at: Collection[int] = ()
+) -> dict[int | None, tuple[float, int, int]]:
     """Score one run per the spec's rule: ``{checkpoint or None (end): (score, frames, episodes)}``.
 
     ``frames`` is the checkpoint, or at the end the run's cumulative frames (within the budget);
     ``episodes`` how many episodes the score averages. A checkpoint appears only if the run got
-    that far and has a complete episode before it.
+    that far and has a complete episode before it. ``at`` are more frame counts to score the run
+    at, the points of a sample-efficiency curve, by the same rule: the ``last_k`` episodes before
+    each, or for ``mean`` the mean of the episodes completed by then.
 
     Example:
         >>> import numpy as np
@@ -63,6 +72,8 @@ def run_scores(log: RunLog, evaluation: Evaluation) -> dict[int | None, tuple[fl
         ...              np.array([True, True, True, False]), 40)
         >>> run_scores(log, Evaluation("last_k", k=2, checkpoints=(20, 50)))
         {None: (2.5, 40, 2), 20: (1.5, 20, 2)}
+        >>> run_scores(log, Evaluation("mean"), at=(25, 40, 50))
+        {None: (2.0, 40, 3), 25: (1.5, 25, 2), 40: (2.0, 40, 3)}
     """
     valid = log.complete.copy()
     end_frames = int(log.last_frames)
@@ -78,17 +89,22 @@ def run_scores(log: RunLog, evaluation: Evaluation) -> dict[int | None, tuple[fl
         return scores
     if evaluation.episode_aggregate == "mean":
         scores[None] = (float(returns.mean()), end_frames, int(returns.size))
-        return scores
-    k = evaluation.k or 1
-    last = returns[-k:]
-    scores[None] = (float(last.mean()), end_frames, int(last.size))
-    for checkpoint in evaluation.checkpoints:
-        if log.last_frames < checkpoint:
+        points: Collection[int] = at
+        k = None
+    else:
+        k = evaluation.k or 1
+        last = returns[-k:]
+        scores[None] = (float(last.mean()), end_frames, int(last.size))
+        points = {*evaluation.checkpoints, *at}
+    for point in sorted(points):
+        if log.last_frames < point:
             break
-        n = int(np.searchsorted(frames, checkpoint, side="right"))
+        if evaluation.budget_frames is not None and point > evaluation.budget_frames:
+            break
+        n = int(np.searchsorted(frames, point, side="right"))
         if n:
-            window = returns[max(0, n - k) : n]
-            scores[checkpoint] = (float(window.mean()), checkpoint, int(window.size))
+            window = returns[max(0, n - k) if k else 0 : n]
+            scores[point] = (float(window.mean()), point, int(window.size))
     return scores
 
 
@@ -177,11 +193,15 @@ def read_logs(
     paths: Iterable[str | os.PathLike[str]],
     collector: ScoreCollector,
     other_specs_ok: Collection[Path] = (),
+    curve: bool | Sequence[int] = False,
 ) -> list[Path]:
     """Read episode logs and add each run's scores (end and checkpoints) to ``collector``.
 
     Logs in ``other_specs_ok`` (found in a directory, which may hold several protocols' runs)
     are skipped when they were written for another spec; the skipped ones are returned.
+    ``curve`` adds each run's scores at the points of a sample-efficiency curve
+    (:func:`~arcadebench.benchmarks.scoring.sample_efficiency.curve_frames`: ``True`` for the
+    default points up to the longest run, or the frame counts asked for).
 
     Raises:
         InputError: anything :func:`parse_log` refuses, or the same (algorithm, game, run) in
@@ -206,6 +226,9 @@ def read_logs(
         for log in logs
         if log.phase == "training"
     }
+    at: tuple[int, ...] = ()
+    if (curve is not False) and scored_phase == "training":
+        at = curve_frames(spec.evaluation, max(trained.values(), default=0), curve)
     for path, logs in read:
         if any(not log.headed for log in logs):
             _warn_headless(str(path), logs, scored_phase)
@@ -239,7 +262,7 @@ def read_logs(
             if scored_phase == "evaluation":
                 scores = _evaluation_score(log, trained.get((algorithm, log.game, run)))
             else:
-                scores = run_scores(log, spec.evaluation)
+                scores = run_scores(log, spec.evaluation, at)
             if not scores:
                 warnings.warn(
                     f"{log.file}: {log.game} run {run!r} "
@@ -249,6 +272,10 @@ def read_logs(
                     stacklevel=2,
                 )
             for checkpoint, (value, frames, episodes) in scores.items():
+                if checkpoint in at:
+                    collector.add_point(algorithm, log.game, run, checkpoint, value, episodes)
+                if checkpoint is not None and checkpoint not in spec.evaluation.checkpoints:
+                    continue  # a point of the curve only
                 collector.add(
                     algorithm,
                     log.game,

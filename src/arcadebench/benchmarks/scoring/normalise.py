@@ -1,7 +1,8 @@
 """Per-game normalisation and the Atari-5 log transform: the formulas every score is built from.
 
 Pure numpy functions over arrays of any shape, so scoring, bootstrapping and the subset search
-share one implementation of each formula.
+share one implementation of each formula; and which of a spec's normalised scores its results
+lead with (:func:`headline_metric`).
 
 Example:
     >>> float(normalise(50.0, random=0.0, reference=200.0))
@@ -19,7 +20,15 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["inverse_log_normalise", "log_normalise", "normalise", "subset_estimate"]
+from arcadebench.specs import Spec
+
+__all__ = [
+    "headline_metric",
+    "inverse_log_normalise",
+    "log_normalise",
+    "normalise",
+    "subset_estimate",
+]
 
 
 def normalise(
@@ -83,3 +92,23 @@ def subset_estimate(
             f"got shape {scores.shape}"
         )
     return inverse_log_normalise(intercept + scores @ weights)
+
+
+def headline_metric(spec: Spec) -> str:
+    """The per-game score a spec leads with: the one it classifies or counts breakthroughs of.
+
+    SABER and HWR: HWRNS (SABER Section 3.2's classes, HWR's HWRB); else the first normalised
+    score (Atari-5: HNS), else ``raw`` (Sonic). The probability of improvement, the curves' IQM
+    and the report's figures are of it.
+
+    Example:
+        >>> from arcadebench.specs import load_spec
+        >>> headline_metric(load_spec("saber")), headline_metric(load_spec("sonic"))
+        ('hwrns', 'raw')
+    """
+    names = [n.name for n in spec.scoring.normalised]
+    breakthrough = spec.scoring.breakthrough
+    for preferred in (spec.scoring.classes_of, breakthrough.of if breakthrough else None):
+        if preferred in names:
+            return preferred
+    return names[0] if names else "raw"

@@ -43,13 +43,15 @@ class AlgorithmScores:
 
     ``deviations`` are the settings its logged runs changed from the protocol:
     ``{game: {run: {setting: {"spec": ..., "used": ...}}}}`` (only runs that deviate);
-    ``notes`` what a reader of its scores must know about how its runs were grouped.
+    ``notes`` what a reader of its scores must know about how its runs were grouped;
+    ``curve`` the scores at the points of a sample-efficiency curve (logs, when asked for).
     """
 
     games: Mapping[str, RunScores]
     checkpoints: Mapping[int, Mapping[str, RunScores]] = field(default_factory=dict)
     deviations: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    curve: Mapping[int, Mapping[str, RunScores]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,8 @@ class ScoreCollector:
         self._cells: dict[
             tuple[str, int | None, str], dict[str, tuple[float, float | None, int | None]]
         ] = {}
+        # (algorithm, frames, game) -> run -> (score, episodes): the points of a curve
+        self._points: dict[tuple[str, int, str], dict[str, tuple[float, int]]] = {}
         self._deviations: dict[str, dict[str, dict[str, Any]]] = {}
         self._notes: dict[str, list[str]] = {}
         self._where: dict[tuple[str, int | None, str, str], str] = {}
@@ -116,6 +120,15 @@ class ScoreCollector:
                 episodes,
             )
 
+    def add_point(
+        self, algorithm: str, game: str, run: str, frames: int, score: float, episodes: int
+    ) -> None:
+        """Record one run's score at ``frames``, a point of its algorithm's curve.
+
+        The run itself was checked by :meth:`add` (its score at the end of the log).
+        """
+        self._points.setdefault((algorithm, frames, game), {})[run] = (score, episodes)
+
     def note(self, algorithm: str, text: str) -> None:
         """Attach a note to ``algorithm``'s scores (once per text)."""
         notes = self._notes.setdefault(algorithm, [])
@@ -141,10 +154,23 @@ class ScoreCollector:
                     frames=tuple(v[1] for v in runs.values()),
                     episodes=tuple(v[2] for v in runs.values()),
                 )
+            curve: dict[int, dict[str, RunScores]] = {}
+            points = sorted(
+                ((f, g, runs) for (a, f, g), runs in self._points.items() if a == algorithm),
+                key=lambda t: (t[0], position.get(t[1], len(position))),
+            )
+            for frames, game, point_runs in points:
+                curve.setdefault(frames, {})[game] = RunScores(
+                    scores=tuple(v[0] for v in point_runs.values()),
+                    runs=tuple(point_runs),
+                    frames=(float(frames),) * len(point_runs),
+                    episodes=tuple(v[1] for v in point_runs.values()),
+                )
             algorithms[algorithm] = AlgorithmScores(
                 games,
                 checkpoints,
                 self._deviations.get(algorithm, {}),
                 tuple(self._notes.get(algorithm, ())),
+                curve,
             )
         return RawScores(algorithms, tuple(self.sources))

@@ -13,8 +13,15 @@ convention; identical to normalising the mean raw score unless the metric is cap
 several runs per game, every aggregate, Atari-X estimate and per-game score gets a stratified
 bootstrap percentile interval.
 
+Beyond the protocol's own numbers, the two other tools of Agarwal et al. (2021, Section 4):
+the probability of improvement between every pair of algorithms
+(:mod:`~arcadebench.benchmarks.scoring.improvement`), and sample-efficiency curves, every
+aggregate at several training frame counts scored from the logs as the checkpoints are
+(:mod:`~arcadebench.benchmarks.scoring.sample_efficiency`). :class:`Results` also renders the
+tables a paper pastes (:meth:`Results.to_latex`, :meth:`Results.to_markdown`).
+
 Classes: Results.
-Functions: score.
+Functions: score, headline_metric.
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ import os
 import platform
 import warnings
 import zlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +44,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from arcadebench.benchmarks.scoring.bootstrap import bootstrap_distribution, percentile_interval
+from arcadebench.benchmarks.scoring.improvement import (
+    compare_pair,
+    comparison_pairs,
+    comparison_seed,
+)
 from arcadebench.benchmarks.scoring.inputs import Scores, read_scores
 from arcadebench.benchmarks.scoring.metrics import (
     AGGREGATES,
@@ -49,8 +61,10 @@ from arcadebench.benchmarks.scoring.metrics import (
     predicted_scores,
     subset_score,
 )
-from arcadebench.benchmarks.scoring.normalise import normalise
+from arcadebench.benchmarks.scoring.normalise import headline_metric, normalise
+from arcadebench.benchmarks.scoring.paper_tables import latex_tables, markdown_tables
 from arcadebench.benchmarks.scoring.raw_scores import AlgorithmScores, RunScores
+from arcadebench.benchmarks.scoring.sample_efficiency import ReferenceCurve, reference_curves
 from arcadebench.benchmarks.scoring.score_files import RESULTS_FORMAT
 from arcadebench.benchmarks.scoring.tables import results_table
 from arcadebench.errors import InputError, InvalidArgument, UnknownSpec
@@ -58,7 +72,7 @@ from arcadebench.specs import Spec, load_spec
 from arcadebench.specs.model import Normalisation, Published, PublishedScores
 from arcadebench.specs.names import subset_key
 
-__all__ = ["Results", "score", "subset_key"]
+__all__ = ["Results", "headline_metric", "score", "subset_key"]
 
 _VERSIONED = ("arcadebench", "numpy", "gymnasium", "ale-py", "stable-retro")
 
@@ -74,6 +88,8 @@ def score(
     reps: int = 2000,
     seed: int = 0,
     command: str | None = None,
+    compare: Sequence[tuple[str, str]] | None = None,
+    curve: bool | Sequence[int] = False,
 ) -> Results:
     """Score raw results against a protocol: every number the spec's paper reports, with CIs.
 
@@ -85,12 +101,18 @@ def score(
         reps: bootstrap repetitions; ``0`` skips the intervals.
         seed: seed of the bootstrap generator (each algorithm and checkpoint derives its own).
         command: the command line, recorded in the provenance.
+        compare: ``(X, Y)`` pairs of algorithms to give P(X > Y) (Agarwal et al. 2021) in
+            :attr:`Results.comparisons`; ``None``: every pair, in input order.
+        curve: score the logs' runs at the points of a sample-efficiency curve as well:
+            ``True`` for about 20 round frame counts up to the longest run and the protocol's
+            checkpoints, or the frame counts wanted (the checkpoints are added).
 
     Returns:
         The :class:`Results`; intervals appear only where some game has at least two runs.
 
     Raises:
-        InvalidArgument: ``ci``, ``reps`` or ``seed`` out of range.
+        InvalidArgument: ``ci``, ``reps``, ``seed``, ``compare`` or ``curve`` out of range,
+            or a curve of a protocol scored after training.
         InputError: a malformed score file or log (file, line and value named).
         UnknownSpec: an unknown spec name.
 
@@ -108,11 +130,31 @@ def score(
         )
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise InvalidArgument(f"`seed` must be a non-negative integer, got {seed!r}")
+    if compare is not None and (
+        isinstance(compare, str)
+        or not all(
+            isinstance(p, Sequence) and not isinstance(p, str) and len(p) == 2 for p in compare
+        )
+    ):
+        raise InvalidArgument(
+            f"`compare` must be (X, Y) pairs of algorithm names, or None for every pair, got "
+            f"{compare!r}"
+        )
     spec = spec if isinstance(spec, Spec) else load_spec(spec)
-    raw = read_scores(spec, scores)
+    if curve is not False and spec.evaluation.scored == "after_training":
+        raise InvalidArgument(
+            f"`curve` must be off for {spec.name!r}, got {curve!r}: the protocol scores "
+            "evaluation episodes played after training, one score per run, so its runs have no "
+            "sample-efficiency curve; score without it"
+        )
+    raw = read_scores(spec, scores, curve)
+    metric = headline_metric(spec)
     algorithms: dict[str, dict[str, Any]] = {}
+    matrices: dict[str, tuple[list[str], NDArray[np.float64]]] = {}
     for name, data in raw.algorithms.items():
-        entry = _score_block(spec, data.games, ci=ci, reps=reps, seed=_block_seed(seed, name, None))
+        block = _Block(spec, data.games)
+        entry = block.score(ci=ci, reps=reps, seed=_block_seed(seed, name, None))
+        matrices[name] = block.matrix(metric)
         if data.checkpoints:
             entry["checkpoints"] = {
                 str(checkpoint): _score_block(
@@ -120,20 +162,93 @@ def score(
                 )
                 for checkpoint, games in sorted(data.checkpoints.items())
             }
+        notes = _compliance_notes(spec, data)
+        if curve is not False:
+            asked = () if isinstance(curve, bool) else tuple(curve)
+            points = _curve(spec, name, data, asked, ci=ci, reps=reps, seed=seed, notes=notes)
+            if points:
+                entry["curve"] = points
         if data.deviations:
             entry["deviations"] = {game: dict(runs) for game, runs in data.deviations.items()}
-        notes = _compliance_notes(spec, data)
         if notes:
             entry["notes"] = notes
         algorithms[name] = entry
+    comparisons = []
+    for x, y in comparison_pairs(list(algorithms), compare):
+        compared = compare_pair(
+            (x, *matrices[x]),
+            (y, *matrices[y]),
+            metric=metric,
+            level=ci,
+            reps=reps,
+            seed=comparison_seed(seed, x, y),
+            required=compare is not None,
+        )
+        if compared is not None:
+            comparisons.append(compared)
     provenance = _provenance(raw.sources, command)
     return Results(
         spec={"name": spec.name, "version": spec.version, "hash": spec.hash},
         settings={"ci": float(ci), "reps": reps, "seed": seed},
         algorithms=algorithms,
         provenance=provenance,
+        comparisons=tuple(comparisons),
         protocol=spec,
     )
+
+
+def _curve(
+    spec: Spec,
+    name: str,
+    data: AlgorithmScores,
+    asked: Sequence[int],
+    *,
+    ci: float,
+    reps: int,
+    seed: int,
+    notes: list[str],
+) -> dict[str, Any]:
+    """The algorithm's sample-efficiency curve: a block per point where every game has a score.
+
+    A point where some game of the algorithm has no score yet (no episode completed by then,
+    or no run got that far) is left out with a note: an aggregate over fewer games would make
+    the curve jump for a reason that is not learning; so is a point ``asked`` for where no game
+    has one. Each point has the seed a checkpoint at those frames has, so a curve through a
+    checkpoint gives its numbers.
+    """
+    if not data.curve:
+        logged = any(e is not None for cell in data.games.values() for e in cell.episodes)
+        notes.append(
+            "no sample-efficiency curve: "
+            + (
+                "no run got past its first curve point"
+                if logged
+                else "its scores come from a score table, not episode logs"
+            )
+        )
+        return {}
+    points: dict[str, Any] = {}
+    left_out: list[int] = []
+    lacking: set[str] = set()
+    every = {frames: data.curve.get(frames, {}) for frames in {*data.curve, *asked}}
+    for frames, games in sorted(every.items()):
+        absent = [g for g in data.games if g not in games]
+        if absent:
+            left_out.append(frames)
+            lacking.update(absent)
+            continue
+        points[str(frames)] = _score_block(
+            spec, games, ci=ci, reps=reps, seed=_block_seed(seed, name, frames)
+        )
+    if left_out:
+        shown = ", ".join(f"{f:,}" for f in left_out[:3])
+        more = f" and {len(left_out) - 3} more" if len(left_out) > 3 else ""
+        notes.append(
+            f"the sample-efficiency curve has no point at {shown}{more} frames: "
+            f"{', '.join(sorted(lacking))} had no score there (no episode completed by then, or "
+            "no run got that far), and an aggregate over fewer games is not the curve's"
+        )
+    return points
 
 
 def _compliance_notes(spec: Spec, data: AlgorithmScores) -> list[str]:
@@ -304,12 +419,25 @@ class _Block:
                 parts.append(np.asarray(estimate)[..., None])
         return np.concatenate(parts, axis=-1)
 
-    def score(self, *, ci: float, reps: int, seed: np.random.SeedSequence) -> dict[str, Any]:
-        """The block's JSON-ready ``{"games", "aggregates"[, "predictions"]}``."""
+    def raw(self) -> NDArray[np.float64]:
+        """The ``(runs, games)`` raw scores, ``NaN`` below a game's runs."""
         runs = max((len(self.games[g].scores) for g in self.names), default=0)
         raw = np.full((max(runs, 1), len(self.names)), np.nan)
         for j, game in enumerate(self.names):
             raw[: len(self.games[game].scores), j] = self.games[game].scores
+        return raw
+
+    def matrix(self, key: str) -> tuple[list[str], NDArray[np.float64]]:
+        """The games and ``(runs, games)`` per-run scores of a target (``hns``, ``raw``...)."""
+        target = next((t for t in self.targets if t.key == key), None)
+        if target is None:
+            return [], np.empty((1, 0))
+        return [self.names[c] for c in target.columns], target.transform(self.raw())
+
+    def score(self, *, ci: float, reps: int, seed: np.random.SeedSequence) -> dict[str, Any]:
+        """The block's JSON-ready ``{"games", "aggregates"[, "predictions"]}``."""
+        runs = max((len(self.games[g].scores) for g in self.names), default=0)
+        raw = self.raw()
         self.point = self.statistic(raw)
         self.interval: NDArray[np.float64] | None = None
         if reps > 0 and runs >= 2:
@@ -477,9 +605,13 @@ class Results:
     Attributes:
         spec: ``{"name", "version", "hash"}`` of the spec scored against.
         settings: ``{"ci", "reps", "seed"}`` of the bootstrap.
-        algorithms: per algorithm ``{"games", "aggregates"[, "predictions"][, "checkpoints"]}``
-            (the shape in DEVELOPING.md, "Results"), with Python floats (``inf`` allowed).
+        algorithms: per algorithm ``{"games", "aggregates"[, "predictions"][, "checkpoints"]
+            [, "curve"]}`` (the shape in DEVELOPING.md, "Results"), with Python floats (``inf``
+            allowed).
         provenance: package versions, inputs and command line.
+        comparisons: P(X > Y) of pairs of algorithms, each ``{"x", "y", "metric",
+            "probability", "games"[, "ci"]}``
+            (:func:`~arcadebench.benchmarks.scoring.improvement.compare_pair`).
         protocol: the loaded spec, when it is at hand (its published results are shown by
             :meth:`table`); ``None`` for results of a spec this installation does not have.
     """
@@ -488,6 +620,7 @@ class Results:
     settings: Mapping[str, Any]
     algorithms: Mapping[str, Mapping[str, Any]]
     provenance: Mapping[str, Any]
+    comparisons: tuple[Mapping[str, Any], ...] = ()
     protocol: Spec | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -501,10 +634,17 @@ class Results:
         Scored on the same games, so that its aggregates compare with these results' (a
         reference's printed aggregates cover all of its games; these cover ours).
         """
+        return [(reference, block["aggregates"]) for reference, block in self.reference_blocks()]
+
+    def reference_blocks(self) -> list[tuple[PublishedScores, Mapping[str, Any]]]:
+        """Each published per-game result of the spec scored on these results' games: its block.
+
+        The block has the shape of an algorithm's (``{"games", "aggregates"}``).
+        """
         if self.protocol is None:
             return []
         games = {game for entry in self.algorithms.values() for game in entry["games"]}
-        rows = []
+        blocks = []
         for reference in self.protocol.published_scores.values():
             scores = {g: v for g, v in reference.scores.items() if g in games}
             if not scores:
@@ -512,22 +652,47 @@ class Results:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 scored = score(self.protocol, {reference.name: scores}, reps=0)
-            rows.append((reference, scored.algorithms[reference.name]["aggregates"]))
-        return rows
+            blocks.append((reference, scored.algorithms[reference.name]))
+        return blocks
+
+    def reference_curves(self) -> list[ReferenceCurve]:
+        """The spec's published references that form curves, scored on these results' games.
+
+        Each point is scored as :meth:`reference_rows` scores a reference (on the games the
+        results share with it), so a curve compares with the results' curves point by point.
+        """
+        if self.protocol is None:
+            return []
+        games = {game for entry in self.algorithms.values() for game in entry["games"]}
+        curves = []
+        for name, members in reference_curves(self.protocol):
+            points: dict[int, Mapping[str, Any]] = {}
+            for reference in members:
+                scores = {g: v for g, v in reference.scores.items() if g in games}
+                if scores and reference.frames is not None:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        scored = score(self.protocol, {name: scores}, reps=0)
+                    points[reference.frames] = scored.algorithms[name]["aggregates"]
+            if len(points) >= 2:
+                last = members[-1]
+                curves.append(ReferenceCurve(name, points, last.protocol, last.source))
+        return curves
 
     # -- JSON --
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document as Python objects (``inf`` already written as ``"inf"``)."""
-        document: dict[str, Any] = _jsonable(
-            {
-                "format": RESULTS_FORMAT,
-                "spec": dict(self.spec),
-                "settings": dict(self.settings),
-                "algorithms": {k: dict(v) for k, v in self.algorithms.items()},
-                "provenance": dict(self.provenance),
-            }
-        )
+        body: dict[str, Any] = {
+            "format": RESULTS_FORMAT,
+            "spec": dict(self.spec),
+            "settings": dict(self.settings),
+            "algorithms": {k: dict(v) for k, v in self.algorithms.items()},
+        }
+        if self.comparisons:
+            body["comparisons"] = [dict(c) for c in self.comparisons]
+        body["provenance"] = dict(self.provenance)
+        document: dict[str, Any] = _jsonable(body)
         return document
 
     def to_json(self, path: str | os.PathLike[str] | None = None, *, indent: int | None = 2) -> str:
@@ -557,12 +722,20 @@ class Results:
                 raise InputError(
                     file, None, f'algorithm {name!r} needs "games" and "aggregates" objects'
                 )
+        comparisons = data.get("comparisons", [])
+        if not isinstance(comparisons, list) or not all(
+            isinstance(c, Mapping) and {"x", "y", "probability"} <= set(c) for c in comparisons
+        ):
+            raise InputError(
+                file, None, '"comparisons" must be a list of {"x", "y", "probability", ...}'
+            )
         data = _from_jsonable(dict(data))
         return cls(
             spec=data["spec"],
             settings=data["settings"],
             algorithms=data["algorithms"],
             provenance=data["provenance"],
+            comparisons=tuple(data.get("comparisons", ())),
             protocol=_protocol_of(data["spec"]),
         )
 
@@ -588,11 +761,15 @@ class Results:
         """Tidy rows ``[algorithm, checkpoint, game, metric, value, ci_low, ci_high]``.
 
         Aggregates have an empty ``game`` and dotted metrics (``hns.median``,
-        ``classes.failing``); ``checkpoint`` is ``end`` or a frame count.
+        ``classes.failing``); ``checkpoint`` is ``end`` or a frame count (a protocol checkpoint
+        or a point of the curve: both are the run scored at those frames). The probabilities of
+        improvement, which belong to no one algorithm, are in the JSON only.
         """
         rows: list[list[Any]] = []
         for algorithm, entry in self.algorithms.items():
-            blocks = [("end", entry), *((c, b) for c, b in entry.get("checkpoints", {}).items())]
+            at = {int(c): b for c, b in entry.get("curve", {}).items()}
+            at.update({int(c): b for c, b in entry.get("checkpoints", {}).items()})
+            blocks = [("end", entry), *((str(c), at[c]) for c in sorted(at))]
             for checkpoint, block in blocks:
                 for game, values, cis in _game_rows(block):
                     for metric, value in values:
@@ -617,6 +794,26 @@ class Results:
     def table(self, digits: int = 2) -> str:
         """Plain-text tables: aggregates first, then per game; one column per algorithm."""
         return results_table(self, digits)
+
+    def to_latex(
+        self, *, digits: int = 1, other_protocols: bool = False, others: Sequence[Results] = ()
+    ) -> str:
+        """The aggregate and per-game tables as LaTeX (booktabs) to paste into a paper.
+
+        Args:
+            digits: decimals of the numbers.
+            other_protocols: also show the published references obtained under another
+                protocol, in tables of their own headed by how they were obtained.
+            others: results of other specs, each in tables of its own headed by the
+                differences between the protocols that change scores (``arcadebench diff``).
+        """
+        return latex_tables(self, digits=digits, other_protocols=other_protocols, others=others)
+
+    def to_markdown(
+        self, *, digits: int = 1, other_protocols: bool = False, others: Sequence[Results] = ()
+    ) -> str:
+        """The tables of :meth:`to_latex` as Markdown (GitHub pipe tables)."""
+        return markdown_tables(self, digits=digits, other_protocols=other_protocols, others=others)
 
 
 def _protocol_of(spec: Mapping[str, Any]) -> Spec | None:

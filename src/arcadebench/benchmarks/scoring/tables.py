@@ -1,11 +1,12 @@
 """The plain-text tables of :class:`~arcadebench.benchmarks.scoring.results.Results` (``.table()``).
 
 What ``arcadebench score`` and ``arcadebench run`` print: the aggregates first (one column per
-algorithm, with its interval when there are several runs), then the aggregates at each training
-frame checkpoint of the episode-log protocols (SABER/HWR), the per-game detail, and the spec's
-published reference results next to ours.
+algorithm, with its interval when there are several runs), the probability of improvement of
+each compared pair, then the aggregates at each training frame checkpoint of the episode-log
+protocols (SABER/HWR), the sample-efficiency curves (``--curve``) beside the published curves of
+the spec, the per-game detail, and the spec's published reference results next to ours.
 
-Functions: results_table.
+Functions: results_table, aggregate_paths, dig, in_units, percent_metrics.
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from arcadebench._table import Percent, format_cell, render_table
+from arcadebench.benchmarks.scoring.normalise import headline_metric
+from arcadebench.benchmarks.scoring.sample_efficiency import ReferenceCurve, curve_paths
+from arcadebench.specs import Spec
 from arcadebench.specs.model import Published, PublishedScores
 
 __all__ = [
@@ -49,8 +53,19 @@ class ScoredResults(Protocol):
     def published(self) -> tuple[Published, ...]:
         """The aggregate tables the spec's papers printed."""
 
+    @property
+    def comparisons(self) -> tuple[Mapping[str, Any], ...]:
+        """P(X > Y) of pairs of algorithms."""
+
+    @property
+    def protocol(self) -> Spec | None:
+        """The loaded spec, when this installation has it."""
+
     def reference_rows(self) -> list[tuple[PublishedScores, Mapping[str, Any]]]:
         """Each published per-game result of the spec with its aggregates on our games."""
+
+    def reference_curves(self) -> list[ReferenceCurve]:
+        """The spec's published curves, scored on our games."""
 
 
 def results_table(results: ScoredResults, digits: int = 2) -> str:
@@ -82,9 +97,12 @@ def results_table(results: ScoredResults, digits: int = 2) -> str:
     notes += _interval_notes(results, names, with_ci, level)
     if notes:  # non-compliance and unreached checkpoints travel with the numbers
         parts.append("\n".join(["notes", *(f"- {note}" for note in notes)]))
+    if results.comparisons:
+        parts.append(_improvement_table(results, level, digits))
     checkpoint_table = _checkpoint_table(results, names, percent, digits)
     if checkpoint_table:
         parts.append(checkpoint_table)
+    parts.extend(_curve_tables(results, names, percent, level, digits))
     parts.append(_game_table(results, names, percent, digits))
     parts.extend(_published_tables(results, names, percent, digits))
     return "\n\n".join(parts)
@@ -128,6 +146,102 @@ def _run_label(name: str, block: Mapping[str, Any]) -> str:
     """
     logged = any("episodes" in cell for cell in block.get("games", {}).values())
     return f"{name} ({'this run' if logged else 'score table'})"
+
+
+def _improvement_table(results: ScoredResults, level: str, digits: int) -> str:
+    """P(X > Y) of every compared pair (Agarwal et al. 2021), with its interval."""
+    rows = []
+    for comparison in results.comparisons:
+        interval = comparison.get("ci")
+        text = (
+            "[" + ", ".join(f"{v:.{max(digits, 2)}f}" for v in interval) + "]" if interval else "-"
+        )
+        rows.append(
+            [
+                f"{comparison['x']} > {comparison['y']}",
+                float(comparison["probability"]),
+                text,
+                len(comparison.get("games", {})),
+            ]
+        )
+    metric = results.comparisons[0].get("metric", "")
+    return render_table(
+        ["", "P(X > Y)", f"{level} CI", "games"],
+        rows,
+        title=f"probability of improvement (per-run {metric} scores, each game's Mann-Whitney "
+        "U over the pairs of runs, averaged over shared games)",
+        digits=max(digits, 2),
+    )
+
+
+def _curve_tables(
+    results: ScoredResults,
+    names: list[str],
+    percent: Collection[str],
+    level: str,
+    digits: int,
+) -> list[str]:
+    """One table per aggregate a curve shows first: its value at every point, per algorithm.
+
+    Beside ours, the spec's published curves (scored on our games), labelled with the
+    protocol they were obtained under.
+    """
+    curved = [n for n in names if results.algorithms[n].get("curve")]
+    if not curved:
+        return []
+    spec = results.protocol
+    paths: list[tuple[str, ...]]
+    if spec is not None:
+        paths = curve_paths(spec, headline_metric(spec))
+    else:
+        first = next(iter(results.algorithms[curved[0]]["curve"].values()))["aggregates"]
+        paths = [p for p in aggregate_paths([first]) if p[-1] == "iqm"][:1]
+    paths = [  # an Atari-5 estimate needs the five games: not every curve has one
+        p
+        for p in paths
+        if any(
+            dig(block["aggregates"], p) is not None
+            for n in curved
+            for block in results.algorithms[n]["curve"].values()
+        )
+    ]
+    references = results.reference_curves()
+    tables = []
+    for path in paths:
+        frames = sorted(
+            {int(f) for n in curved for f in results.algorithms[n]["curve"]}
+            | {f for curve in references for f in curve.points}
+        )
+        columns = ["frames"]
+        for n in curved:
+            columns += [n, f"{n} {level} CI"]
+        columns += [
+            f"{c.name} ({'another protocol' if c.protocol else 'published'})" for c in references
+        ]
+        rows = []
+        for f in frames:
+            row: list[Any] = [_frames_label(str(f))]
+            for n in curved:
+                block = results.algorithms[n]["curve"].get(str(f))
+                value, interval = _row_cells(block["aggregates"], path) if block else (None, None)
+                row += [
+                    in_units(path, value, percent),
+                    _interval_text(path, interval, percent, digits),
+                ]
+            for curve in references:
+                at = curve.points.get(f)
+                row.append(in_units(path, dig(at, path), percent) if at else None)
+            rows.append(row)
+        label = " ".join(_row_label(path)).strip()
+        tables.append(
+            render_table(
+                columns,
+                rows,
+                title=f"sample-efficiency curve: {label} by training frames",
+                digits=digits,
+            )
+        )
+    return tables
 
 
 def _game_table(
