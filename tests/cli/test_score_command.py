@@ -228,3 +228,49 @@ def test_small_numbers_keep_their_digits_and_percentages_say_so(tmp_path, capsys
     assert main(["score", "hwr", str(tmp_path / "short.csv"), "--reps", "0"]) == 0
     (days,) = [line for line in capsys.readouterr().out.splitlines() if "game time" in line]
     assert days.split()[-1] == "0.0193"  # 100,000 frames: 0.0193 days, not 0.00
+
+
+TWO = '{"a": {"pong": [1, 5, -3], "qbert": [300, 250]}, "b": {"pong": [2, -20], "qbert": [1000]}}'
+
+
+def test_compare_and_a_latex_table_to_paste(tmp_path, capsys):
+    (tmp_path / "two.json").write_text(TWO)
+    args = ["score", "atari5", str(tmp_path / "two.json"), "--reps", "100"]
+    assert (
+        main([*args, "--compare", "b", "a", "--format", "latex", "--json", str(tmp_path / "o")])
+        == 0
+    )
+    printed = capsys.readouterr().out
+    assert printed.startswith("% arcadebench: atari5 v1 (spec sha256:")
+    assert "b \\textgreater{} a" in printed and "\\begin{tabular}" in printed
+    (comparison,) = json.loads((tmp_path / "o").read_text())["comparisons"]
+    assert (comparison["x"], comparison["y"]) == ("b", "a")
+    assert main([*args, "--format", "markdown"]) == 0
+    markdown = capsys.readouterr().out
+    assert markdown.startswith("**Table 1.** Aggregate scores, protocol atari5 v1")
+    assert "| a \\> b | " in markdown  # every pair by default
+    assert main([*args, "--compare", "a", "bb"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "arcadebench: error: `--compare` must name algorithms of the results (a, b), got 'bb'. "
+        "Did you mean: 'b'?"
+    )
+    assert main([*args, "--other-protocols"]) == 2
+    assert "`--other-protocols` must go with --format latex or markdown" in capsys.readouterr().err
+
+
+def test_curves_from_logs(tmp_path, capsys):
+    from report_helpers import saber_logs
+
+    logs = saber_logs(tmp_path / "logs")
+    args = ["score", "saber", str(logs), "--reps", "50", "--curve", "5M", "12M"]
+    assert main([*args, "--json", str(tmp_path / "o.json")]) == 0
+    printed = capsys.readouterr().out
+    assert "sample-efficiency curve: hwrns iqm by training frames" in printed
+    curve = json.loads((tmp_path / "o.json").read_text())["algorithms"]["dqn"]["curve"]
+    assert list(curve) == ["5000000", "10000000", "12000000"]  # the 10M checkpoint joins
+    assert main(["score", "atari100k", str(logs), "--curve"]) == 2
+    assert "`--curve` must be off for 'atari100k', got True" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:
+        main([*args[:-2], "10Q"])
+    assert exit_.value.code == 2
+    assert "got '10Q'" in capsys.readouterr().err

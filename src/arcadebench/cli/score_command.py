@@ -1,16 +1,45 @@
-"""``arcadebench score <spec> <file>...``: score results or episode logs, print and save them."""
+"""``arcadebench score <spec> <file>...``: score results or episode logs, print and save them.
+
+Beside the protocol's numbers: the probability of improvement between algorithms (every pair,
+or ``--compare X Y``), sample-efficiency curves from the logs (``--curve``), and the tables in
+LaTeX or Markdown to paste into a paper (``--format``).
+"""
 
 from __future__ import annotations
 
 import argparse
+import re
 import shlex
 import sys
 import warnings
 
-from arcadebench.benchmarks.scoring.results import score
-from arcadebench.errors import InputError
+from arcadebench.benchmarks.scoring.results import Results, score
+from arcadebench.cli import in_cli_words
+from arcadebench.errors import InputError, InvalidArgument
 
-__all__ = ["register"]
+__all__ = ["parse_frames", "register"]
+
+_UNITS = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9}
+_CLI_WORDS = {"compare": "--compare", "curve": "--curve"}
+
+
+def parse_frames(text: str) -> int:
+    """A frame count as typed: ``10M``, ``500k``, ``2.5M``, ``1e6``, ``200_000_000``, ``1,000``.
+
+    Example:
+        >>> [parse_frames(t) for t in ("10M", "500k", "2.5M", "1e6", "200_000_000")]
+        [10000000, 500000, 2500000, 1000000, 200000000]
+    """
+    match = re.fullmatch(r"\s*([0-9][0-9_,]*(?:\.[0-9]+)?(?:e[0-9]+)?)\s*([kmb]?)\s*", text.lower())
+    value = None
+    if match:
+        number = float(match.group(1).replace("_", "").replace(",", "")) * _UNITS[match.group(2)]
+        value = int(number) if number.is_integer() and number > 0 else None
+    if value is None:
+        raise argparse.ArgumentTypeError(
+            f"`--curve` frames must be positive whole frame counts (10M, 500k, 1e6), got {text!r}"
+        )
+    return value
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -20,8 +49,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="score raw results (CSV/JSON) or episode logs (JSONL) against a protocol",
         description=(
             "Score raw per-game results or episode logs against a protocol: normalised scores, "
-            "aggregates, Atari-X estimates and stratified bootstrap confidence intervals. Inputs: "
-            "CSV `game,score[,algorithm][,run][,frames]`, "
+            "aggregates, Atari-X estimates and stratified bootstrap confidence intervals, the "
+            "probability of improvement between algorithms, and sample-efficiency curves from "
+            "logs. Inputs: CSV `game,score[,algorithm][,run][,frames]`, "
             "JSON {algorithm: {game: score | [runs]}}, "
             "episode logs (.jsonl) or directories of them, or a results JSON to re-score."
         ),
@@ -42,25 +72,79 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="bootstrap repetitions; 0 = no intervals (default 2000)",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
+    parser.add_argument(
+        "--compare",
+        nargs=2,
+        action="append",
+        metavar=("X", "Y"),
+        help="give P(X > Y), the probability of improvement (Agarwal et al. 2021), for these "
+        "two algorithms; repeat for more pairs (default: every pair)",
+    )
+    parser.add_argument(
+        "--curve",
+        nargs="*",
+        type=parse_frames,
+        metavar="FRAMES",
+        help="sample-efficiency curves from the logs: every aggregate, with intervals, at these "
+        "training frame counts (10M, 500k...) and the protocol's checkpoints; without "
+        "FRAMES, at about 20 round counts up to the longest run",
+    )
+    parser.add_argument(
+        "--format",
+        choices=("table", "latex", "markdown"),
+        default="table",
+        help="what to print: plain-text tables (default), or the aggregate, per-game and "
+        "improvement tables as LaTeX (booktabs) or Markdown to paste into a paper",
+    )
+    parser.add_argument(
+        "--other-protocols",
+        nargs="*",
+        metavar="RESULTS",
+        help="with --format latex|markdown: also the published references obtained under "
+        "another protocol, and these results JSONs of other specs, each in tables of their "
+        "own headed by what differs",
+    )
     parser.set_defaults(handler=_score)
 
 
 def _score(args: argparse.Namespace) -> int:
+    others = _other_results(args)
     words = ["arcadebench", "score", args.spec, *args.files]
     for option in ("json", "csv", "ci", "reps", "seed"):
         if getattr(args, option) is not None:
             words += [f"--{option}", str(getattr(args, option))]
+    for x, y in args.compare or ():
+        words += ["--compare", x, y]
+    if args.curve is not None:
+        words += ["--curve", *(str(f) for f in args.curve)]
     command = " ".join(shlex.quote(w) for w in words)
+    curve: bool | list[int] = False if args.curve is None else (args.curve or True)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             results = score(
-                args.spec, args.files, ci=args.ci, reps=args.reps, seed=args.seed, command=command
+                args.spec,
+                args.files,
+                ci=args.ci,
+                reps=args.reps,
+                seed=args.seed,
+                command=command,
+                compare=[(x, y) for x, y in args.compare] if args.compare else None,
+                curve=curve,
             )
+        except InvalidArgument as error:
+            raise InvalidArgument(in_cli_words(str(error), _CLI_WORDS)) from None
         finally:  # warnings first, also when an error follows (e.g. a log without episodes)
             for warning in caught:
                 print(f"arcadebench: warning: {warning.message}", file=sys.stderr)
-    print(results.table())
+    if others:
+        _check_others(results, others, args.other_protocols)
+    if args.format == "latex":
+        print(results.to_latex(other_protocols=args.other_protocols is not None, others=others))
+    elif args.format == "markdown":
+        print(results.to_markdown(other_protocols=args.other_protocols is not None, others=others))
+    else:
+        print(results.table())
     for path, write in ((args.json, results.to_json), (args.csv, results.to_csv)):
         if path:
             try:
@@ -71,3 +155,25 @@ def _score(args: argparse.Namespace) -> int:
                 ) from None
             print(f"wrote {path}", file=sys.stderr)
     return 0
+
+
+def _other_results(args: argparse.Namespace) -> list[Results]:
+    """The ``--other-protocols`` results JSONs, read before anything is scored."""
+    if args.other_protocols is None:
+        return []
+    if args.format == "table":
+        raise InvalidArgument(
+            "`--other-protocols` must go with --format latex or markdown, got the plain-text "
+            "table, which shows every published reference already, each with its protocol"
+        )
+    return [Results.from_json(path) for path in args.other_protocols]
+
+
+def _check_others(results: Results, others: list[Results], paths: list[str]) -> None:
+    """Results of the very spec scored are inputs, not another protocol's."""
+    for path, other in zip(paths, others, strict=True):
+        if other.spec.get("hash") == results.spec.get("hash"):
+            raise InvalidArgument(
+                f"`--other-protocols` must name results of other specs, got {path}, of "
+                f"{results.spec.get('name')} itself; score it with the other inputs instead"
+            )
