@@ -34,8 +34,8 @@ def test_report_writes_the_html_and_figures(tmp_path, capsys):
     )
     printed = capsys.readouterr().out
     assert (
-        f"wrote {out / 'report.html'} (3 figures: per_game.png, aggregates.png, profile.png)"
-        in printed
+        f"wrote {out / 'report.html'} (4 figures: per_game.png, aggregates.png, profile.png, "
+        "improvement.png)" in printed
     )
     assert (out / "report.html").read_text().startswith("<!DOCTYPE html>")
 
@@ -155,3 +155,15 @@ def test_an_empty_directory_says_there_are_no_logs(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "empty: has no episode logs (*.jsonl) and no results.json" in err
     assert "\n" not in err.strip()
+
+
+def test_paper_writes_the_figure_set_instead_of_the_page(tmp_path, capsys):
+    logs = saber_logs(tmp_path / "logs")
+    paper = tmp_path / "paper"
+    args = ["report", str(logs / "dqn"), str(logs / "ppo"), "--paper", str(paper), "--reps", "0"]
+    assert main([*args, "--out", str(tmp_path / "html")]) == 0
+    assert capsys.readouterr().out == (
+        f"wrote {paper}: 5 figures as PDF and PNG (aggregates, profile, improvement, "
+        "sample_efficiency, per_game_table), tables.tex, tables.md\n"
+    )
+    assert (paper / "improvement.pdf").exists() and not (tmp_path / "html").exists()

@@ -1,4 +1,8 @@
-"""``arcadebench report <results.json | logs>... --out DIR``: figures and a self-contained HTML."""
+"""``arcadebench report <results.json | logs>... --out DIR``: figures and a self-contained HTML.
+
+``--paper DIR`` writes a paper's figure set instead: rliable's four figures and the per-game
+table as PDF and PNG, and the tables as LaTeX and Markdown.
+"""
 
 from __future__ import annotations
 
@@ -38,6 +42,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="results JSONs, episode logs (.jsonl), log directories or score files",
     )
     parser.add_argument("--out", default="report", help="output directory (default: report)")
+    parser.add_argument(
+        "--paper",
+        metavar="DIR",
+        help="write a paper's figure set to DIR instead of the HTML page: aggregates with "
+        "intervals, performance profiles, probability of improvement, sample-efficiency curves "
+        "and the per-game table, each as PDF and PNG, and tables.tex / tables.md",
+    )
     parser.add_argument("--spec", help="spec name or YAML file (default: the one the inputs name)")
     parser.add_argument(
         "--compare",
@@ -73,7 +84,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _report(args: argparse.Namespace) -> int:
-    from arcadebench.benchmarks.report import FIGURES, load_report_data, write_report
+    from arcadebench.benchmarks.report import FIGURES, load_report_data, write_paper, write_report
     from arcadebench.benchmarks.report.style import require_matplotlib
     from arcadebench.specs import load_spec
 
@@ -102,12 +113,22 @@ def _report(args: argparse.Namespace) -> int:
                 reps=args.reps,
                 seed=args.seed,
             )
-            path = write_report(data, args.out)
+            if args.paper:
+                written = write_paper(data, args.paper)
+            else:
+                path = write_report(data, args.out)
         finally:
             for warning in caught:
                 print(f"arcadebench: warning: {warning.message}", file=sys.stderr)
-    figures = [f"{name}.png" for name, *_ in FIGURES if (path.parent / f"{name}.png").exists()]
-    print(f"wrote {path} ({len(figures)} figures: {', '.join(figures)})")
+    if args.paper:
+        stems = list(dict.fromkeys(p.stem for p in written if p.suffix == ".pdf"))
+        print(
+            f"wrote {args.paper}: {len(stems)} figures as PDF and PNG ({', '.join(stems)}), "
+            "tables.tex, tables.md"
+        )
+    else:
+        figures = [f"{name}.png" for name, *_ in FIGURES if (path.parent / f"{name}.png").exists()]
+        print(f"wrote {path} ({len(figures)} figures: {', '.join(figures)})")
     for other in data.others:
         theirs, changing = other.data.spec.name, len(other.diff.score_changing)
         print(

@@ -32,11 +32,22 @@ from arcadebench.benchmarks.report import (
     report,
     resolve_reference,
 )
-from arcadebench.benchmarks.report.curves import learning_curve_figure, running_mean
-from arcadebench.benchmarks.report.figures import _profile, per_game_figure
+from arcadebench.benchmarks.report.curves import (
+    learning_curve_figure,
+    running_mean,
+    sample_efficiency_figure,
+)
+from arcadebench.benchmarks.report.figures import (
+    _profile,
+    classes_figure,
+    game_table_figure,
+    improvement_figure,
+    per_game_figure,
+)
 from arcadebench.benchmarks.report.markup import element, escape
 from arcadebench.benchmarks.report.references import reference_entries
 from arcadebench.benchmarks.report.report_data import expected_range
+from arcadebench.benchmarks.report.style import PALETTE
 from arcadebench.errors import ArcadebenchError, InputError, InvalidArgument
 
 matplotlib_image = pytest.importorskip("matplotlib.image")
@@ -93,7 +104,7 @@ def test_several_algorithms_with_runs_cis_and_references(tmp_path):
     html = report(
         [results], out, compare=["random", "MuZero", "Rainbow DQN (Table 3)"], reps=200
     ).read_text()
-    check_pngs(out, {"per_game", "aggregates", "profile"})
+    check_pngs(out, {"per_game", "aggregates", "profile", "improvement"})
     data = json.loads(results.read_text())
     page = parse(html)
     keys = {a.get("data-key") for _, a in page.tags if a.get("data-key")}
@@ -123,7 +134,18 @@ def test_saber_logs_are_scored_and_draw_classes_and_learning_curves(tmp_path):
     logs = saber_logs(tmp_path / "logs")
     out = tmp_path / "out"
     html = report([logs / "dqn", logs / "ppo"], out, compare=["world record"], reps=100).read_text()
-    check_pngs(out, {"per_game", "classes", "aggregates", "profile", "learning_curves"})
+    check_pngs(
+        out,
+        {
+            "per_game",
+            "classes",
+            "aggregates",
+            "profile",
+            "improvement",
+            "sample_efficiency",
+            "learning_curves",
+        },
+    )
     scored = arcadebench.score("saber", [logs / "dqn", logs / "ppo"], reps=100)
     for name in ("dqn", "ppo"):
         mean = scored.algorithms[name]["aggregates"]["hwrns"]["mean"]
@@ -140,7 +162,11 @@ def test_sonic_levels_against_published_baselines(tmp_path):
     write_log(logs, "sonic", "jerk-log", tests[0], "0", [100.0 * i for i in range(20)], 18_000)
     out = tmp_path / "out"
     html = report([results, logs], out, compare=["JERK"]).read_text()
-    check_pngs(out, {"levels", "aggregates", "profile", "learning_curves"})
+    # the log's run against the results on the level they share; its curve over timesteps' frames
+    check_pngs(
+        out,
+        {"levels", "aggregates", "profile", "improvement", "sample_efficiency", "learning_curves"},
+    )
     curve = learning_curve_figure(load_report_data([logs], reps=0))
     assert curve.axes[0].get_xlabel() == "training timesteps"  # Sonic's budget is in timesteps
     assert "JERK (Table 1)" in html and "1,904.00" in html and "[1,882.10, 1,925.90]" in html
@@ -417,6 +443,8 @@ def test_figure_table_is_complete():
         "classes",
         "aggregates",
         "profile",
+        "improvement",
+        "sample_efficiency",
         "learning_curves",
     ]
 
@@ -438,3 +466,73 @@ def test_the_learning_curve_title_fits_a_one_game_figure(tmp_path):
     page = figure.bbox
     assert page.x0 <= title.x0 and title.x1 <= page.x1, (title, page)
     assert "\n" in figure.get_suptitle()  # wrapped, the checkpoints' note included
+
+
+# -- the figures of Agarwal et al. 2021 and the paper's table -------------------------------------
+
+
+def test_the_probability_of_improvement_figure_names_x_left_and_y_right(tmp_path):
+    results = write_results(tmp_path / "r.json", "atari5", atari5_runs(), reps=100)
+    data = load_report_data([results], reps=100)
+    figure = improvement_figure(data)
+    left, right = figure.axes
+    assert [t.get_text() for t in left.get_yticklabels()] == ["agent-a"]
+    assert [t.get_text() for t in right.get_yticklabels()] == ["agent-b"]
+    assert left.get_yticklabels()[0].get_color() == PALETTE[0]  # X in its own colour
+    assert any(list(line.get_xdata()) == [0.5, 0.5] for line in left.lines)  # neither is better
+    one = write_results(tmp_path / "one.json", "atari5", {"x": {"pong": 1.0}}, reps=0)
+    assert improvement_figure(load_report_data([one], reps=0)) is None
+
+
+def test_an_algorithm_keeps_its_colour_when_a_figure_leaves_another_out(tmp_path):
+    # SABER: "ranked" has classes, per-game scores and a curve; the score table has no curve
+    logs = saber_logs(tmp_path / "logs")
+    table = write_results(tmp_path / "t.json", "saber", {"table": {"pong": 10.0}}, reps=0)
+    data = load_report_data([table, logs / "ppo"], reps=0)
+    assert [e.name for e in data.entries] == ["table", "ppo"]
+    curve = sample_efficiency_figure(data)
+    assert curve.axes[0].lines[0].get_color() == PALETTE[1]  # ppo, second entry, second colour
+    classes = classes_figure(data)
+    assert classes.axes[0].patches[-1].get_facecolor()[:3] == pytest.approx(
+        tuple(int(PALETTE[1][k : k + 2], 16) / 255 for k in (1, 3, 5))
+    )
+
+
+def test_sample_efficiency_panels_are_iqm_and_the_protocols_own(tmp_path):
+    logs = saber_logs(tmp_path / "logs")
+    figure = sample_efficiency_figure(load_report_data([logs / "dqn", logs / "ppo"], reps=50))
+    titles = [ax.get_title() for ax in figure.axes if ax.get_visible()]
+    assert titles == ["HWRNS IQM", "SABER median", "SABER mean", "hwrb"]
+    assert figure.axes[0].get_xlabel() == "training frames"
+    assert len(figure.axes[0].collections) == 2  # a band per algorithm (two runs a game)
+    results = write_results(tmp_path / "r.json", "saber", {"x": {"pong": 1.0}}, reps=0)
+    assert sample_efficiency_figure(load_report_data([results], reps=0)) is None
+
+
+def test_the_per_game_table_figure_bolds_the_best_of_each_row(tmp_path):
+    results = write_results(tmp_path / "r.json", "atari5", atari5_runs(), reps=100)
+    figure = game_table_figure(load_report_data([results], reps=100, metric="hns"))
+    (table,) = figure.axes[0].tables
+    cells = table.get_celld()
+    header = [cells[0, 0].get_text().get_text(), cells[0, 1].get_text().get_text()]
+    assert header == ["agent-a", "agent-b"]
+    # Battle Zone: agent-b's 25,000 points beat agent-a's 4,000
+    row = [
+        r
+        for (r, c), cell in cells.items()
+        if c == -1 and cell.get_text().get_text() == "battle_zone"
+    ][0]
+    assert cells[row, 1].get_text().get_fontweight() == "bold"
+    assert cells[row, 0].get_text().get_fontweight() == "normal"
+    assert "[" in cells[row, 0].get_text().get_text()  # the interval of three runs
+
+
+def test_a_reference_keeps_its_colour_where_an_aggregate_only_one_is_left_out(tmp_path):
+    results = write_results(tmp_path / "r.json", "atari5", atari5_runs(), reps=0)
+    data = load_report_data([results], reps=0, compare=["Rainbow DQN (Table 3)", "MuZero"])
+    assert [e.name for e in data.entries][2:] == ["Rainbow DQN (Table 3)", "MuZero"]
+    figure = per_game_figure(data)  # Table 3 has no per-game scores: not drawn here
+    bars = {c.get_label(): c for c in figure.axes[0].containers}
+    assert set(bars) == {"agent-a", "agent-b", "MuZero"}
+    muzero = bars["MuZero"].patches[0].get_facecolor()[:3]
+    assert muzero == pytest.approx(tuple(int(PALETTE[3][k : k + 2], 16) / 255 for k in (1, 3, 5)))

@@ -192,3 +192,25 @@ def test_names_in_another_protocols_section_stay_text(tmp_path):
     )
     assert HOSTILE in "".join(page.text["protocol-1"])
     assert HOSTILE_ATTR in "".join(page.text["protocol-1"])
+
+
+def test_the_reports_probabilities_of_improvement_are_the_scorers(tmp_path):
+    """Results of two files compared in the report as the scorer compares them in one."""
+    runs = {"a": {"pong": [1.0, 5.0, -3.0], "qbert": [300.0, 250.0]}, "b": {"pong": [2.0, 0.0]}}
+    together = arcadebench.score("atari5", runs, reps=300)
+    first = write_results(tmp_path / "a.json", "atari5", {"a": runs["a"]}, reps=300)
+    second = write_results(tmp_path / "b.json", "atari5", {"b": runs["b"]}, reps=300)
+    data = load_report_data([first, second], reps=300)
+    assert data.comparisons == together.comparisons  # same games, runs, metric and seed
+    assert data.comparisons[0]["games"] == {"pong": 0.5}  # 1 > 0, 5 > 2, 5 > 0; qbert: no b
+    assert load_report_data([first], reps=0).comparisons == ()
+
+
+def test_published_curves_are_those_of_the_references_compared_against(tmp_path):
+    log = tmp_path / "logs"
+    write_log(log, "machado2018", "me", "pong", "0", [float(i) for i in range(30)], 500_000)
+    data = load_report_data([log], reps=0, compare=["DQN (Dopamine)"])
+    assert [c.name for c in data.reference_curves] == ["DQN (Dopamine)"]
+    (me,) = [e for e in data.entries if e.kind == "result"]
+    assert list(me.block["curve"])[:2] == ["1000000", "2000000"]  # logs get the default curve
+    assert load_report_data([log], reps=0).reference_curves == ()

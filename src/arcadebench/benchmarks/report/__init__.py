@@ -12,10 +12,13 @@ or scores logs, adds published references (``--compare``), draws the figures and
   reads, and :class:`OtherProtocol`, results of another protocol, reported apart;
 - :mod:`.style`, :mod:`.figures`, :mod:`.curves`: the matplotlib figures (optional extra);
 - :mod:`.markup`, :mod:`.page`: the HTML, escaped by construction;
-- :mod:`.build`: writes it all.
+- :mod:`.build`: writes it all;
+- :mod:`.paper`: a paper's figure set (``--paper DIR``): rliable's four figures and the per-game
+  table as PDF and PNG, and the LaTeX and Markdown tables.
 """
 
 from arcadebench.benchmarks.report.build import FIGURES, HTML_FILE, report, write_report
+from arcadebench.benchmarks.report.paper import PAPER_FIGURES, write_paper
 from arcadebench.benchmarks.report.references import Reference, list_references, resolve_reference
 from arcadebench.benchmarks.report.report_data import (
     Entry,
@@ -32,6 +35,7 @@ __all__ = [
     "Entry",
     "MissingDependency",
     "OtherProtocol",
+    "PAPER_FIGURES",
     "Reference",
     "ReportData",
     "UnknownReference",
@@ -40,5 +44,6 @@ __all__ = [
     "load_report_data",
     "report",
     "resolve_reference",
+    "write_paper",
     "write_report",
 ]

@@ -10,10 +10,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from arcadebench.benchmarks.report.curves import learning_curve_figure, levels_figure
+from arcadebench.benchmarks.report.curves import (
+    learning_curve_figure,
+    levels_figure,
+    sample_efficiency_figure,
+)
 from arcadebench.benchmarks.report.figures import (
     aggregates_figure,
     classes_figure,
+    improvement_figure,
     per_game_figure,
     profile_figure,
 )
@@ -69,6 +74,22 @@ FIGURES: tuple[tuple[str, Draw, str, str], ...] = (
         "Performance profile",
         "The fraction of games scoring above each threshold \u03c4 (Agarwal et al. 2021); "
         "bands are stratified bootstrap CIs when there are several runs.",
+    ),
+    (
+        "improvement",
+        improvement_figure,
+        "Probability of improvement",
+        "P(X > Y) of every pair of results (Agarwal et al. 2021): how often a run of X beats a "
+        "run of Y on a game, averaged over the games both have; bars are stratified bootstrap "
+        "CIs, the dashed line is 0.5.",
+    ),
+    (
+        "sample_efficiency",
+        sample_efficiency_figure,
+        "Sample efficiency",
+        "The protocol's aggregates scored from the logs at several training frame counts (IQM "
+        "and the protocol's own), with stratified bootstrap bands; dashed: published curves "
+        "compared against; dotted: the protocol's checkpoints.",
     ),
     (
         "learning_curves",

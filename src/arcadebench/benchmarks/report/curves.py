@@ -6,8 +6,11 @@
   checkpoints (SABER Section 3.2) and budget marked. Entries without logs are not drawn.
 - :func:`levels_figure`: per-level mean return of every entry (Sonic Section 3.9), against the
   published baselines' test means (Sonic Table 1) as vertical lines.
+- :func:`sample_efficiency_figure`: the protocol's aggregates against training frames with
+  stratified-bootstrap bands, one line per algorithm (Agarwal et al. 2021; rliable's
+  ``plot_sample_efficiency_curve``), and the published curves compared against.
 
-Functions: learning_curve_figure, levels_figure.
+Functions: learning_curve_figure, levels_figure, sample_efficiency_figure, running_mean.
 """
 
 from __future__ import annotations
@@ -18,14 +21,16 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
-from arcadebench.benchmarks.report.report_data import ReportData
+from arcadebench.benchmarks.report.report_data import ReportData, stat_label
 from arcadebench.benchmarks.report.style import colour, fit_title, hatch, label, new_figure
+from arcadebench.benchmarks.scoring.sample_efficiency import curve_name, curve_paths
+from arcadebench.benchmarks.scoring.tables import dig
 from arcadebench.specs.model import RetroSettings
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
-__all__ = ["learning_curve_figure", "levels_figure", "running_mean"]
+__all__ = ["learning_curve_figure", "levels_figure", "running_mean", "sample_efficiency_figure"]
 
 _MAX_POINTS = 3000  # dots drawn per run (the running mean uses every episode)
 _DEFAULT_WINDOW = 10
@@ -183,7 +188,7 @@ def levels_figure(data: ReportData) -> Figure | None:
     figure = new_figure(9.5, len(levels) * (0.17 * n + 0.16) + 2.4)
     ax = figure.add_subplot()
     y = np.arange(len(levels), dtype=float)
-    for k, (i, entry) in enumerate(entries):
+    for k, (_, entry) in enumerate(entries):
         values = np.array(
             [entry.value(g, "raw") if entry.value(g, "raw") is not None else np.nan for g in levels]
         )
@@ -199,8 +204,8 @@ def levels_figure(data: ReportData) -> Figure | None:
             np.nan_to_num(values),
             height=bar * 0.92,
             xerr=xerr,
-            color=colour(i),
-            hatch=hatch(i, entry),
+            color=colour(data.colour_index(entry.name)),
+            hatch=hatch(data.colour_index(entry.name), entry),
             edgecolor="white",
             linewidth=0.4,
             error_kw={"elinewidth": 0.9, "capsize": 1.5, "ecolor": "0.15"},
@@ -253,3 +258,117 @@ def levels_figure(data: ReportData) -> Figure | None:
     )
     figure.legend(loc="outside upper center", ncols=3, fontsize=8, frameon=False)
     return figure
+
+
+def sample_efficiency_figure(data: ReportData) -> Figure | None:
+    """The protocol's aggregates against training frames, one panel each, a line per algorithm.
+
+    The panels are IQM of the report's metric (Agarwal et al.'s recommendation) and the
+    protocol's own headline aggregates (:func:`~arcadebench.benchmarks.scoring.sample_efficiency.
+    curve_paths`: SABER's median, Atari-5's estimate...), each with its stratified-bootstrap
+    band where there are several runs. The published curves compared against are dashed, with
+    a marker at each published point, and labelled when obtained under another protocol; the
+    protocol's checkpoints are dotted.
+    """
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import EngFormatter
+
+    curved = [e for e in data.entries if e.kind == "result" and e.block.get("curve")]
+    if not curved:
+        return None
+    paths = [
+        p
+        for p in curve_paths(data.spec, data.metric)
+        if any(
+            dig(b["aggregates"], p) is not None for e in curved for b in e.block["curve"].values()
+        )
+    ]
+    if not paths:
+        return None
+    ncols = min(len(paths), 3)
+    nrows = math.ceil(len(paths) / ncols)
+    figure = new_figure(4.3 * ncols, 3.3 * nrows + 1.2)
+    axes = figure.subplots(nrows, ncols, squeeze=False)
+    banded = False
+    right = 0.0
+    for ax, path in zip(axes.flat, paths, strict=False):
+        for entry in curved:
+            c = colour(data.colour_index(entry.name))
+            points = sorted((int(f), b["aggregates"]) for f, b in entry.block["curve"].items())
+            x = np.array([f for f, _ in points], dtype=float)
+            y = np.array([_number(dig(a, path)) for _, a in points])
+            right = max(right, float(x.max(initial=0.0)))
+            bounds = [dig(a, ("ci", *path)) for _, a in points]
+            if all(isinstance(b, list) and len(b) == 2 for b in bounds):
+                low = np.array([float(b[0]) for b in bounds])
+                high = np.array([float(b[1]) for b in bounds])
+                ax.fill_between(x, low, high, color=c, alpha=0.2, linewidth=0)
+                banded = True
+            ax.plot(x, y, color=c, linewidth=1.8, marker="o", markersize=2.5)
+        for k, curve in enumerate(data.reference_curves):
+            c = colour(_curve_colour(data, curve.name, k))
+            points = sorted(curve.points.items())
+            x = np.array([f for f, _ in points], dtype=float)
+            y = np.array([_number(dig(a, path)) for _, a in points])
+            right = max(right, float(x.max(initial=0.0)))
+            ax.plot(x, y, color=c, linewidth=1.3, linestyle="--", marker="s", markersize=4)
+        for checkpoint in data.spec.evaluation.checkpoints:
+            if checkpoint <= right:
+                ax.axvline(checkpoint, color="0.3", linestyle=":", linewidth=0.9)
+        title = stat_label(path[0], path[1] if len(path) > 1 else None)
+        ax.set_title(label(title, 40), fontsize=10)
+        ax.set_xlabel("training frames")
+        if data.normalisation(path[0]) is not None:
+            ax.set_ylabel(f"{path[0].upper()} (%)")
+        elif path[0].startswith("atari"):
+            ax.set_ylabel("estimated 57-game median HNS (%)")
+        else:
+            ax.set_ylabel("games" if path[0] in ("hwrb", "breakthroughs") else "points")
+        ax.xaxis.set_major_formatter(EngFormatter(sep=""))
+        ax.grid(color="0.92", linewidth=0.6)
+    for ax in axes.flat[len(paths) :]:
+        ax.set_visible(False)
+    handles = [
+        Line2D([], [], color=colour(data.colour_index(e.name)), marker="o", label=label(e.name))
+        for e in curved
+    ]
+    for k, curve in enumerate(data.reference_curves):
+        where = " (another protocol)" if curve.protocol else ""
+        handles.append(
+            Line2D(
+                [],
+                [],
+                color=colour(_curve_colour(data, curve.name, k)),
+                linestyle="--",
+                marker="s",
+                label=label(f"{curve.name}{where}", 60),
+            )
+        )
+    if data.spec.evaluation.checkpoints:
+        handles.append(Line2D([], [], color="0.3", linestyle=":", label="protocol checkpoint"))
+    figure.legend(
+        handles=handles,
+        loc="outside lower center",
+        ncols=min(len(handles), 3),
+        fontsize=8,
+        frameon=False,
+    )
+    band = f"; bands: {data.level * 100:g} % stratified bootstrap CIs" if banded else ""
+    figure.suptitle(
+        fit_title(figure, f"{data.protocol} \u2014 sample efficiency{band}", 11), fontsize=11
+    )
+    return figure
+
+
+def _curve_colour(data: ReportData, name: str, k: int) -> int:
+    """A published curve's colour: the compared reference's it comes from, else one after all."""
+    for entry in data.entries:
+        if entry.kind == "reference" and curve_name(entry.name) == name:
+            return data.colour_index(entry.name)
+    return len(data.entries) + k
+
+
+def _number(value: object) -> float:
+    return (
+        float(value) if isinstance(value, int | float) and not isinstance(value, bool) else np.nan
+    )

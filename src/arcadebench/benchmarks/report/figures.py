@@ -13,8 +13,14 @@ title, labels its axes with units, and marks the 100 % reference where a normali
   interval-estimate plot); Atari-X estimates also carry the paper's expected error (Table 2).
 - :func:`profile_figure`: fraction of games scoring above tau (Agarwal et al. 2021, Section 4),
   with stratified bootstrap bands when there are runs.
+- :func:`improvement_figure`: the probability of improvement P(X > Y) of every pair of results
+  with its interval (Agarwal et al. 2021; rliable's ``plot_probability_of_improvement``).
+- :func:`game_table_figure`: the per-game table drawn as a figure, for a paper's appendix.
 
-Functions: per_game_figure, classes_figure, aggregates_figure, profile_figure, aggregate_keys.
+Every entry keeps one colour in all of them (:meth:`ReportData.colour_index`).
+
+Functions: per_game_figure, classes_figure, aggregates_figure, profile_figure,
+improvement_figure, game_table_figure, aggregate_keys.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
-from arcadebench._table import count
+from arcadebench._table import count, format_cell
 from arcadebench.benchmarks.report.report_data import (
     Entry,
     Interval,
@@ -56,6 +62,8 @@ __all__ = [
     "aggregate_keys",
     "aggregates_figure",
     "classes_figure",
+    "game_table_figure",
+    "improvement_figure",
     "per_game_figure",
     "profile_figure",
 ]
@@ -131,6 +139,7 @@ def per_game_figure(data: ReportData) -> Figure | None:
     y = np.arange(len(games), dtype=float)
     has_ci = False
     for i, entry in enumerate(entries):
+        c = data.colour_index(entry.name)
         offset = 0.0 if dots else (i - (n - 1) / 2) * bar
         shown = np.where(np.isposinf(values[i]), edge, values[i])
         bounds = [entry.game_interval(g, metric) for g in games]
@@ -148,7 +157,7 @@ def per_game_figure(data: ReportData) -> Figure | None:
                 markeredgecolor="white",
                 markeredgewidth=0.5,
                 zorder=3,
-                color=colour(i),
+                color=colour(c),
                 label=label(entry.name),
             )
         else:
@@ -157,16 +166,16 @@ def per_game_figure(data: ReportData) -> Figure | None:
                 np.nan_to_num(shown),
                 height=bar * 0.92,
                 xerr=xerr,
-                hatch=hatch(i, entry),
+                hatch=hatch(c, entry),
                 edgecolor="white" if entry.kind == "result" else "0.25",
                 linewidth=0.4,
                 error_kw={"elinewidth": 0.9, "capsize": 1.5, "ecolor": "0.15"},
                 zorder=2,
-                color=colour(i),
+                color=colour(c),
                 label=label(entry.name),
             )
         for j in np.flatnonzero(np.isposinf(values[i])):
-            ax.text(edge, y[j] + offset, " \u221e", va="center", fontsize=9, color=colour(i))
+            ax.text(edge, y[j] + offset, " \u221e", va="center", fontsize=9, color=colour(c))
         for j in np.flatnonzero(np.isnan(values[i])) if not dots else ():
             ax.text(0.0, y[j] + offset, " missing", va="center", fontsize=7, color="0.35")
     _reference_line(ax, data)
@@ -225,13 +234,14 @@ def classes_figure(data: ReportData) -> Figure | None:
     ax = figure.add_subplot()
     x = np.arange(len(names), dtype=float)
     for i, entry in enumerate(entries):
+        c = data.colour_index(entry.name)
         counts = [int(entry.aggregates["classes"].get(name, 0)) for name in names]
         bars = ax.bar(
             x + (i - (n - 1) / 2) * width,
             counts,
             width * 0.92,
-            color=colour(i),
-            hatch=hatch(i, entry),
+            color=colour(c),
+            hatch=hatch(c, entry),
             edgecolor="white" if entry.kind == "result" else "0.25",
             linewidth=0.4,
             label=f"{label(entry.name)} ({count(sum(counts), 'game')})",
@@ -300,6 +310,7 @@ def aggregates_figure(data: ReportData) -> Figure | None:
             entries, metric, stat, relative.get(metric) if stat is None else None, percent
         )
         for i, entry in enumerate(entries):
+            c = data.colour_index(entry.name)
             value, interval = entry.aggregate(metric, stat)
             if value is None:
                 ax.text(
@@ -321,10 +332,10 @@ def aggregates_figure(data: ReportData) -> Figure | None:
                     interval[1] - interval[0],
                     left=interval[0],
                     height=0.6,
-                    color=colour(i),
+                    color=colour(c),
                     alpha=0.35,
                     hatch="///" if kind == "published" else "",
-                    edgecolor=colour(i),
+                    edgecolor=colour(c),
                     linewidth=0.5,
                 )
             error = relative.get(metric) if stat is None else None
@@ -345,11 +356,11 @@ def aggregates_figure(data: ReportData) -> Figure | None:
                 marker="|" if interval else "o",
                 markersize=13 if interval else 6,
                 markeredgewidth=2.5,
-                color=colour(i),
+                color=colour(c),
                 linestyle="none",
             )
             if not math.isfinite(value):
-                ax.text(shown, i, " \u221e", va="center", color=colour(i))
+                ax.text(shown, i, " \u221e", va="center", color=colour(c))
         if data.normalisation(metric) is not None:
             unit = f"{metric.upper()} (%)"
         elif stat is None:
@@ -483,7 +494,7 @@ def profile_figure(data: ReportData) -> Figure | None:
     figure = new_figure(8.0, 5.2)
     ax = figure.add_subplot()
     banded = False
-    for i, entry, matrix in curves:
+    for _, entry, matrix in curves:
         point = _profile(matrix, taus)
         runs = (~np.isnan(matrix)).sum(axis=0)
         if data.reps > 0 and runs.max() >= 2:
@@ -495,12 +506,14 @@ def profile_figure(data: ReportData) -> Figure | None:
                 seed=np.random.default_rng(seed),
             )
             low, high = percentile_interval(samples, data.level)
-            ax.fill_between(taus, low, high, color=colour(i), alpha=0.2, linewidth=0)
+            ax.fill_between(
+                taus, low, high, color=colour(data.colour_index(entry.name)), alpha=0.2, linewidth=0
+            )
             banded = True
         ax.plot(
             taus,
             point,
-            color=colour(i),
+            color=colour(data.colour_index(entry.name)),
             linewidth=1.8,
             linestyle="--" if entry.kind == "reference" else "-",
             label=f"{label(entry.name)} ({count(matrix.shape[1], 'game')})",
@@ -524,5 +537,151 @@ def profile_figure(data: ReportData) -> Figure | None:
     )
     figure.legend(
         loc="outside lower center", ncols=min(len(curves) + 1, 3), fontsize=8, frameon=False
+    )
+    return figure
+
+
+# -- probability of improvement -------------------------------------------------------------------
+
+
+def improvement_figure(data: ReportData) -> Figure | None:
+    """P(X > Y) of every pair of results: a point and its interval per pair, X left, Y right.
+
+    rliable's ``plot_probability_of_improvement`` layout: one row per pair, the 0.5 line where
+    neither is better, X named on the left axis (in its colour) and Y on the right.
+    """
+    from matplotlib.patches import Patch
+
+    comparisons = list(data.comparisons)
+    if not comparisons:
+        return None
+    n = len(comparisons)
+    figure = new_figure(7.5, max(2.8, 0.42 * n + 1.9))
+    ax = figure.add_subplot()
+    banded = False
+    for k, comparison in enumerate(comparisons):
+        c = colour(data.colour_index(str(comparison["x"])))
+        interval = comparison.get("ci")
+        if interval is not None:
+            banded = True
+            ax.barh(
+                k,
+                interval[1] - interval[0],
+                left=interval[0],
+                height=0.6,
+                color=c,
+                alpha=0.35,
+                edgecolor=c,
+                linewidth=0.5,
+            )
+        ax.plot(
+            [float(comparison["probability"])],
+            [k],
+            marker="|" if interval is not None else "o",
+            markersize=13 if interval is not None else 6,
+            markeredgewidth=2.5,
+            color=c,
+            linestyle="none",
+        )
+    ax.axvline(0.5, color="black", linestyle="--", linewidth=0.9)
+    ax.set_xlim(-0.02, 1.02)
+    ax.set_ylim(n - 0.5, -0.5)
+    ax.set_yticks(range(n), [label(c["x"], 30) for c in comparisons])
+    for tick, comparison in zip(ax.get_yticklabels(), comparisons, strict=True):
+        tick.set_color(colour(data.colour_index(str(comparison["x"]))))
+    right = ax.twinx()
+    right.set_ylim(ax.get_ylim())
+    right.set_yticks(range(n), [label(c["y"], 30) for c in comparisons])
+    ax.set_ylabel("algorithm X")
+    right.set_ylabel("algorithm Y")
+    ax.set_xlabel("P(X > Y): how often a run of X beats a run of Y on a game (ties count half)")
+    ax.grid(axis="x", color="0.9", linewidth=0.6)
+    ax.set_axisbelow(True)
+    metric = str(comparisons[0].get("metric", data.metric))
+    band = f", {data.level * 100:g} % bootstrap CIs" if banded else ""
+    ax.set_title(
+        fit_title(
+            figure,
+            f"{data.protocol} \u2014 probability of improvement, per-run {metric.upper()}{band}",
+            12,
+        )
+    )
+    if banded:
+        figure.legend(
+            handles=[Patch(color="0.6", alpha=0.5, label=f"{data.level * 100:g} % bootstrap CI")],
+            loc="outside lower center",
+            fontsize=8,
+            frameon=False,
+        )
+    return figure
+
+
+# -- the per-game table as a figure ---------------------------------------------------------------
+
+
+def game_table_figure(data: ReportData) -> Figure | None:
+    """Every game's score of every entry as a table figure, the best of each row in bold.
+
+    The report's metric (a normalised score in %, else points), the mean over runs, with its
+    bootstrap interval where the game has several runs; for a paper's appendix as a PDF.
+    """
+    from matplotlib.transforms import Bbox
+
+    entries = [
+        e
+        for e in data.per_game_entries()
+        if any(e.value(g, data.metric) is not None for g in e.games)
+    ]
+    games = [g for g in data.games() if any(e.value(g, data.metric) is not None for e in entries)]
+    if not entries or not games:
+        return None
+    percent = data.normalisation(data.metric) is not None
+    text: list[list[str]] = []
+    best: list[set[int]] = []
+    for game in games:
+        values = [entry.value(game, data.metric) for entry in entries]
+        row = []
+        for entry, value in zip(entries, values, strict=True):
+            shown = format_cell(value, 1) + ("%" if percent and value is not None else "")
+            interval = entry.game_interval(game, data.metric)
+            if interval is not None:
+                shown += f" [{format_cell(interval[0], 1)}, {format_cell(interval[1], 1)}]"
+            row.append(shown if value is not None else "\u2014")
+        finite = [v for v in values if v is not None]
+        top = max(finite, default=None)
+        best.append(
+            {j for j, v in enumerate(values) if v is not None and v == top and len(finite) > 1}
+        )
+        text.append(row)
+    width = 1.6 + 1.9 * len(entries)
+    figure = new_figure(width, 0.22 * (len(games) + 1) + 0.8)
+    ax = figure.add_subplot()
+    ax.axis("off")
+    table = ax.table(
+        cellText=text,
+        rowLabels=[label(g, 28) for g in games],
+        colLabels=[label(e.name, 24) for e in entries],
+        cellLoc="right",
+        bbox=Bbox.from_bounds(0.0, 0.0, 1.0, 1.0),  # the table fills the axes
+    )
+    table.auto_set_font_size(False)
+    table.set_fontsize(7.5)
+    for (line, column), cell in table.get_celld().items():
+        cell.set_linewidth(0.3)
+        cell.set_edgecolor("0.8")
+        if line == 0 and column >= 0:
+            cell.get_text().set_color(colour(data.colour_index(entries[column].name)))
+            cell.get_text().set_fontweight("bold")
+        elif line > 0 and column >= 0 and column in best[line - 1]:
+            cell.get_text().set_fontweight("bold")
+    unit = "%" if percent else "points"
+    ax.set_title(
+        fit_title(
+            figure,
+            f"{data.protocol} ({data.spec.short_hash}) \u2014 per-game {data.metric.upper()} "
+            f"({unit}), the mean over runs; bold: the best of each row",
+            10,
+        ),
+        fontsize=10,
     )
     return figure

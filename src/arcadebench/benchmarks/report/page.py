@@ -7,7 +7,8 @@ whatever the inputs contain is shown as text (issue 10.6).
 
 Sections: the protocol card (:func:`arcadebench.specs.card.protocol_card`, the data behind
 ``arcadebench show``), the entries and their sources, the aggregates with intervals, the Atari-X
-estimates with the paper's expected error (Atari-5 Table 2), the spec's published results, the
+estimates with the paper's expected error (Atari-5 Table 2), the probability of improvement of
+every pair of results (Agarwal et al. 2021), the spec's published results, the
 aggregates at each training checkpoint, every game, the figures, notes and provenance.
 
 Results of another protocol never share a table or figure with the report's: each such protocol
@@ -307,6 +308,44 @@ def _estimates(data: ReportData) -> Markup | None:
     ]
     return _section(
         "estimates", "Atari-X estimates of the 57-game median", text, _table(head, rows)
+    )
+
+
+def _improvement(data: ReportData) -> Markup | None:
+    """P(X > Y) of every pair of results, with its interval (the figure's numbers)."""
+    if not data.comparisons:
+        return None
+    rows = []
+    for comparison in data.comparisons:
+        interval = comparison.get("ci")
+        rows.append(
+            element(
+                "tr",
+                element("td", str(comparison["x"])),
+                element("td", str(comparison["y"])),
+                _cell(
+                    f"{float(comparison['probability']):.2f}",
+                    [f"{interval[0]:.2f}", f"{interval[1]:.2f}"] if interval else None,
+                ),
+                _cell(len(comparison.get("games", {}))),
+                data_key=f"improvement:{comparison['x']}>{comparison['y']}",
+            )
+        )
+    metric = str(data.comparisons[0].get("metric", data.metric)).upper()
+    text = element(
+        "p",
+        f"P(X > Y), Agarwal et al. (2021): on each game the probability that a run of X scores "
+        f"above a run of Y in {metric} (the Mann-Whitney U statistic over the number of pairs, "
+        "ties counting half), averaged over the games both have; 0.5 means neither is better. "
+        f"Intervals: {data.level * 100:g} % stratified bootstrap CIs, each algorithm's runs "
+        "resampled independently.",
+        class_="sub",
+    )
+    return _section(
+        "improvement",
+        "Probability of improvement",
+        text,
+        _table(["X", "Y", "P(X > Y) [CI]", "games"], rows),
     )
 
 
@@ -647,6 +686,7 @@ def render_page(data: ReportData, figures: Sequence[FigureFile]) -> str:
     sections = [
         ("aggregates", "aggregates", _aggregates(data)),
         ("estimates", "Atari-X estimates", _estimates(data)),
+        ("improvement", "P(X > Y)", _improvement(data)),
         ("published", "published", _published(data)),
         ("figures", "figures", _figures(data, figures)),
         ("checkpoints", "checkpoints", _checkpoints(data)),

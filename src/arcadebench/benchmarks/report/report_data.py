@@ -26,7 +26,8 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from arcadebench.benchmarks.scoring.normalise import normalise
+from arcadebench.benchmarks.scoring.normalise import headline_metric, normalise
+from arcadebench.benchmarks.scoring.sample_efficiency import ReferenceCurve
 from arcadebench.errors import InvalidArgument, did_you_mean
 from arcadebench.records import RunLog
 from arcadebench.specs import Spec, SpecDiff
@@ -168,6 +169,10 @@ class ReportData:
         provenance: ``(source, provenance mapping)`` of every scored input.
         notes: things the reader should know (renamed algorithms, skipped logs...).
         others: results of other protocols, each reported in its own section.
+        comparisons: P(X > Y) of every pair of results, in :attr:`metric` (the results
+            format's comparison objects, :mod:`arcadebench.benchmarks.scoring.improvement`).
+        reference_curves: the published curves of the references compared against
+            (``--compare``), scored on the results' games.
     """
 
     spec: Spec
@@ -180,11 +185,23 @@ class ReportData:
     provenance: tuple[tuple[str, Mapping[str, Any]], ...] = ()
     notes: tuple[str, ...] = ()
     others: tuple[OtherProtocol, ...] = ()
+    comparisons: tuple[Mapping[str, Any], ...] = ()
+    reference_curves: tuple[ReferenceCurve, ...] = ()
 
     @property
     def protocol(self) -> str:
         """Short protocol name for titles: the spec's id prefix and version (``SABER v1``)."""
         return f"{self.spec.id_prefix} v{self.spec.version}"
+
+    def colour_index(self, name: str) -> int:
+        """The entry's place in :attr:`entries`: its colour in every figure.
+
+        Figures draw subsets of the entries (those with per-game scores, with a curve...), and
+        an algorithm keeps its colour across all of them; a name that is no entry (a published
+        curve) follows the entries.
+        """
+        names = [e.name for e in self.entries]
+        return names.index(name) if name in names else len(names)
 
     def per_game_entries(self) -> list[Entry]:
         """Entries with per-game scores."""
@@ -235,14 +252,10 @@ def default_metric(spec: Spec) -> str:
     """The per-game metric a report plots by default: the spec's headline normalised score.
 
     The score the spec classifies or counts breakthroughs of (SABER, HWR: HWRNS), else its first
-    normalised score (Atari-5: HNS), else ``raw`` (Sonic).
+    normalised score (Atari-5: HNS), else ``raw`` (Sonic): the scorer's
+    :func:`~arcadebench.benchmarks.scoring.normalise.headline_metric`.
     """
-    names = [n.name for n in spec.scoring.normalised]
-    breakthrough = spec.scoring.breakthrough
-    for preferred in (spec.scoring.classes_of, breakthrough.of if breakthrough else None):
-        if preferred in names:
-            return preferred
-    return names[0] if names else "raw"
+    return headline_metric(spec)
 
 
 def check_metric(spec: Spec, metric: str | None) -> str:

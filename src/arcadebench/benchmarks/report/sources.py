@@ -21,12 +21,14 @@ Functions: load_report_data.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import os
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from arcadebench._table import count
 from arcadebench.benchmarks.report.references import reference_entries
@@ -37,8 +39,10 @@ from arcadebench.benchmarks.report.report_data import (
     check_metric,
     default_metric,
 )
+from arcadebench.benchmarks.scoring.improvement import compare_pair, comparison_seed
 from arcadebench.benchmarks.scoring.inputs import spec_of_log
 from arcadebench.benchmarks.scoring.results import Results, score
+from arcadebench.benchmarks.scoring.sample_efficiency import ReferenceCurve, curve_name
 from arcadebench.benchmarks.scoring.score_files import RESULTS_FORMAT
 from arcadebench.errors import (
     ArcadebenchError,
@@ -156,8 +160,8 @@ def load_report_data(
             f"were scored with {found}); drop --spec, or add results of {spec.name!r}"
         )
     named: list[Named] = [(label, results, label) for label, results, _ in mine]
-    if own_logs:
-        scored = score(spec, [str(p) for p in own_logs], ci=ci, reps=reps, seed=seed)
+    if own_logs:  # with the default sample-efficiency curve: the logs are at hand here only
+        scored = score(spec, [str(p) for p in own_logs], ci=ci, reps=reps, seed=seed, curve=True)
         named.append((", ".join(map(str, own_sources)), scored, ""))
     curves = _curves(spec, own_logs, mine)
     entries = _entries(named, curves, notes)
@@ -186,7 +190,7 @@ def load_report_data(
                 f"the inputs' directories hold {count(len(group.found), 'log')} of "
                 f"{group.spec.name} that cannot be reported: {error}",
             )
-    return ReportData(
+    data = ReportData(
         spec=spec,
         entries=tuple(entries),
         metric=metric,
@@ -198,6 +202,44 @@ def load_report_data(
         notes=tuple(notes),
         others=tuple(others),
     )
+    return dataclasses.replace(
+        data, comparisons=_comparisons(data), reference_curves=_reference_curves(data)
+    )
+
+
+def _comparisons(data: ReportData) -> tuple[Mapping[str, Any], ...]:
+    """P(X > Y) of every pair of results, as the scorer computes it, whatever input each is from.
+
+    The same metric, games, runs and bootstrap stream as ``arcadebench score`` gives a pair
+    (:func:`~arcadebench.benchmarks.scoring.improvement.comparison_seed`), so a report of one
+    results file shows the file's numbers. References are not compared: their per-game scores
+    are means over runs, not runs.
+    """
+    games = data.games()
+    results = [e for e in data.entries if e.kind == "result" and e.per_game and e.games]
+    found = []
+    for x, y in itertools.combinations(results, 2):
+        compared = compare_pair(
+            (x.name, games, data.run_matrix(x, games)),
+            (y.name, games, data.run_matrix(y, games)),
+            metric=data.metric,
+            level=data.level,
+            reps=data.reps,
+            seed=comparison_seed(data.seed, x.name, y.name),
+        )
+        if compared is not None:
+            found.append(compared)
+    return tuple(found)
+
+
+def _reference_curves(data: ReportData) -> tuple[ReferenceCurve, ...]:
+    """The published curves of the references compared against, on the results' games."""
+    wanted = {curve_name(e.name) for e in data.entries if e.kind == "reference"}
+    results = {e.name: e.block for e in data.entries if e.kind == "result" and e.games}
+    if not wanted or not results:
+        return ()
+    together = Results(spec={}, settings={}, algorithms=results, provenance={}, protocol=data.spec)
+    return tuple(c for c in together.reference_curves() if c.name in wanted)
 
 
 def _left_out(notes: list[str], note: str) -> None:

@@ -1,0 +1,127 @@
+"""A paper's figure set: rliable's four figures and the per-game table, as PDF and PNG.
+
+``arcadebench report --paper DIR`` (:func:`write_paper`) writes the four figures Agarwal et al.
+(2021, "Deep RL at the Edge of the Statistical Precipice") recommend and rliable draws, plus the
+per-game table, each as a vector PDF for the paper and a PNG for slides:
+
+- ``aggregates``: the aggregates' point estimates with their intervals (interval estimates);
+- ``profile``: performance profiles with bootstrap bands;
+- ``improvement``: the probability of improvement of every pair of results;
+- ``sample_efficiency``: the aggregates against training frames (from logs, or results scored
+  with ``--curve``);
+- ``per_game_table``: every game's score, the best of each row in bold;
+
+and ``tables.tex`` / ``tables.md``, the tables ``arcadebench score --format latex|markdown``
+prints, of the same results (results of other protocols in tables of their own). One style for
+all: the report's figures, each algorithm in one colour throughout, PDF fonts embedded as
+TrueType (``pdf.fonttype`` 42: conference templates refuse Type 3 fonts), and no creation date,
+so that a rerun writes the same files.
+
+Functions: write_paper.
+Data: PAPER_FIGURES, PAPER_STYLE.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+from arcadebench.benchmarks.report.curves import sample_efficiency_figure
+from arcadebench.benchmarks.report.figures import (
+    aggregates_figure,
+    game_table_figure,
+    improvement_figure,
+    profile_figure,
+)
+from arcadebench.benchmarks.report.report_data import ReportData
+from arcadebench.benchmarks.report.style import require_matplotlib, save_png
+from arcadebench.benchmarks.scoring.results import Results
+from arcadebench.errors import InputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.figure import Figure
+
+__all__ = ["PAPER_FIGURES", "PAPER_STYLE", "write_paper"]
+
+#: ``(file stem, drawing function)`` of the paper's figures, in the order a paper shows them.
+PAPER_FIGURES: tuple[tuple[str, Callable[[ReportData], Figure | None]], ...] = (
+    ("aggregates", aggregates_figure),
+    ("profile", profile_figure),
+    ("improvement", improvement_figure),
+    ("sample_efficiency", sample_efficiency_figure),
+    ("per_game_table", game_table_figure),
+)
+
+#: matplotlib settings of the paper's figures: embedded TrueType fonts, print-sized text.
+PAPER_STYLE: dict[str, Any] = {
+    "pdf.fonttype": 42,
+    "ps.fonttype": 42,
+    "font.size": 9,
+    "axes.titlesize": 10,
+    "axes.labelsize": 9,
+    "xtick.labelsize": 8,
+    "ytick.labelsize": 8,
+    "legend.fontsize": 8,
+}
+
+
+def write_paper(data: ReportData, out: str | os.PathLike[str]) -> list[Path]:
+    """Write the paper's figures (PDF and PNG) and tables (LaTeX, Markdown) into ``out``.
+
+    A figure the data cannot draw (no pair of results, no curve) is not written, and an earlier
+    one of that name in ``out`` is removed, so the directory never mixes two sets.
+
+    Returns:
+        The files written, in order.
+
+    Raises:
+        MissingDependency: matplotlib is not installed.
+        InputError: ``out`` cannot be created or written.
+    """
+    require_matplotlib()
+    from matplotlib import rc_context
+
+    out = Path(out)
+    written: list[Path] = []
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with rc_context(cast("dict[Any, Any]", PAPER_STYLE)):
+            for name, draw in PAPER_FIGURES:
+                figure = draw(data)
+                pdf, png = out / f"{name}.pdf", out / f"{name}.png"
+                if figure is None:
+                    pdf.unlink(missing_ok=True)
+                    png.unlink(missing_ok=True)
+                    continue
+                figure.savefig(pdf, format="pdf", metadata={"CreationDate": None})
+                written += [pdf, save_png(figure, png)]
+        results = _results(data)
+        others = [_results(other.data) for other in data.others]
+        for name, text in (
+            ("tables.tex", results.to_latex(others=others)),
+            ("tables.md", results.to_markdown(others=others)),
+        ):
+            (out / name).write_text(text, encoding="utf-8")
+            written.append(out / name)
+    except OSError as error:
+        raise InputError(
+            str(out),
+            None,
+            f"cannot write the paper's figures: {error.strerror or error}; choose another --paper",
+        ) from None
+    return written
+
+
+def _results(data: ReportData) -> Results:
+    """The report's results of one protocol as one :class:`Results`, for its tables."""
+    spec = data.spec
+    return Results(
+        spec={"name": spec.name, "version": spec.version, "hash": spec.hash},
+        settings={"ci": data.level, "reps": data.reps, "seed": data.seed},
+        algorithms={e.name: e.block for e in data.entries if e.kind == "result"},
+        provenance={},
+        comparisons=data.comparisons,
+        protocol=spec,
+    )
