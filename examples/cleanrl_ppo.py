@@ -1,6 +1,6 @@
 """PPO in the style of CleanRL's ``ppo_atari.py`` (torch), on either vector path, then scored.
 
-    pip install torch
+    pip install torch --index-url https://download.pytorch.org/whl/cpu  # the CPU build (no GPU)
     python examples/cleanrl_ppo.py --vector gym --num-envs 8 --total-steps 200000
     python examples/cleanrl_ppo.py --vector arcadebench --num-envs 8 --total-steps 200000
 

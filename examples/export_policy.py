@@ -1,6 +1,6 @@
 """Export a CleanRL PPO Atari agent to TorchScript and ONNX, then evaluate the file under SABER.
 
-    pip install torch onnxruntime onnx     # in a clone: pip install -e ".[sb3,onnx]"
+    python3 dev.py install sb3 onnx    # in a clone: PyTorch (its CPU build without a GPU), ONNX
     python examples/export_policy.py                                   # an untrained agent
     python examples/export_policy.py --state-dict runs/ppo.cleanrl_model  # CleanRL's save
 

@@ -1,6 +1,8 @@
 """Train RLlib's PPO on a protocol with env runners on any node of a Ray cluster: one run, one log.
 
-    pip install -e ".[rllib]"   # ray[rllib] pins gymnasium 1.2.2: a virtual env of its own
+    # ray[rllib] pins gymnasium 1.2.2: a virtual env of its own (PyTorch's CPU build first)
+    pip install torch --index-url https://download.pytorch.org/whl/cpu
+    pip install -e ".[rllib]"
     python examples/rllib_ppo.py --game Pong --frames 2000000 --out results/rllib_ppo
     python examples/rllib_ppo.py --game Pong --frames 2000000 --out results/rllib_ppo \\
         --address <head-ip>:6379 --env-runners 8   # on a cluster

@@ -1,6 +1,6 @@
 """Train PPO (stable-baselines3) on a protocol with many environments, then score and report it.
 
-    pip install -e ".[sb3]"     # in a clone of arcadebench: stable-baselines3 and torch
+    python3 dev.py install sb3  # in a clone: stable-baselines3, PyTorch's CPU build without a GPU
     python examples/sb3_ppo.py --timesteps 200000 --num-envs 8
 
 The compliant recipe with SB3:
