@@ -284,16 +284,31 @@ def _aggregate_caption(results: PaperResults, columns: list[_Column]) -> str:
     parts = [f"Aggregate scores, protocol {_protocol(results)}{_title(results)}."]
     if any("ci" in c.aggregates for c in columns if not c.reference):
         parts.append(f"Brackets: {_brackets(results)}.")
-    parts.append("Bold: the best of each row (the lowest optimality gap).")
+    gap = any("optimality_gap" in v for v in _metrics(results).values())
+    parts.append(f"Bold: the best of each row{' (the lowest optimality gap)' if gap else ''}.")
     return " ".join(parts)
+
+
+def _metrics(results: PaperResults) -> dict[str, Any]:
+    """The results' per-metric aggregates (``{"hns": {"mean": ...}}``), the first block's."""
+    block = next(iter(results.algorithms.values()), {})
+    aggregates = block.get("aggregates", {})
+    return {k: v for k, v in aggregates.items() if isinstance(v, Mapping) and "n_games" in v}
 
 
 def _notes(results: PaperResults, columns: list[_Column]) -> list[str]:
     """What the aggregate table's numbers are, where the references come from, what is missing."""
-    notes = [
-        "Normalised scores in %: the mean and median over games of each game's mean over runs, "
-        "the IQM and optimality gap over all runs (Agarwal et al. 2021)."
-    ]
+    percent = percent_metrics(results.algorithms.values())
+    stats = {s for v in _metrics(results).values() for s in v}
+    over_games = [_STATS[s] for s in ("mean", "median") if s in stats]
+    over_runs = [_STATS[s] for s in ("iqm", "optimality_gap") if s in stats]
+    how = []
+    if over_games:
+        how.append(f"the {' and '.join(over_games)} over games of each game's mean over runs")
+    if over_runs:
+        how.append(f"the {' and '.join(over_runs)} over all runs (Agarwal et al. 2021)")
+    what = "Normalised scores in %" if percent else "Scores in points"
+    notes = [f"{what}: {', '.join(how)}." if how else f"{what}."]
     counted = _runs(columns)
     if counted:
         notes.append(f"Runs per game: {counted}.")
