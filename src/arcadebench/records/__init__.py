@@ -29,7 +29,7 @@ from arcadebench.records.recorder import (
     new_memory_run,
 )
 from arcadebench.records.relay import SYNC_STEPS, RunHolder, RunReceiver
-from arcadebench.records.replay import (
+from arcadebench.records.replay_format import (
     REPLAY_FORMAT,
     Replay,
     read_replays,

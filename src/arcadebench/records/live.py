@@ -59,7 +59,7 @@ from typing import Any, ClassVar, NamedTuple
 
 from arcadebench.errors import ArcadebenchError, LogInUse
 from arcadebench.records.filesystems import network_filesystem
-from arcadebench.records.replay import replay_path
+from arcadebench.records.replay_format import replay_path
 from arcadebench.records.writer import cut_partial_line
 
 try:  # POSIX record locks; without them (Windows) a run is one process
@@ -379,8 +379,9 @@ class LiveRun:
     def write_replay(self, line: bytes) -> None:
         """Append one replay line to ``<run>.replay`` and ``fsync`` it.
 
-        Inside :meth:`appending`, before its episode's line (:mod:`~arcadebench.records.replay`):
-        a line a crash cut is dropped before the first append, as the log's is.
+        Inside :meth:`appending`, before its episode's line
+        (:mod:`~arcadebench.records.replay_format`): a line a crash cut is dropped before the
+        first append, as the log's is.
         """
         if self.log is None:
             return

@@ -369,7 +369,7 @@ class RunRecorder:
     ) -> EpisodeRecord:
         """Add an episode that ended to the run: count it, log it, and return its record.
 
-        ``replay`` is what re-simulating it needs (:func:`~arcadebench.records.replay.
+        ``replay`` is what re-simulating it needs (:func:`~arcadebench.records.replay_format.
         replay_record`'s fields but ``env`` and ``episode``), written to ``<run>.replay`` just
         before the episode's line, under the same lock.
         """

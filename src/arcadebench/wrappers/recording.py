@@ -2,7 +2,7 @@
 
 The emulators are deterministic given where an episode started and the actions played
 (ale-py's state with its random generator, the env's own generator for no-op starts and
-Sonic's sticky frame skip), so an episode is recorded as (:mod:`arcadebench.records.replay`):
+Sonic's sticky frame skip), so an episode is recorded as (:mod:`arcadebench.records.replay_format`):
 
 - its *start*: the seed of a seeded reset; for an unseeded one, a :func:`snapshot` taken just
   before the reset (the emulator's state with its generator, and the env's generator), from
@@ -26,7 +26,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from arcadebench.records.replay import replay_fields
+from arcadebench.records.replay_format import replay_fields
 
 __all__ = ["BatchRecording", "EpisodeRecording", "restore_snapshot", "snapshot"]
 

@@ -4,10 +4,10 @@ The environment is rebuilt from the log's header (its spec, and every setting it
 with, deviations included, so a deviation is re-created, never forgiven) with a monitor that
 logs nothing: what it counts of the replayed episode (return, steps, frames, end reason) is
 computed exactly as the original's was. An episode starts as its recording says
-(:mod:`arcadebench.records.replay`): reset with its seed, reset from the snapshot taken before
-its reset, or going on from the previous episode of its stream, which must have been replayed
-just before in the same environment. Each step's reward is compared with the recording's, so
-the first step where the emulator departs from it is known.
+(:mod:`arcadebench.records.replay_format`): reset with its seed, reset from the snapshot taken
+before its reset, or going on from the previous episode of its stream, which must have been
+replayed just before in the same environment. Each step's reward is compared with the
+recording's, so the first step where the emulator departs from it is known.
 
 Classes: Outcome, Player.
 """
@@ -75,6 +75,10 @@ class Player:
     ) -> None:
         from arcadebench.benchmarks.envs import make, make_vec
 
+        if spec.platform == "atari":  # a replay prints no emulator banner
+            from ale_py import ALEInterface, LoggerMode
+
+            ALEInterface.setLoggerMode(LoggerMode.Error)
         settings = dict(header.get("settings") or {})
         game = str(header.get("game", ""))
         self.vector = engine == "ale-vector"

@@ -1,7 +1,7 @@
 """``arcadebench verify``: re-simulate a run's episodes and check them against their log.
 
 Human world records are accepted only with a replay as evidence; this is the same for agents.
-Every logged episode that has a recording (:mod:`arcadebench.records.replay`) is played again
+Every logged episode that has a recording (:mod:`arcadebench.records.replay_format`) is played again
 in the spec's emulator with the settings its log's header names (:mod:`~.simulate`), and its
 return, length, frames and end reason are checked against its log line. What is checked:
 

@@ -3,10 +3,10 @@
 Video usually has to be switched on before training (``RecordVideo``, SB3's
 ``VecVideoRecorder``) and costs time on every step, so it rarely is; the best episode, or the one
 where the return collapsed, is then out of sight. A recorded episode
-(:mod:`arcadebench.records.replay`) is played again instead (:mod:`~.simulate`), and its screens
-written at the protocol's pace (60 frames a second over the frame skip: 15 for Atari's 4), each
-above a band with the return so far and the frame counter, so the game's pixels are the
-emulator's own:
+(:mod:`arcadebench.records.replay_format`) is played again instead (:mod:`~.simulate`), and its
+screens written at the protocol's pace (60 frames a second over the frame skip: 15 for Atari's
+4), each above a band with the return so far and the frame counter, so the game's pixels are
+the emulator's own:
 
 - ``.mp4``: OpenCV's ``mp4v`` (MPEG-4 Part 2: lossy, plays in common players);
 - ``.mkv``: OpenCV's FFV1 (lossless);

@@ -7,7 +7,7 @@ import json
 import numpy as np
 
 from arcadebench.records import read_replays, replay_fields, replay_path
-from arcadebench.records.replay import decode_array, encode_array
+from arcadebench.records.replay_format import decode_array, encode_array
 
 
 def line(env, episode, **fields):
