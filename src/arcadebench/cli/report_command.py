@@ -13,6 +13,7 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from arcadebench._table import count
 from arcadebench.errors import InvalidArgument, install_hint
 
 if TYPE_CHECKING:
@@ -48,6 +49,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="write a paper's figure set to DIR instead of the HTML page: aggregates with "
         "intervals, performance profiles, probability of improvement, sample-efficiency curves "
         "and the per-game table, each as PDF and PNG, and tables.tex / tables.md",
+    )
+    parser.add_argument(
+        "--episodes",
+        action="store_true",
+        help="show each result's best and worst episode of every game, replayed from the "
+        "logs' recordings as GIFs (the inputs must include its logs or its run directory)",
     )
     parser.add_argument("--spec", help="spec name or YAML file (default: the one the inputs name)")
     parser.add_argument(
@@ -85,6 +92,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _report(args: argparse.Namespace) -> int:
     from arcadebench.benchmarks.report import FIGURES, load_report_data, write_paper, write_report
+    from arcadebench.benchmarks.report.episodes import CLIP_PREFIX
     from arcadebench.benchmarks.report.style import require_matplotlib
     from arcadebench.specs import load_spec
 
@@ -116,7 +124,7 @@ def _report(args: argparse.Namespace) -> int:
             if args.paper:
                 written = write_paper(data, args.paper)
             else:
-                path = write_report(data, args.out)
+                path = write_report(data, args.out, episodes=args.episodes)
         finally:
             for warning in caught:
                 print(f"arcadebench: warning: {warning.message}", file=sys.stderr)
@@ -128,7 +136,9 @@ def _report(args: argparse.Namespace) -> int:
         )
     else:
         figures = [f"{name}.png" for name, *_ in FIGURES if (path.parent / f"{name}.png").exists()]
-        print(f"wrote {path} ({len(figures)} figures: {', '.join(figures)})")
+        clips = sorted(path.parent.glob(f"{CLIP_PREFIX}*.gif"))
+        shown = f", {count(len(clips), 'episode')} replayed" if args.episodes else ""
+        print(f"wrote {path} ({len(figures)} figures: {', '.join(figures)}{shown})")
     for other in data.others:
         theirs, changing = other.data.spec.name, len(other.diff.score_changing)
         print(

@@ -14,7 +14,7 @@ the emulator's own:
   HTML report embeds).
 
 Classes: Rendered.
-Functions: choose_episode, render_episode, write_frames.
+Functions: choose_episode, episode_images, frame_rate, render_episode, write_frames.
 """
 
 from __future__ import annotations
@@ -23,15 +23,27 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from arcadebench.benchmarks.replay.logs import LoggedEpisode, RecordedRun, read_run
 from arcadebench.errors import ArcadebenchError, InvalidArgument, MissingDependency, install_hint
-from arcadebench.specs import list_specs, load_spec
+from arcadebench.specs import Spec, list_specs, load_spec
 
-__all__ = ["BAND", "Choice", "Rendered", "choose_episode", "render_episode", "write_frames"]
+if TYPE_CHECKING:  # pragma: no cover - the emulator is loaded when an episode is played
+    from arcadebench.benchmarks.replay.simulate import Outcome
+
+__all__ = [
+    "BAND",
+    "Choice",
+    "Rendered",
+    "choose_episode",
+    "episode_images",
+    "frame_rate",
+    "render_episode",
+    "write_frames",
+]
 
 Choice = Literal["best", "worst", "last"]
 BAND = 24
@@ -122,8 +134,6 @@ def render_episode(
         InvalidArgument: a video format other than .mp4, .mkv or .gif, or a bad ``scale``.
         ArcadebenchError: no such episode, or it cannot be replayed.
     """
-    from arcadebench.benchmarks.replay.simulate import Player
-
     path = Path(video)
     if path.suffix.lower() not in _FORMATS:
         raise InvalidArgument(f"`video` must end in {', '.join(_FORMATS)}, got {str(video)!r}")
@@ -136,18 +146,43 @@ def render_episode(
             f"{run.log}: its header names no built-in spec ({name!r}), so its emulator settings "
             "are unknown here"
         )
-    spec = load_spec(name)
     target = choose_episode(run, episode=episode, stream=stream, which=which)
+    images, outcome = episode_images(load_spec(name), run, target, scale=scale)
+    write_frames(images, path, frame_rate(run))
+    return Rendered(path, target.name, outcome.episode_return, outcome.frames, len(images))
+
+
+def frame_rate(run: RecordedRun) -> float:
+    """The protocol's pace in agent steps a second: 60 frames over the run's frame skip."""
+    return 60.0 / max(1, int(run.header.get("settings", {}).get("frameskip", 4)))
+
+
+def episode_images(
+    spec: Spec, run: RecordedRun, target: LoggedEpisode, *, scale: int = 2, every: int = 1
+) -> tuple[list[np.ndarray], Outcome]:
+    """Replay ``target`` (after the episodes it continues) and keep every ``every``-th screen.
+
+    Each screen kept is scaled up ``scale`` times under the band with the return so far and
+    the frame counter; the last screen is always kept, so the final return shows.
+
+    Raises:
+        ArcadebenchError: it cannot be replayed.
+    """
+    from arcadebench.benchmarks.replay.simulate import Player
+
     chain = _chain(run, target)
     engine = target.replay.engine if target.replay is not None else "single"
     player = Player(spec, run.header, engine, obs_type="rgb")
     images: list[np.ndarray] = []
+    last = len(target.replay.actions) if target.replay is not None else 0
     frame_numbers = [0]
 
     def keep(obs: Any, step: int, total: float, info: dict[str, Any]) -> None:
-        screen = np.asarray(obs).reshape(np.asarray(obs).shape[-3:])
         frames = np.asarray(info.get("episode_frame_number", frame_numbers[-1])).reshape(-1)
         frame_numbers.append(int(frames[0]))
+        if step % every and step != last:
+            return
+        screen = np.asarray(obs).reshape(np.asarray(obs).shape[-3:])
         images.append(_with_band(screen, total, frame_numbers[-1], scale))
 
     try:
@@ -160,9 +195,7 @@ def render_episode(
             previous = str(found.record.get("end_reason"))
     finally:
         player.close()
-    fps = 60.0 / max(1, int(run.header.get("settings", {}).get("frameskip", 4)))
-    write_frames(images, path, fps)
-    return Rendered(path, target.name, outcome.episode_return, outcome.frames, len(images))
+    return images, outcome
 
 
 def _with_band(screen: np.ndarray, total: float, frame: int, scale: int) -> np.ndarray:

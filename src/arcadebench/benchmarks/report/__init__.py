@@ -11,6 +11,8 @@ or scores logs, adds published references (``--compare``), draws the figures and
 - :mod:`.report_data`: :class:`Entry` and :class:`ReportData`, what every table and figure
   reads, and :class:`OtherProtocol`, results of another protocol, reported apart;
 - :mod:`.style`, :mod:`.figures`, :mod:`.curves`: the matplotlib figures (optional extra);
+- :mod:`.episodes`: each result's best and worst episode of every game, replayed from the logs'
+  recordings into GIFs (``--episodes``);
 - :mod:`.markup`, :mod:`.page`: the HTML, escaped by construction;
 - :mod:`.build`: writes it all;
 - :mod:`.paper`: a paper's figure set (``--paper DIR``): rliable's four figures and the per-game

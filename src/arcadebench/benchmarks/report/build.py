@@ -15,6 +15,7 @@ from arcadebench.benchmarks.report.curves import (
     levels_figure,
     sample_efficiency_figure,
 )
+from arcadebench.benchmarks.report.episodes import remove_stale_clips, write_episode_clips
 from arcadebench.benchmarks.report.figures import (
     aggregates_figure,
     classes_figure,
@@ -101,11 +102,13 @@ FIGURES: tuple[tuple[str, Draw, str, str], ...] = (
 )
 
 
-def write_report(data: ReportData, out: str | os.PathLike[str]) -> Path:
+def write_report(data: ReportData, out: str | os.PathLike[str], *, episodes: bool = False) -> Path:
     """Draw every figure the data allows into ``out`` and write ``out/report.html``.
 
-    Figures of an earlier report in ``out`` that this one does not draw are removed, so the
-    directory never mixes two reports.
+    With ``episodes``, the best and the worst episode of each result's games are replayed from
+    the logs' recordings into GIFs beside the figures and shown on the page
+    (:mod:`~arcadebench.benchmarks.report.episodes`). Figures and clips of an earlier report in
+    ``out`` that this one does not write are removed, so the directory never mixes two reports.
 
     Returns:
         The path of ``report.html``.
@@ -133,8 +136,10 @@ def write_report(data: ReportData, out: str | os.PathLike[str]) -> Path:
                 path.unlink(missing_ok=True)
                 continue
             figures.append(FigureFile(name, save_png(figure, path), title, caption))
+        clips, clip_notes = write_episode_clips(data, out) if episodes else ([], [])
+        remove_stale_clips(out, clips)
         html = out / HTML_FILE
-        html.write_text(render_page(data, figures), encoding="utf-8")
+        html.write_text(render_page(data, figures, clips, clip_notes), encoding="utf-8")
     except OSError as error:
         raise InputError(
             str(out),
@@ -154,6 +159,7 @@ def report(
     ci: float = 0.95,
     reps: int = 2000,
     seed: int = 0,
+    episodes: bool = False,
 ) -> Path:
     """Report results, logs or score files, with published references, as PNGs and HTML.
 
@@ -167,6 +173,8 @@ def report(
         ci: confidence level for inputs scored here.
         reps: bootstrap repetitions (scoring and the performance-profile bands).
         seed: bootstrap seed.
+        episodes: show the best and the worst episode of each result's games, replayed from
+            the logs' recordings (logs or a run's directory must be among the inputs).
 
     Returns:
         The path of ``report.html``.
@@ -179,4 +187,4 @@ def report(
     data = load_report_data(
         inputs, spec=spec, compare=compare, metric=metric, ci=ci, reps=reps, seed=seed
     )
-    return write_report(data, out)
+    return write_report(data, out, episodes=episodes)

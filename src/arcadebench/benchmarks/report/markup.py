@@ -4,10 +4,10 @@ The report's HTML is assembled only from :func:`element` calls: every child that
 :class:`Markup` (the output of :func:`element` or :func:`escape`) is escaped with
 :func:`html.escape` (``&``, ``<``, ``>``, ``"`` and ``'``), and so is every attribute value. Tag
 and attribute names are checked against fixed patterns, event-handler attributes (``on*``) are
-refused, ``href`` must be an ``http(s)`` URL or an ``#anchor`` and ``src`` an inlined PNG. So
-an algorithm named ``<script>alert(1)</script>`` or ``" onmouseover="...`` can only ever become
-text (issue 10.6);
-the page's Content-Security-Policy (no scripts at all) is a second, independent guard.
+refused, ``href`` must be an ``http(s)`` URL or an ``#anchor`` and ``src`` an inlined PNG or
+GIF. So an algorithm named ``<script>alert(1)</script>`` or ``" onmouseover="...`` can only ever
+become text (issue 10.6); the page's Content-Security-Policy (no scripts at all) is a second,
+independent guard.
 
 Classes: Markup.
 Functions: escape, element, safe_url.
@@ -26,7 +26,7 @@ __all__ = ["Markup", "element", "escape", "safe_url"]
 _TAG = re.compile(r"^[a-z][a-z0-9]*$")
 _ATTRIBUTE = re.compile(r"^[a-z][a-z0-9-]*$")
 _VOID = frozenset({"meta", "img", "br", "col", "hr"})
-_PNG = "data:image/png;base64,"
+_IMAGES = ("data:image/png;base64,", "data:image/gif;base64,")
 _ANCHOR = re.compile(r"^#[a-z0-9-]+$")
 _BASE64 = re.compile(r"^[A-Za-z0-9+/]*={0,2}$")
 
@@ -54,6 +54,14 @@ def safe_url(url: object) -> bool:
     return isinstance(url, str) and re.match(r"^https?://[^\s\"'<>`]+$", url) is not None
 
 
+def _inlined_image(value: object) -> bool:
+    """Whether ``value`` is a base64 PNG or GIF ``data:`` URL (the page loads nothing)."""
+    if not isinstance(value, str):
+        return False
+    prefix = next((p for p in _IMAGES if value.startswith(p)), None)
+    return prefix is not None and _BASE64.match(value[len(prefix) :]) is not None
+
+
 def _children(items: Iterable[object]) -> Iterable[object]:
     for item in items:
         if item is None or item is False:
@@ -73,7 +81,7 @@ def element(tag: str, *children: object, **attributes: object) -> Markup:
 
     Raises:
         InvalidArgument: a bad tag or attribute name, an event handler, a non-http(s) ``href``
-            or a ``src`` that is not an inlined PNG.
+            or a ``src`` that is not an inlined PNG or GIF.
 
     Example:
         >>> element("td", "<b>", class_="num", title='say "hi"')
@@ -92,10 +100,8 @@ def element(tag: str, *children: object, **attributes: object) -> Markup:
             continue
         if name == "href" and not (safe_url(value) or _ANCHOR.match(str(value))):
             raise InvalidArgument(f"`href` must be an http(s) URL or an #anchor, got {value!r}")
-        if name == "src" and not (
-            isinstance(value, str) and value.startswith(_PNG) and _BASE64.match(value[len(_PNG) :])
-        ):
-            raise InvalidArgument("`src` must be an inlined PNG (data:image/png;base64,...)")
+        if name == "src" and not _inlined_image(value):
+            raise InvalidArgument("`src` must be an inlined PNG or GIF (data:image/png;base64,...)")
         parts.append(
             f" {name}" if value is True else f' {name}="{html.escape(str(value), quote=True)}"'
         )

@@ -30,6 +30,7 @@ from typing import Any
 
 from arcadebench._table import count, format_cell
 from arcadebench._version import __version__
+from arcadebench.benchmarks.report.episodes import EpisodeClip
 from arcadebench.benchmarks.report.markup import Markup, element, safe_url
 from arcadebench.benchmarks.report.report_data import (
     Entry,
@@ -72,6 +73,8 @@ margin:1em 0}.banner ul{margin:.3em 0 0}
 margin:1em 0}.protocols ul{margin:.3em 0 0}
 section.other{border-left:6px solid #b06000;padding-left:1em}
 pre{padding:.6em;white-space:pre-wrap;word-break:break-all}
+.clips{display:flex;flex-wrap:wrap;gap:1.5em}.clips figure{margin:.3em 0}
+.clips img{width:320px;image-rendering:pixelated}.clips figcaption{max-width:320px}
 """
 _SCALAR_LABELS = {
     "hwrb": "HWRB: games with HWRNS \u2265 100 %",
@@ -524,6 +527,52 @@ def _figures(data: ReportData, figures: Sequence[FigureFile]) -> Markup | None:
     return _section("figures", "Figures", parts)
 
 
+def _episodes(clips: Sequence[EpisodeClip], notes: Sequence[str]) -> Markup | None:
+    """The best and worst episode of each result's games, as GIFs replayed from the logs."""
+    if not clips and not notes:
+        return None
+    parts: list[Markup] = [
+        element(
+            "p",
+            "Each result's best and worst complete episode of every game, played again in the "
+            "emulator from its log's recording (the scored evaluation episodes where the "
+            "protocol scores after training). The band shows the return so far and the frame "
+            "counter.",
+            class_="sub",
+        )
+    ]
+    groups: dict[tuple[str, str], list[EpisodeClip]] = {}
+    for clip in clips:
+        groups.setdefault((clip.game, clip.entry), []).append(clip)
+    for (game, entry), group in groups.items():
+        figures = []
+        for clip in group:
+            encoded = base64.b64encode(clip.path.read_bytes()).decode("ascii")
+            faster = (
+                f"; one screen in {clip.speed}, {clip.speed}\u00d7 speed" if clip.speed > 1 else ""
+            )
+            figures.append(
+                element(
+                    "figure",
+                    element(
+                        "img", src=f"data:image/gif;base64,{encoded}", alt=f"{game} {clip.which}"
+                    ),
+                    element(
+                        "figcaption",
+                        element("strong", clip.which),
+                        f": return {format_cell(clip.episode_return)}, "
+                        f"{clip.frames:,} frames{faster} \u2014 {clip.episode} of "
+                        f"{clip.log.name} ({clip.path.name})",
+                    ),
+                )
+            )
+        parts.append(element("h3", f"{game} \u2014 {entry}"))
+        parts.append(element("div", figures, class_="clips"))
+    if notes:
+        parts.append(element("ul", [element("li", note) for note in notes], class_="notes"))
+    return _section("episodes", "Episodes", parts)
+
+
 def _difference(row: Row) -> Markup:
     setting = f"{row.setting} ({row.detail})" if row.detail else row.setting
     return element(
@@ -678,8 +727,13 @@ def _notes(data: ReportData) -> Markup | None:
     )
 
 
-def render_page(data: ReportData, figures: Sequence[FigureFile]) -> str:
-    """The complete HTML document of the report."""
+def render_page(
+    data: ReportData,
+    figures: Sequence[FigureFile],
+    clips: Sequence[EpisodeClip] = (),
+    clip_notes: Sequence[str] = (),
+) -> str:
+    """The complete HTML document of the report (``clips``: its episodes, and why any is not)."""
     spec = data.spec
     # the answer first (aggregates, the paper's numbers, the figures), the details after, and
     # the protocol's definition and the provenance last, for whoever checks them
@@ -689,6 +743,7 @@ def render_page(data: ReportData, figures: Sequence[FigureFile]) -> str:
         ("improvement", "P(X > Y)", _improvement(data)),
         ("published", "published", _published(data)),
         ("figures", "figures", _figures(data, figures)),
+        ("episodes", "episodes", _episodes(clips, clip_notes)),
         ("checkpoints", "checkpoints", _checkpoints(data)),
         ("games", "per game", _games(data)),
         *(

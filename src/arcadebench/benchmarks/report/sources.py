@@ -41,6 +41,7 @@ from arcadebench.benchmarks.report.report_data import (
 )
 from arcadebench.benchmarks.scoring.improvement import compare_pair, comparison_seed
 from arcadebench.benchmarks.scoring.inputs import spec_of_log
+from arcadebench.benchmarks.scoring.log_scores import group_name
 from arcadebench.benchmarks.scoring.results import Results, score
 from arcadebench.benchmarks.scoring.sample_efficiency import ReferenceCurve, curve_name
 from arcadebench.benchmarks.scoring.score_files import RESULTS_FORMAT
@@ -465,6 +466,9 @@ def _curves(
 ) -> dict[tuple[str, str], list[RunLog]]:
     """Runs of the monitor logs, keyed ``(results file or "", algorithm)``.
 
+    The algorithm is the name the scorer gives the run (:func:`group_name`): a run that changed
+    a setting is scored, and shown, apart from the protocol's own.
+
     Logs given as inputs were already validated by the scorer; logs found next to a results JSON
     are optional extras: one that cannot be read is skipped.
     """
@@ -486,6 +490,7 @@ def _curves(
                         raise
                     continue
             for run in runs:
-                if wanted is None or run.algorithm in wanted:
-                    out.setdefault((key, run.algorithm), []).append(run)
+                name = group_name(run)
+                if wanted is None or name in wanted:
+                    out.setdefault((key, name), []).append(run)
     return out

@@ -1,0 +1,178 @@
+"""The best and the worst episode of each game, replayed from the logs' recordings (issue 30).
+
+A table says an agent scored 21 on Pong's best episode and -21 on its worst; the report can
+show both. Each result whose logs are at hand gets, per game, its best and its worst complete
+episode (over every run of the game, the scored evaluation episodes where the protocol scores
+after training) played again in the emulator from its recording
+(:func:`~arcadebench.benchmarks.replay.video.episode_images`), so the pixels are the emulator's
+own and no video had to be switched on during training. Each is a GIF at the emulator's
+resolution, inlined in the page like the figures: the consoles' palettes have far fewer than
+256 colours, so a GIF is lossless. An episode of more than :data:`MAX_IMAGES` agent steps keeps
+every k-th screen, played k times faster, and says so; a 30-minute episode would otherwise be
+tens of megabytes.
+
+An episode that cannot be replayed (no recording, a damaged one, a custom spec's emulator not
+here) never stops the report: the page says which and why.
+
+Classes: EpisodeClip.
+Functions: write_episode_clips, remove_stale_clips.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from arcadebench.benchmarks.replay.logs import LoggedEpisode, RecordedRun, read_run
+from arcadebench.benchmarks.replay.video import episode_images, frame_rate, write_frames
+from arcadebench.benchmarks.report.report_data import ReportData
+from arcadebench.errors import ArcadebenchError
+from arcadebench.records import RunLog
+
+__all__ = [
+    "CLIP_PREFIX",
+    "MAX_IMAGES",
+    "EpisodeClip",
+    "remove_stale_clips",
+    "write_episode_clips",
+]
+
+MAX_IMAGES = 300
+"""Screens kept of one episode at most (20 s at Atari's 15 steps a second)."""
+CLIP_PREFIX = "episode_"
+"""The clips' file names in the report directory start with it (stale ones are removed)."""
+
+
+@dataclass(frozen=True)
+class EpisodeClip:
+    """One episode written as a GIF next to the report.
+
+    Attributes:
+        entry: the result's name in the report.
+        game: the game or level.
+        which: ``"best"`` or ``"worst"`` (an only episode is ``"best"``).
+        log: the log it was played in.
+        episode: how the log names it (:attr:`LoggedEpisode.name`).
+        episode_return: the return the replay reached (the log's, or verification would fail).
+        frames: the emulator frames of the episode.
+        speed: every ``speed``-th screen is kept, so it plays ``speed`` times faster.
+        path: the GIF.
+    """
+
+    entry: str
+    game: str
+    which: Literal["best", "worst"]
+    log: Path
+    episode: str
+    episode_return: float
+    frames: int
+    speed: int
+    path: Path
+
+
+def write_episode_clips(data: ReportData, out: Path) -> tuple[list[EpisodeClip], list[str]]:
+    """Replay the best and worst episode of every result's games into GIFs in ``out``.
+
+    Returns:
+        The clips, in entry and game order, and a note for every episode that could not be
+        shown.
+    """
+    clips: list[EpisodeClip] = []
+    notes: list[str] = []
+    for number, entry in enumerate(data.entries):
+        for game, logs in _logs_by_game(entry.curves).items():
+            chosen, why = _candidates(logs)
+            if why:
+                notes.append(f"{entry.name}, {game}: no episode shown: {why}")
+            for which, (run, episode) in chosen.items():
+                path = out / f"{CLIP_PREFIX}{number}_{_slug(game)}_{which}.gif"
+                try:
+                    clips.append(_clip(data, entry.name, game, which, run, episode, path))
+                except ArcadebenchError as error:
+                    notes.append(
+                        f"{entry.name}, {game}: the {which} episode ({episode.name} of "
+                        f"{run.log}) cannot be replayed: {error}"
+                    )
+    return clips, notes
+
+
+def remove_stale_clips(out: Path, clips: Iterable[EpisodeClip]) -> None:
+    """Remove the clips in ``out`` of an earlier report that are not among ``clips``."""
+    written = {clip.path for clip in clips}
+    for stale in out.glob(f"{CLIP_PREFIX}*.gif"):
+        if stale not in written:
+            stale.unlink()
+
+
+def _logs_by_game(runs: Iterable[RunLog]) -> dict[str, list[Path]]:
+    """Each game's log files: the evaluation logs where the game has any (they are scored)."""
+    by_game: dict[str, dict[Path, str]] = {}
+    for run in runs:
+        by_game.setdefault(run.game, {})[Path(run.file)] = run.phase
+    chosen: dict[str, list[Path]] = {}
+    for game, files in by_game.items():
+        evaluation = [f for f, phase in files.items() if phase == "evaluation"]
+        chosen[game] = evaluation or list(files)
+    return chosen
+
+
+def _candidates(
+    logs: list[Path],
+) -> tuple[dict[Literal["best", "worst"], tuple[RecordedRun, LoggedEpisode]], str]:
+    """The best and worst recorded complete episode over ``logs``, or why there is none."""
+    found: list[tuple[RecordedRun, LoggedEpisode]] = []
+    unreadable: list[str] = []
+    for log in logs:
+        try:
+            run = read_run(log)
+        except ArcadebenchError as error:
+            unreadable.append(str(error))
+            continue
+        found.extend(
+            (run, e) for e in run.episodes if e.replay is not None and e.record.get("complete")
+        )
+    if not found:
+        return {}, unreadable[0] if unreadable else (
+            "none of its complete episodes has a recording (logged with record_actions=False, "
+            "or before arcadebench recorded them)"
+        )
+    best = max(found, key=lambda pair: float(pair[1].record["return"]))
+    worst = min(found, key=lambda pair: float(pair[1].record["return"]))
+    chosen: dict[Literal["best", "worst"], tuple[RecordedRun, LoggedEpisode]] = {"best": best}
+    if worst[1] is not best[1]:
+        chosen["worst"] = worst
+    return chosen, ""
+
+
+def _clip(
+    data: ReportData,
+    entry: str,
+    game: str,
+    which: Literal["best", "worst"],
+    run: RecordedRun,
+    episode: LoggedEpisode,
+    path: Path,
+) -> EpisodeClip:
+    steps = len(episode.replay.actions) if episode.replay is not None else 0
+    speed = max(1, math.ceil((steps + 1) / MAX_IMAGES))
+    images, outcome = episode_images(data.spec, run, episode, scale=1, every=speed)
+    write_frames(images, path, frame_rate(run))
+    return EpisodeClip(
+        entry,
+        game,
+        which,
+        run.log,
+        episode.name,
+        outcome.episode_return,
+        outcome.frames,
+        speed,
+        path,
+    )
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower() or "game"
