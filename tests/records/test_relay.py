@@ -17,7 +17,7 @@ from testdata import DATA
 
 from arcadebench.benchmarks.envs.factory import make_protocol_env
 from arcadebench.errors import BudgetExhausted, InputError
-from arcadebench.records import Relay, RunHolder, log_path
+from arcadebench.records import Relay, RunHolder, RunReceiver, RunRecorder, log_path
 from arcadebench.specs import load_spec
 from arcadebench.wrappers.monitor import find_monitor
 
@@ -136,3 +136,29 @@ def test_one_header_and_only_held_streams(tmp_path):
     assert holder.join().slot == second.slot  # a left stream's slot is free again
     holder.close()
     assert holder.log.read_text() == header
+
+
+def test_streams_of_one_run_on_two_receivers_write_its_header_first(tmp_path):
+    """The Ray runner's shape: each stream of a job has a receiver (a holder) of its own."""
+    log = log_path(tmp_path, SPEC.name, "pong", "0")
+    receivers = [RunReceiver(SPEC, "pong", "0", log, resume=False) for _ in range(2)]
+    assert [r.start.header for r in receivers] == [True, True]  # no header written yet
+    players = []
+    for receiver in reversed(receivers):  # the second stream's lines arrive first
+        player = RunRecorder(SPEC, "pong")
+        player.open(log, resume=False, relay=Relay(receiver.start, receiver.append))
+        player.finish(
+            episode_return=1.0, steps=10, frames=40, end_reason="game_over", complete=True,
+            rollover_rewards=[], wall_time=0.1,
+        )  # fmt: skip
+        players.append(player)
+    for player in players:
+        player.close()
+    for receiver in receivers:
+        receiver.close()
+    found = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(r["kind"], r.get("env")) for r in found] == [
+        ("header", None),
+        ("episode", 1),
+        ("episode", 0),
+    ]

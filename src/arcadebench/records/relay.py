@@ -135,16 +135,13 @@ class RunHolder:
         )
         self.sync_steps = sync_steps
         self.log = log
-        needs_header: list[bool] = []
 
         def set_up(live: LiveRun) -> None:
-            needs_header.append(continue_run(live, spec, game, run, resume=resume))
+            continue_run(live, spec, game, run, resume=resume)
 
         live = LiveRun.attach(log, str(log.resolve()), set_up)
         live.keep()
         self._live: LiveRun | None = live
-        # a run that a live stream set up has its header; a new or empty log gets a stream's
-        self._header = not (needs_header and needs_header[0])
         self._streams: set[int] = set()
         self._granted: dict[int, tuple[int, int]] = {}  # what each stream may play unreported
         self._written = live.totals()  # the run's totals on the last line written
@@ -168,7 +165,20 @@ class RunHolder:
         self._streams.add(slot)
         self._granted[slot] = (1, 1)  # a stream first reports after its first step
         streams, lost = live.snapshot()
-        return StreamStart(slot, streams, lost, not self._header)
+        return StreamStart(slot, streams, lost, not self._headed())
+
+    def _headed(self) -> bool:
+        """Whether the log has its header: any line in it (an old log without one goes on so).
+
+        The file decides, not this holder: each stream of a run played elsewhere has a holder
+        of its own, and every stream that joins before a header is written is told to send one
+        (the first to arrive is written, under the run's append lock), so no stream's episode
+        can reach the log before its header, whichever stream's lines arrive first.
+        """
+        try:
+            return self.log.stat().st_size > 0
+        except FileNotFoundError:
+            return False
 
     def _check_slot(self, slot: int) -> LiveRun:
         live = self.live
@@ -224,9 +234,8 @@ class RunHolder:
                 live.write_replay(line)
                 return self._grant(slot, *self.totals())
             if kind == "header":
-                if not self._header:  # the first header to arrive opens the log
+                if not self._headed():  # the first header to arrive opens the log
                     live.write(line)
-                    self._header = True
                 return self._grant(slot, *self.totals())
             live.publish(slot, record["env_steps"], record["env_frames"])
             live.finish_episode(slot, record["complete"])

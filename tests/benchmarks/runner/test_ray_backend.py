@@ -15,7 +15,7 @@ import pytest
 from arcadebench.benchmarks.envs.factory import make
 from arcadebench.benchmarks.runner.worker import Job, run_job
 from arcadebench.errors import ArcadebenchError, InputError
-from arcadebench.records import Relay, RunReceiver, log_path, read_totals
+from arcadebench.records import Relay, RunReceiver, log_path, read_totals, replay_path
 from arcadebench.specs import load_spec
 from arcadebench.wrappers.monitor import find_monitor
 
@@ -70,8 +70,13 @@ def test_a_relayed_job_logs_what_a_local_worker_logs(tmp_path):
     start, summary = relayed(job(tmp_path / "relayed", 2), sent)
     assert start.slot == 0 and start.header and start.streams == {0: (0, 0, 0, 0)}
     assert lines(tmp_path / "relayed") == lines(tmp_path / "local")
-    assert [json.loads(line)["kind"] for line in sent] == ["header", "episode", "episode"]
+    kinds = [json.loads(line)["kind"] for line in sent]
+    assert kinds == ["header", "replay", "episode", "replay", "episode"]  # a recording each
     log = log_path(tmp_path / "relayed", "atari5", "qbert", "0")
+    assert (
+        replay_path(log).read_bytes()
+        == replay_path(log_path(tmp_path / "local", "atari5", "qbert", "0")).read_bytes()
+    )
     assert summary["log"] == str(log) and summary["episodes"] == 2
     assert read_totals(log) == read_totals(log_path(tmp_path / "local", "atari5", "qbert", "0"))
 
