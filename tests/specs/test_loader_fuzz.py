@@ -101,3 +101,9 @@ def test_valid_spec_text_with_bytes_inserted_raises_only_spec_error(kind, positi
     text = (SPECS / f"minimal_{kind}.yaml").read_text()
     position %= len(text)
     _load(text[:position] + junk + text[position:])
+
+
+def test_a_key_ending_in_a_newline_is_quoted_in_the_one_line_error():
+    """What the fuzzing found: ``re.match`` with ``$`` accepts a final newline."""
+    for kind in sorted(VALID):
+        _load(_dump(_replace(VALID[kind], ("action_sets",), {"0\n": None})))

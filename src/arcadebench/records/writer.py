@@ -100,7 +100,7 @@ def spec_logs(directory: str | os.PathLike[str], spec: str) -> list[Path]:
 
 def check_run(run: object) -> str:
     """Return ``run`` if it is a valid run id (it names the log file), else raise."""
-    if not isinstance(run, str) or not _RUN_RE.match(run):
+    if not isinstance(run, str) or not _RUN_RE.fullmatch(run):
         raise ArcadebenchError(
             "`run` must be a short name of letters, digits, '.', '_' or '-' (it names the log "
             f"file), got {run!r}"

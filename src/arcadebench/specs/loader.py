@@ -169,7 +169,7 @@ def _content_hash(data: Any) -> str:
 
 def _game_name(node: Node) -> str:
     name = node.value if isinstance(node.value, str) else None
-    if name is None or not _GAME_RE.match(name):
+    if name is None or not _GAME_RE.fullmatch(name):
         raise node.fail("a game name of letters, digits, '_', '.' or '-'")
     return name
 
@@ -430,11 +430,11 @@ def _retro_games(node: Node) -> dict[str, RetroGame]:
         )
         sha1s = tuple(n.string() for n in f["rom_sha1"].items(min_length=1))
         for i, sha in enumerate(sha1s):
-            if not _SHA1_RE.match(sha):
+            if not _SHA1_RE.fullmatch(sha):
                 raise f["rom_sha1"].child(i, sha).fail("40 lower-case hex digits (a SHA-1)")
         end_x = {}
         for key, value in f["level_end_x"].entries():
-            match = _LEVEL_KEY_RE.match(key)
+            match = _LEVEL_KEY_RE.fullmatch(key)
             if not match:
                 raise value.fail("keyed by 'zone=<Z>,act=<A>'")
             end_x[(int(match[1]), int(match[2]))] = value.integer(minimum=1)
@@ -693,10 +693,10 @@ def parse_spec(text: str, source: str = "<string>") -> Spec:
     data = _parse_yaml(text, source)
     top = Node(data, source).mapping(required=_TOP_REQUIRED, optional=_TOP_OPTIONAL)
     name = top["name"].string()
-    if not _NAME_RE.match(name):
+    if not _NAME_RE.fullmatch(name):
         raise top["name"].fail("lower-case letters, digits, '_' or '-', starting with a letter")
     id_prefix = top["id_prefix"].string()
-    if not _PREFIX_RE.match(id_prefix):
+    if not _PREFIX_RE.fullmatch(id_prefix):
         raise top["id_prefix"].fail(
             "letters and digits, starting with a letter (it starts the env ids)"
         )

@@ -24,7 +24,7 @@ _PLAIN_KEY = re.compile(r"^[A-Za-z0-9_.,=*+()' -]+$")
 
 def _key(key: str) -> str:
     """A key as it appears in a path: plain keys as they are, odd ones (newlines...) quoted."""
-    return key if _PLAIN_KEY.match(key) else repr(key)
+    return key if _PLAIN_KEY.fullmatch(key) else repr(key)  # `$` would let a final "\n" by
 
 
 C = TypeVar("C", bound=str)

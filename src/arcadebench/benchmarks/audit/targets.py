@@ -89,7 +89,7 @@ def _game_of(env: Any, kwargs: Mapping[str, Any]) -> str | None:
 
 
 def _import(path: str) -> Any:
-    match = _CALLABLE.match(path)
+    match = _CALLABLE.fullmatch(path)
     if match is None:
         raise InvalidArgument(f"`env` must be a Gymnasium id or 'module:callable', got {path!r}")
     module_name, attr = match["module"], match["attr"]
@@ -121,7 +121,7 @@ def _built(result: Any) -> Any:
 def _factory(env: str, kwargs: dict[str, Any]) -> tuple[Callable[[], Any], str]:
     words = json.dumps(kwargs, default=repr) if kwargs else ""
     label = f"{env} {words}".strip()
-    if _CALLABLE.match(env):
+    if _CALLABLE.fullmatch(env):
         function = _import(env)
 
         def call() -> Any:

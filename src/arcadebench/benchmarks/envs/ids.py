@@ -44,7 +44,7 @@ def parse_env_id(id: str) -> tuple[str, str, int]:
         >>> parse_env_id("arcadebench/SABER-BattleZone-v0")
         ('SABER', 'BattleZone', 0)
     """
-    match = _ID_RE.match(id)
+    match = _ID_RE.fullmatch(id)
     if not match:
         raise UnknownGame(f"{id!r} is not an arcadebench id (arcadebench/<Protocol>-<Game>-v<N>).")
     return match["prefix"], match["game"], int(match["version"])

@@ -51,7 +51,7 @@ def escape(value: object) -> Markup:
 
 def safe_url(url: object) -> bool:
     """Whether ``url`` may become a link: an ``http(s)`` URL without spaces or quotes."""
-    return isinstance(url, str) and re.match(r"^https?://[^\s\"'<>`]+$", url) is not None
+    return isinstance(url, str) and re.fullmatch(r"https?://[^\s\"'<>`]+", url) is not None
 
 
 def _inlined_image(value: object) -> bool:
@@ -59,7 +59,7 @@ def _inlined_image(value: object) -> bool:
     if not isinstance(value, str):
         return False
     prefix = next((p for p in _IMAGES if value.startswith(p)), None)
-    return prefix is not None and _BASE64.match(value[len(prefix) :]) is not None
+    return prefix is not None and _BASE64.fullmatch(value[len(prefix) :]) is not None
 
 
 def _children(items: Iterable[object]) -> Iterable[object]:
@@ -87,18 +87,18 @@ def element(tag: str, *children: object, **attributes: object) -> Markup:
         >>> element("td", "<b>", class_="num", title='say "hi"')
         '<td class="num" title="say &quot;hi&quot;">&lt;b&gt;</td>'
     """
-    if not _TAG.match(tag):
+    if not _TAG.fullmatch(tag):
         raise InvalidArgument(f"`tag` must be a lower-case HTML tag name, got {tag!r}")
     parts = [f"<{tag}"]
     for key, value in attributes.items():
         name = key.rstrip("_").replace("_", "-")
-        if not _ATTRIBUTE.match(name) or name.startswith("on"):
+        if not _ATTRIBUTE.fullmatch(name) or name.startswith("on"):
             raise InvalidArgument(
                 f"attribute names must be plain and not event handlers, got {name!r}"
             )
         if value is None or value is False:
             continue
-        if name == "href" and not (safe_url(value) or _ANCHOR.match(str(value))):
+        if name == "href" and not (safe_url(value) or _ANCHOR.fullmatch(str(value))):
             raise InvalidArgument(f"`href` must be an http(s) URL or an #anchor, got {value!r}")
         if name == "src" and not _inlined_image(value):
             raise InvalidArgument("`src` must be an inlined PNG or GIF (data:image/png;base64,...)")

@@ -116,7 +116,7 @@ def curve_name(name: str) -> str:
         >>> curve_name("DQN (Dopamine, 10M frames)"), curve_name("DQN (Dopamine)")
         ('DQN (Dopamine)', 'DQN (Dopamine)')
     """
-    match = _FRAMES_IN_NAME.match(name)
+    match = _FRAMES_IN_NAME.fullmatch(name)
     return f"{match.group('head')})" if match else name
 
 

@@ -78,7 +78,7 @@ def parse_score(text: str) -> float | None:
         return None
     if token in _INFINITE:
         return math.inf
-    if not _NUMBER.match(token):
+    if not _NUMBER.fullmatch(token):
         raise ValueError(text)
     value = float(token)
     if not math.isfinite(value):
@@ -90,7 +90,7 @@ def _parse_frames(text: str) -> float | None:
     token = text.strip()
     if token.lower() in _MISSING:
         return None
-    if not _NUMBER.match(token):
+    if not _NUMBER.fullmatch(token):
         raise ValueError(text)
     value = float(token)
     if not math.isfinite(value) or value < 0:

@@ -26,7 +26,7 @@ _GAME_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
 def _yaml_str(text: str) -> str:
-    if _YAML_PLAIN.match(text) and text.lower() not in _YAML_WORDS:
+    if _YAML_PLAIN.fullmatch(text) and text.lower() not in _YAML_WORDS:
         return text
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
@@ -44,7 +44,7 @@ def _spec_game_names(games: Iterable[str]) -> dict[str, str]:
     for game in games:
         name = (
             game
-            if _GAME_NAME.match(game)
+            if _GAME_NAME.fullmatch(game)
             else re.sub(r"[^A-Za-z0-9_.-]+", "_", game).strip("_.-") or "game"
         )
         key = name_key(name)
