@@ -36,11 +36,16 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from arcadebench.benchmarks.scoring.normalise import headline_metric
-from arcadebench.benchmarks.scoring.tables import aggregate_paths, dig, percent_metrics
+from arcadebench.benchmarks.scoring.tables import (
+    ScoredResults,
+    aggregate_paths,
+    dig,
+    percent_metrics,
+)
 from arcadebench.errors import InvalidArgument
 from arcadebench.specs import Spec
 from arcadebench.specs.diff import diff
-from arcadebench.specs.model import Published, PublishedScores
+from arcadebench.specs.model import PublishedScores
 
 __all__ = ["PaperResults", "latex_tables", "markdown_tables"]
 
@@ -51,32 +56,8 @@ _SKIPPED = frozenset({"missing", "classes"})
 _UNRANKED = frozenset({"frames", "game_time_days"})
 
 
-class PaperResults(Protocol):
+class PaperResults(ScoredResults, Protocol):
     """What the tables read of a :class:`~arcadebench.benchmarks.scoring.results.Results`."""
-
-    @property
-    def spec(self) -> Mapping[str, Any]:
-        """``{"name", "version", "hash"}`` of the spec."""
-
-    @property
-    def settings(self) -> Mapping[str, Any]:
-        """``{"ci", "reps", "seed"}`` of the bootstrap."""
-
-    @property
-    def algorithms(self) -> Mapping[str, Mapping[str, Any]]:
-        """Per algorithm: games and aggregates."""
-
-    @property
-    def comparisons(self) -> tuple[Mapping[str, Any], ...]:
-        """P(X > Y) of pairs of algorithms."""
-
-    @property
-    def protocol(self) -> Spec | None:
-        """The loaded spec, when this installation has it."""
-
-    @property
-    def published(self) -> tuple[Published, ...]:
-        """The aggregate tables the spec's papers printed."""
 
     def reference_blocks(self) -> list[tuple[PublishedScores, Mapping[str, Any]]]:
         """Each published per-game result of the spec, scored on the games of the results."""
