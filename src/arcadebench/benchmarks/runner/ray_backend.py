@@ -23,11 +23,13 @@ the driver is the single writer of the logs (:mod:`arcadebench.records.relay`).
 - A failed job's traceback travels with its failure; the output of an actor that died is read
   from its node by a small pinned task.
 
-Node failures: a worker node that dies fails the jobs its actors were playing (``RayActorError``,
-within a second), one line each; their finished episodes are in the driver's logs, from which
-``--resume`` continues them on the nodes that remain. Work not started yet waits for a node (an
-autoscaler may be adding one); when the cluster has had no CPU at all for ``cpu_wait`` seconds,
-the jobs left fail with a message saying so.
+Node failures: a worker node that dies fails the jobs its actors were playing (Ray says
+``ActorUnavailableError`` within a second, long before the head marks the node dead), one line
+each; their finished episodes are in the driver's logs, from which ``--resume`` continues them
+on the nodes that remain. What its actors had been sent but not begun, and what went to an
+actor Ray placed on the dying node and never started, goes back to the queue. Work not started
+yet waits for a node (an autoscaler may be adding one); when the cluster has had no CPU at all
+for ``cpu_wait`` seconds, the jobs left fail with a message saying so.
 
 Functions: run_ray, import_ray, check_reachable.
 """
@@ -73,6 +75,7 @@ _POLL = 0.25  # seconds between two looks at the mailbox
 _CLUSTER_POLL = 1.0  # seconds between two looks at the cluster's CPUs
 _STDERR_BYTES = 64 * 1024  # the end of a dead actor's output that travels back
 _STOP_GRACE = 5.0  # seconds the actors have to close their lanes when the run ends
+_UNSTARTED_LIMIT = 5  # actors in a row that end before running: Ray cannot start one
 
 
 def import_ray() -> Any:
@@ -354,6 +357,7 @@ class _RayRun:
         self._cpus = 0.0
         self._cpus_at = -float("inf")
         self._no_cpu_since: float | None = None
+        self._unstarted = 0  # actors in a row that ended before running (see _lost)
 
     def spawn(self) -> None:
         """Start one more actor."""
@@ -417,19 +421,30 @@ class _RayRun:
         except Exception as found:  # noqa: BLE001 - a dead actor or node
             error = found
         self._drain()  # what it sent before it ended
-        node_died = actor.node is not None and not self._node_alive(actor.node)
+        never_ran = actor.node is None  # Ray never started it (its node died first...)
+        node_died = self._unreachable(error) or (
+            not never_ran and not self._node_alive(str(actor.node))
+        )
         text = "" if node_died else self._fetch_stderr(actor)
-        if not actor.ready and self.scheduler.refused is None:
-            name = type(error).__name__ if error is not None else "it returned"
-            self.scheduler.refused = (
+        name = type(error).__name__ if error is not None else "it returned"
+        if not actor.ready and not (never_ran or node_died):
+            self.scheduler.refused = self.scheduler.refused or (
                 f"a Ray worker died while loading the agent ({name}){tail_summary(text)}"
+            )
+            return
+        self._unstarted = self._unstarted + 1 if never_ran else 0
+        if self._unstarted >= _UNSTARTED_LIMIT:
+            first = (str(error).strip().splitlines() or [""])[0][:200]
+            self.scheduler.refused = self.scheduler.refused or (
+                f"Ray could not start a worker: {self._unstarted} in a row ended before running "
+                f"({name}: {first}); check the cluster's nodes and runtime environment"
             )
             return
         if actor.hung is not None:
             reason = hung_reason(*actor.hung, self.limit or 0.0)
         else:
             reason = functools.partial(_same_reason, self._death(node_died, error, text))
-        self.scheduler.lost(worker, reason, text)
+        self.scheduler.lost(worker, reason, text, requeue_unstarted=never_ran or node_died)
         if self.scheduler.work_left and len(self.actors) < self.wanted:
             self.spawn()
 
@@ -438,13 +453,21 @@ class _RayRun:
         name = type(error).__name__
         if node_died:
             return (
-                f"the Ray node running it died ({name}); its finished episodes are in the "
-                "driver's log"
+                f"the Ray node running it died or became unreachable ({name}); its finished "
+                "episodes are in the driver's log"
             )
         if isinstance(error, self.ray.exceptions.RayActorError):
             return f"the Ray worker process died ({name})" + tail_summary(text)
         first = (str(error).strip().splitlines() or [""])[0][:200]
         return f"the Ray worker failed ({name}: {first})" + tail_summary(text)
+
+    def _unreachable(self, error: Exception | None) -> bool:
+        """Whether the actor's node stopped answering: its raylet is gone (a killed node) or
+        the network to it is. Ray says so at once (``ActorUnavailableError``, the actors never
+        restart) while the head marks the node dead only after its health checks fail, some
+        15-30 s later; a crashed process on a live node is an ``ActorDiedError`` instead."""
+        unavailable = getattr(self.ray.exceptions, "ActorUnavailableError", ())
+        return isinstance(error, unavailable)
 
     def _node_alive(self, node: str) -> bool:
         try:

@@ -368,25 +368,52 @@ class Scheduler:
                 found.append((lane.job, lane.queue[0], lane.since))
         return found
 
-    def lost(self, worker: int, reason: Callable[[str, int | None], str], trace: str = "") -> None:
+    def lost(
+        self,
+        worker: int,
+        reason: Callable[[str, int | None], str],
+        trace: str = "",
+        *,
+        requeue_unstarted: bool = False,
+    ) -> None:
         """``worker`` is gone: fail each job it was playing with ``reason(key, episode)``.
 
-        ``trace`` (the worker's last output) is kept with each failed job.
+        ``trace`` (the worker's last output) is kept with each failed job. With
+        ``requeue_unstarted`` (its node died, or it never ran: nothing the agent did), work it
+        had been given but had not begun goes back to the queue for the workers that remain
+        instead of failing: no episode of it started, so nothing of it is in the logs. A worker
+        that crashes fails even that, so an agent that kills every worker ends the run.
         """
         state = self.workers[worker]
         if not state.alive:
             return
         state.alive = False
-        for key, episode, _ in self.in_flight(worker):
-            if self.streams is not None and state.job == key:
+        for key, episode, since in self.in_flight(worker):
+            whole = state.job == key
+            if self.streams is not None and whole:
                 self.streams.close_job(key)
-            self._fail(key, reason(key, episode), trace)
+            begun = state.episode is not None if whole else since is not None
+            if requeue_unstarted and not begun:
+                self._requeue(state, key)
+            else:
+                self._fail(key, reason(key, episode), trace)
         if self.streams is not None:
             for lane_id, lane in enumerate(state.lanes):
                 if lane.job is not None:
                     self.streams.close_lane(worker, lane_id)
         state.job = None
         state.lanes = [_LaneState() for _ in range(self.lanes)]
+
+    def _requeue(self, worker: _WorkerState, key: str) -> None:
+        """Give back what a lost worker was given of ``key`` but had not begun."""
+        job = self.states[key]
+        if worker.job == key:
+            self.whole.appendleft(key)
+            return
+        for lane in worker.lanes:
+            if lane.job == key:
+                job.todo.extendleft(reversed(lane.queue))
+                lane.queue.clear()
 
     def overdue(self, now: float, limit: float) -> list[tuple[int, str, int | None]]:
         """``(worker, job key, episode)`` of episodes in flight for longer than ``limit`` s."""
