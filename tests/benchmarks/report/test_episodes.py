@@ -10,6 +10,7 @@ import re
 import numpy as np
 import pytest
 from PIL import Image
+from report_helpers import write_results
 
 import arcadebench
 from arcadebench.benchmarks.replay.logs import read_run
@@ -122,3 +123,9 @@ def test_an_unreplayable_episode_is_named_in_a_note(runner_out, tmp_path):
     )
     assert "qbert: the best episode (episode" in html and "cannot be replayed" in html
     assert "phoenix best" in gifs_on_page(html)
+
+
+def test_inputs_without_logs_say_why_no_episode_is_shown(tmp_path):
+    results = write_results(tmp_path / "r.json", "saber", {"x": {"pong": [1.0, 2.0]}}, reps=0)
+    html = report([results], tmp_path / "out", reps=0, episodes=True).read_text(encoding="utf-8")
+    assert "no episode shown: the inputs hold no episode logs" in html

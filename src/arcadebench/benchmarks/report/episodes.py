@@ -83,6 +83,11 @@ def write_episode_clips(data: ReportData, out: Path) -> tuple[list[EpisodeClip],
     """
     clips: list[EpisodeClip] = []
     notes: list[str] = []
+    if not any(entry.curves for entry in data.entries):
+        notes.append(
+            "no episode shown: the inputs hold no episode logs (episodes are replayed from the "
+            "logs' recordings: give the logs or the run's directory, not only a score file)"
+        )
     for number, entry in enumerate(data.entries):
         for game, logs in _logs_by_game(entry.curves).items():
             chosen, why = _candidates(logs)
