@@ -462,10 +462,12 @@ class _RayRun:
         return f"the Ray worker failed ({name}: {first})" + tail_summary(text)
 
     def _unreachable(self, error: Exception | None) -> bool:
-        """Whether the actor's node stopped answering: its raylet is gone (a killed node) or
-        the network to it is. Ray says so at once (``ActorUnavailableError``, the actors never
-        restart) while the head marks the node dead only after its health checks fail, some
-        15-30 s later; a crashed process on a live node is an ``ActorDiedError`` instead."""
+        """Whether the actor's node stopped answering (a killed node, or the network to it).
+
+        Ray says so at once (``ActorUnavailableError``: the actors never restart) while the
+        head marks the node dead only after its health checks fail, some 15-30 s later; a
+        crashed process on a live node is an ``ActorDiedError`` instead.
+        """
         unavailable = getattr(self.ray.exceptions, "ActorUnavailableError", ())
         return isinstance(error, unavailable)
 
