@@ -34,6 +34,7 @@ __all__ = [
     "RESULTS",
     "Target",
     "TimedCalls",
+    "emulator_rounds",
     "in_run_ratios",
     "interleave",
     "machine",
@@ -45,6 +46,7 @@ __all__ = [
     "step_player",
     "table",
     "timed",
+    "timed_player",
     "write_json",
 ]
 
@@ -134,6 +136,45 @@ def step_player(
         return time.perf_counter() - start
 
     return play
+
+
+def timed_player(
+    env: Any, actions: Sequence[Any], timers: Sequence[TimedCalls]
+) -> Callable[[], float]:
+    """:func:`step_player` whose stand-ins' clocks restart after the seeded reset.
+
+    The reset emulates start-up frames too, so the clocks count only what the steps count.
+    """
+
+    def restart_clocks() -> None:
+        for timer in timers:
+            timer.seconds = 0.0
+
+    return step_player(env, actions, after_reset=restart_clocks)
+
+
+def emulator_rounds(
+    envs: Mapping[str, Any], actions: Sequence[Any], rounds: int, emulator: TimedCalls
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Interleaved rounds of every env driving ``emulator``: their seconds and the emulator's.
+
+    Returns, per case, the seconds of each round and the seconds spent in ``emulator`` inside
+    them (warm-up dropped): what :func:`in_run_ratios` takes.
+    """
+    inside: dict[str, list[float]] = {name: [] for name in envs}
+
+    def case(name: str) -> Callable[[], float]:
+        play = timed_player(envs[name], actions, [emulator])
+
+        def run() -> float:
+            seconds = play()
+            inside[name].append(emulator.seconds)
+            return seconds
+
+        return run
+
+    samples = interleave({name: case(name) for name in envs}, rounds)
+    return samples, {name: values[-rounds:] for name, values in inside.items()}
 
 
 class TimedCalls:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import tempfile
 import timeit
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,13 +32,12 @@ import numpy as np
 from _timing import (
     Target,
     TimedCalls,
+    emulator_rounds,
     in_run_ratios,
-    interleave,
     median,
     parser,
     ratio,
     report_targets,
-    step_player,
     table,
     write_json,
 )
@@ -106,23 +104,7 @@ def main() -> None:
         base: Any = below.unwrapped  # the emulator's env: its ALE becomes a timed stand-in
         emulator = TimedCalls(base.ale, "act", "reset_game")
         base.ale = emulator
-        inside: dict[str, list[float]] = {name: [] for name in envs}
-
-        def case(name: str) -> Callable[[], float]:
-            play = step_player(envs[name], actions, after_reset=restart_clock)
-
-            def run() -> float:
-                seconds = play()
-                inside[name].append(emulator.seconds)
-                return seconds
-
-            return run
-
-        def restart_clock() -> None:
-            emulator.seconds = 0.0
-
-        samples = interleave({name: case(name) for name in envs}, args.rounds)
-        inside = {name: values[-args.rounds :] for name, values in inside.items()}  # no warm-up
+        samples, inside = emulator_rounds(envs, actions, args.rounds, emulator)
         in_run = in_run_ratios(samples, inside, BASE)
         episodes = logged.episode
         replay_bytes = (Path(tmp) / "log.replay").stat().st_size

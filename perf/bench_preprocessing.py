@@ -46,7 +46,7 @@ Writes perf/results/bench_preprocessing.json.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
@@ -56,15 +56,15 @@ import numpy as np
 from _timing import (
     Target,
     TimedCalls,
+    emulator_rounds,
     in_run_ratios,
-    interleave,
     median,
     parser,
     ratio,
     ratio_range,
     report_targets,
-    step_player,
     table,
+    timed_player,
     write_json,
 )
 from ale_py.env import AtariEnv
@@ -162,23 +162,6 @@ def one_emulator(envs: dict[str, gym.Env[Any, Any]]) -> TimedCalls:
     return emulator
 
 
-def player(
-    env: gym.Env[Any, Any], actions: Sequence[int], timers: Sequence[TimedCalls]
-) -> Callable[[], float]:
-    """A case: ``reset(seed=0)`` (not timed), then ``actions``; the seconds of the steps.
-
-    As ``_timing.step_player``, but the stand-ins' clocks restart after the seeded reset (which
-    emulates start-up frames too), so they count only what the steps count. An episode that ends
-    is reset without a seed, inside the timing (every case pays it).
-    """
-
-    def restart_clocks() -> None:
-        for timer in timers:
-            timer.seconds = 0.0
-
-    return step_player(env, actions, after_reset=restart_clocks)
-
-
 @dataclass(frozen=True)
 class Comparison:
     """Per case: seconds of each round, emulator seconds inside them, in-run ratio."""
@@ -199,21 +182,7 @@ def compare(envs: dict[str, gym.Env[Any, Any]], actions: Sequence[int], rounds: 
     In-run ratio, per round: ``(1 + rest/emulator)`` of the reference over the case's, where
     rest is a step's time outside ``ale.act`` and ``ale.reset_game``; the median over rounds.
     """
-    emulator = one_emulator(envs)
-    inside: dict[str, list[float]] = {name: [] for name in envs}
-
-    def case(name: str) -> Callable[[], float]:
-        play = player(envs[name], actions, [emulator])
-
-        def run() -> float:
-            seconds = play()
-            inside[name].append(emulator.seconds)
-            return seconds
-
-        return run
-
-    samples = interleave({name: case(name) for name in envs}, rounds)
-    inside = {name: values[-rounds:] for name, values in inside.items()}  # no warm-up
+    samples, inside = emulator_rounds(envs, actions, rounds, one_emulator(envs))
     in_run = in_run_ratios(samples, inside, BASE)
     for env in envs.values():
         env.close()
@@ -250,7 +219,7 @@ def breakdown(game: str, actions: Sequence[int], rounds: int) -> dict[str, float
         "max-pool": pooling,
         "resize": resize,
     }
-    play = player(env, actions, list(timers.values()))
+    play = timed_player(env, actions, list(timers.values()))
     parts: dict[str, list[float]] = {name: [] for name in [*timers, "update: rest", "other"]}
     # the observations module's own globals, replaced for these rounds only
     module, saved = vars(observations_module), {"np": np, "cv2": cv2}
