@@ -41,6 +41,7 @@ __all__ = [
     "UnknownReference",
     "UnknownSpec",
     "did_you_mean",
+    "first_line",
     "install_hint",
     "warn_user",
 ]
@@ -65,6 +66,18 @@ def warn_user(message: str, category: type[Warning]) -> None:
             break
         level, frame = level + 1, frame.f_back
     warnings.warn(message, category, stacklevel=level)
+
+
+def first_line(error: BaseException | None, limit: int = 200) -> str:
+    """The first line of an error's message, cut at ``limit`` characters.
+
+    What a library's error contributes to one of arcadebench's one-line messages.
+
+    Example:
+        >>> first_line(ValueError("shape mismatch" + chr(10) + "  the details"))
+        'shape mismatch'
+    """
+    return (str(error).strip().splitlines() or [""])[0][:limit]
 
 
 def install_hint(extra: str, packages: str) -> str:

@@ -60,7 +60,13 @@ from arcadebench.benchmarks.runner.backends import (
 from arcadebench.benchmarks.runner.schedule import JobOutcome, Scheduler
 from arcadebench.benchmarks.runner.serve import Worker, WorkerOptions
 from arcadebench.benchmarks.runner.worker import Job
-from arcadebench.errors import ArcadebenchError, IncompatibleAgent, MissingDependency, install_hint
+from arcadebench.errors import (
+    ArcadebenchError,
+    IncompatibleAgent,
+    MissingDependency,
+    first_line,
+    install_hint,
+)
 from arcadebench.records import RunReceiver, log_path, phase_run
 from arcadebench.specs import load_spec
 
@@ -124,10 +130,9 @@ def _connect(ray: Any, address: str | None, workers: int) -> bool:
         where = (
             f"connect to the Ray cluster at {address}" if address else "start a local Ray instance"
         )
-        first = (str(error).strip().splitlines() or [""])[0][:200]
         raise ArcadebenchError(
-            f"cannot {where} ({type(error).__name__}: {first}); check the address and, if the "
-            "cluster uses token authentication, RAY_AUTH_TOKEN"
+            f"cannot {where} ({type(error).__name__}: {first_line(error)}); check the address "
+            "and, if the cluster uses token authentication, RAY_AUTH_TOKEN"
         ) from None
     return True
 
@@ -434,10 +439,10 @@ class _RayRun:
             return
         self._unstarted = self._unstarted + 1 if never_ran else 0
         if self._unstarted >= _UNSTARTED_LIMIT:
-            first = (str(error).strip().splitlines() or [""])[0][:200]
             self.scheduler.refused = self.scheduler.refused or (
                 f"Ray could not start a worker: {self._unstarted} in a row ended before running "
-                f"({name}: {first}); check the cluster's nodes and runtime environment"
+                f"({name}: {first_line(error)}); check the cluster's nodes and runtime "
+                "environment"
             )
             return
         if actor.hung is not None:
@@ -458,8 +463,7 @@ class _RayRun:
             )
         if isinstance(error, self.ray.exceptions.RayActorError):
             return f"the Ray worker process died ({name})" + tail_summary(text)
-        first = (str(error).strip().splitlines() or [""])[0][:200]
-        return f"the Ray worker failed ({name}: {first})" + tail_summary(text)
+        return f"the Ray worker failed ({name}: {first_line(error)})" + tail_summary(text)
 
     def _unreachable(self, error: Exception | None) -> bool:
         """Whether the actor's node stopped answering (a killed node, or the network to it).

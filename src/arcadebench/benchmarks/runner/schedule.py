@@ -388,12 +388,16 @@ class Scheduler:
         if not state.alive:
             return
         state.alive = False
-        for key, episode, since in self.in_flight(worker):
-            whole = state.job == key
-            if self.streams is not None and whole:
+        in_flight = self.in_flight(worker)
+        begun = {  # the jobs with an episode begun there: they fail whatever the cause
+            key
+            for key, _, since in in_flight
+            if (state.episode is not None if state.job == key else since is not None)
+        }
+        for key, episode, _ in in_flight:
+            if self.streams is not None and state.job == key:
                 self.streams.close_job(key)
-            begun = state.episode is not None if whole else since is not None
-            if requeue_unstarted and not begun:
+            if requeue_unstarted and key not in begun:
                 self._requeue(state, key)
             else:
                 self._fail(key, reason(key, episode), trace)

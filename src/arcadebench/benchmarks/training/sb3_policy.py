@@ -40,7 +40,7 @@ import gymnasium as gym
 import numpy as np
 
 from arcadebench.benchmarks.envs.spaces import obs_type_for_shape
-from arcadebench.errors import IncompatibleAgent, MissingDependency, install_hint
+from arcadebench.errors import IncompatibleAgent, MissingDependency, first_line, install_hint
 
 __all__ = ["SB3Policy", "read_sb3_agent"]
 
@@ -233,10 +233,9 @@ class SB3Policy:
                 )
             policy.load_state_dict(state)
         except (RuntimeError, TypeError, ValueError, KeyError) as error:
-            first = (str(error).strip().splitlines() or [""])[0][:200]
             raise IncompatibleAgent(
                 f"{self.path}: its weights do not load into its {self.policy_class} "
-                f"({type(error).__name__}: {first}); save the model again with this "
+                f"({type(error).__name__}: {first_line(error)}); save the model again with this "
                 "stable-baselines3 version"
             ) from None
         policy.to(device)
