@@ -69,3 +69,15 @@ def test_a_whole_job_goes_back_until_an_episode_of_it_began(tmp_path):
     scheduler.lost(1, reason, requeue_unstarted=True)  # between episodes: it had begun
     assert ("failed", "pong/0", "pong/0 lost at episode 0") in events
     assert not scheduler.finished  # pong/1 is still to play
+
+
+def test_a_whole_job_that_reported_its_start_has_begun(tmp_path):
+    """A learner's training sends ``start`` and ``steps``, no ``episode_start``: it has begun."""
+    events: list[tuple] = []
+    scheduler = Scheduler([whole_job(0, str(tmp_path))], lanes=1, on_event=events.append)
+    scheduler.add_worker(0)
+    scheduler.fill()
+    scheduler.receive(0, ("ready",))  # loading the agent is not the job
+    scheduler.receive(0, ("start", "pong/0", 0, 0, 0))
+    scheduler.lost(0, reason, requeue_unstarted=True)
+    assert ("failed", "pong/0", "pong/0 lost at episode None") in events and scheduler.finished

@@ -81,7 +81,7 @@ _POLL = 0.25  # seconds between two looks at the mailbox
 _CLUSTER_POLL = 1.0  # seconds between two looks at the cluster's CPUs
 _STDERR_BYTES = 64 * 1024  # the end of a dead actor's output that travels back
 _STOP_GRACE = 5.0  # seconds the actors have to close their lanes when the run ends
-_UNSTARTED_LIMIT = 5  # actors in a row that end before running: Ray cannot start one
+_UNSTARTED_LIMIT = 5  # actors ending before running, none started between: Ray cannot start one
 
 
 def import_ray() -> Any:
@@ -362,7 +362,7 @@ class _RayRun:
         self._cpus = 0.0
         self._cpus_at = -float("inf")
         self._no_cpu_since: float | None = None
-        self._unstarted = 0  # actors in a row that ended before running (see _lost)
+        self._unstarted = 0  # actors that ended before running since one started (see _lost)
 
     def spawn(self) -> None:
         """Start one more actor."""
@@ -410,6 +410,7 @@ class _RayRun:
                 if broken is not None:
                     self.scheduler.fail(broken, self.streams.broken[event[1]])
             elif kind == "node":
+                self._unstarted = 0  # an actor started: Ray can start them
                 if actor is not None:
                     actor.node, actor.stderr = event[1], event[2]
             elif kind != "end":
@@ -437,11 +438,12 @@ class _RayRun:
                 f"a Ray worker died while loading the agent ({name}){tail_summary(text)}"
             )
             return
-        self._unstarted = self._unstarted + 1 if never_ran else 0
+        if never_ran:
+            self._unstarted += 1
         if self._unstarted >= _UNSTARTED_LIMIT:
             self.scheduler.refused = self.scheduler.refused or (
-                f"Ray could not start a worker: {self._unstarted} in a row ended before running "
-                f"({name}: {first_line(error)}); check the cluster's nodes and runtime "
+                f"Ray could not start a worker: {self._unstarted} ended before running and none "
+                f"started ({name}: {first_line(error)}); check the cluster's nodes and runtime "
                 "environment"
             )
             return

@@ -99,6 +99,7 @@ class _LaneState:
 class _WorkerState:
     lanes: list[_LaneState]
     job: str | None = None  # the whole job it plays
+    heard: bool = False  # the whole job said something (its start, steps, an episode): begun
     episode: int | None = None
     since: float | None = None
     alive: bool = True
@@ -251,6 +252,8 @@ class Scheduler:
         state = self.workers.get(worker)
         if state is None or not state.alive:
             return  # late words of a worker given up on
+        if state.job is not None and kind not in ("ready", "refused"):
+            state.heard = True  # the whole job's own start, steps or episodes: it has begun
         if kind == "refused":
             self.refused = self.refused or event[1]
         elif kind == "ready":
@@ -281,7 +284,7 @@ class Scheduler:
             self._fail(key, message, trace)
         elif kind in ("done", "error"):
             key = event[1]
-            state.job, state.episode, state.since = None, None, None
+            state.job, state.heard, state.episode, state.since = None, False, None, None
             if self.streams is not None:
                 self.streams.close_job(key)
             if kind == "done":
@@ -392,7 +395,7 @@ class Scheduler:
         begun = {  # the jobs with an episode begun there: they fail whatever the cause
             key
             for key, _, since in in_flight
-            if (state.episode is not None if state.job == key else since is not None)
+            if (state.heard if state.job == key else since is not None)
         }
         for key, episode, _ in in_flight:
             if self.streams is not None and state.job == key:
@@ -405,7 +408,7 @@ class Scheduler:
             for lane_id, lane in enumerate(state.lanes):
                 if lane.job is not None:
                     self.streams.close_lane(worker, lane_id)
-        state.job = None
+        state.job, state.heard = None, False
         state.lanes = [_LaneState() for _ in range(self.lanes)]
 
     def _requeue(self, worker: _WorkerState, key: str) -> None:
