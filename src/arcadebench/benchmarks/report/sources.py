@@ -162,7 +162,9 @@ def load_report_data(
         )
     named: list[Named] = [(label, results, label) for label, results, _ in mine]
     if own_logs:  # with the default sample-efficiency curve: the logs are at hand here only
-        scored = score(spec, [str(p) for p in own_logs], ci=ci, reps=reps, seed=seed, curve=True)
+        scored = score(  # no comparisons: _comparisons gives every input's pairs below
+            spec, [str(p) for p in own_logs], ci=ci, reps=reps, seed=seed, curve=True, compare=()
+        )
         named.append((", ".join(map(str, own_sources)), scored, ""))
     curves = _curves(spec, own_logs, mine)
     entries = _entries(named, curves, notes)
