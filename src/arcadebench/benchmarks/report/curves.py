@@ -175,8 +175,8 @@ def levels_figure(data: ReportData) -> Figure | None:
     if not spec.levels:
         return None
     entries = [
-        (i, e)
-        for i, e in enumerate(data.entries)
+        e
+        for e in data.entries
         if e.per_game and any(e.value(g, "raw") is not None for g in e.games)
     ]
     levels = [g for g in data.games() if g in spec.levels]
@@ -188,7 +188,7 @@ def levels_figure(data: ReportData) -> Figure | None:
     figure = new_figure(9.5, len(levels) * (0.17 * n + 0.16) + 2.4)
     ax = figure.add_subplot()
     y = np.arange(len(levels), dtype=float)
-    for k, (_, entry) in enumerate(entries):
+    for k, entry in enumerate(entries):
         values = np.array(
             [entry.value(g, "raw") if entry.value(g, "raw") is not None else np.nan for g in levels]
         )

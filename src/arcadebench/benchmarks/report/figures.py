@@ -477,24 +477,25 @@ def _tau_grid(values: NDArray[np.float64], log: bool, percent: bool) -> NDArray[
 def profile_figure(data: ReportData) -> Figure | None:
     """Performance profiles: the fraction of games whose score exceeds tau, per entry."""
     games = data.games()
-    curves: list[tuple[int, Entry, NDArray[np.float64]]] = []
-    for i, entry in enumerate(data.entries):
+    curves: list[tuple[Entry, NDArray[np.float64]]] = []
+    for entry in data.entries:
         if not (entry.per_game and entry.games):
             continue
         matrix = data.run_matrix(entry, games)
         matrix = matrix[:, ~np.all(np.isnan(matrix), axis=0)]
         if matrix.shape[1]:
-            curves.append((i, entry, matrix))
+            curves.append((entry, matrix))
     if not curves:
         return None
-    values = np.concatenate([m.ravel() for _, _, m in curves])
+    values = np.concatenate([m.ravel() for _, m in curves])
     percent = data.normalisation(data.metric) is not None
     log = needs_log(values, percent)
     taus = _tau_grid(values, log, percent)
     figure = new_figure(8.0, 5.2)
     ax = figure.add_subplot()
     banded = False
-    for _, entry, matrix in curves:
+    for entry, matrix in curves:
+        c = colour(data.colour_index(entry.name))
         point = _profile(matrix, taus)
         runs = (~np.isnan(matrix)).sum(axis=0)
         if data.reps > 0 and runs.max() >= 2:
@@ -506,14 +507,12 @@ def profile_figure(data: ReportData) -> Figure | None:
                 seed=np.random.default_rng(seed),
             )
             low, high = percentile_interval(samples, data.level)
-            ax.fill_between(
-                taus, low, high, color=colour(data.colour_index(entry.name)), alpha=0.2, linewidth=0
-            )
+            ax.fill_between(taus, low, high, color=c, alpha=0.2, linewidth=0)
             banded = True
         ax.plot(
             taus,
             point,
-            color=colour(data.colour_index(entry.name)),
+            color=c,
             linewidth=1.8,
             linestyle="--" if entry.kind == "reference" else "-",
             label=f"{label(entry.name)} ({count(matrix.shape[1], 'game')})",
