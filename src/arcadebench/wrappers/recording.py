@@ -19,14 +19,12 @@ Functions: snapshot, restore_snapshot.
 
 from __future__ import annotations
 
-import base64
-import zlib
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
-from arcadebench.records.replay_format import replay_fields
+from arcadebench.records.replay_format import decode_array, encode_array, replay_fields
 
 __all__ = ["BatchRecording", "EpisodeRecording", "restore_snapshot", "snapshot"]
 
@@ -42,7 +40,7 @@ def snapshot(env: gym.Env[Any, Any]) -> dict[str, Any]:
     ale = getattr(base, "ale", None)
     if ale is not None and hasattr(ale, "cloneState"):
         data = ale.cloneState(include_rng=True).serialize()
-        found["ale"] = base64.b64encode(zlib.compress(data, 6)).decode("ascii")
+        found["ale"] = encode_array(np.frombuffer(data, np.uint8))
     found["np_random"] = base.np_random.bit_generator.state  # a plain dict of ints
     return found
 
@@ -60,8 +58,7 @@ def restore_snapshot(env: gym.Env[Any, Any], state: dict[str, Any]) -> None:
         ale = getattr(base, "ale", None)
         if ale is None:
             raise ValueError("the snapshot is of an ale-py emulator, the env has none")
-        data = zlib.decompress(base64.b64decode(state["ale"].encode("ascii"), validate=True))
-        ale.restoreState(ALEState(data))
+        ale.restoreState(ALEState(decode_array(state["ale"], "uint8", ()).tobytes()))
     generator_state = state.get("np_random")
     if not isinstance(generator_state, dict):
         raise ValueError("the snapshot has no generator state")
@@ -105,7 +102,7 @@ class EpisodeRecording:
         """One step."""
         if reward:
             self.reward_steps.append(len(self.actions))
-            self.rewards.append(float(reward))
+            self.rewards.append(reward)
         self.actions.append(action)
 
     def fields(self) -> dict[str, Any] | None:
