@@ -396,12 +396,13 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
         if found:
             self._recorder.deviations.update(found)
         obs, reward, terminated, truncated, info = self.env.step(action)
+        points = float(reward)
         if self._recording_steps:
-            self._recording.add(action, float(reward))  # type: ignore[union-attr]  # set with it
+            self._recording.add(action, points)  # type: ignore[union-attr]  # set with it
         if self._ale is not None:
             lives = self._ale.lives()
             self._lost_life, self._lives = lives < self._lives, lives
-        self._ep_return += float(reward)
+        self._ep_return += points
         self._ep_steps += 1
         self._ep_frames = info.get("episode_frame_number", self._ep_frames)
         extra = info.get("arcadebench")

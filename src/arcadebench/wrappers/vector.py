@@ -464,7 +464,6 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
         self._in_episode = False
         logged = recorders[0].log is not None
         self._recording = BatchRecording(n) if record_actions and logged else None
-        self._never_reset = np.ones(n, dtype=bool)
 
     # -- read-only state ------------------------------------------------------------------
     @property
@@ -539,17 +538,21 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
         if self._in_episode:
             for i in np.flatnonzero(chosen & (self._start_t < self._t)).tolist():
                 self._finish(i, complete=False, end_reason="reset")
-        if self._recording is not None and seed is None and _any(chosen & self._never_reset):
+        recording = self._recording
+        if (
+            recording is not None
+            and seed is None
+            and any(recording.starts[i] is None for i in np.flatnonzero(chosen).tolist())
+        ):
             # a batched emulator's unseeded first reset is seeded from the clock, and its state
             # cannot be read: seeds from the system's entropy instead, which a replay can take
             state = np.random.SeedSequence().generate_state(int(np.count_nonzero(chosen)))
             seed = [int(s) & 0x7FFFFFFF for s in state]
-        self._never_reset &= ~chosen
         self._note_seeds(seed, chosen)
         if self.log is None and not self._unlogged_ok:
             warn_unlogged(self._protocol)
-        if self._recording is not None:
-            self._recording_starts(seed, chosen)
+        if recording is not None:
+            self._recording_starts(recording, seed, chosen)
         obs, info = self.env.reset(seed=seed, options=options)
         self._ep_return[chosen] = 0.0
         self._start_t[chosen] = self._t
@@ -558,11 +561,8 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
         self._in_episode = True
         return obs, info
 
-    def _recording_starts(self, seed: Any, chosen: np.ndarray) -> None:
+    def _recording_starts(self, recording: BatchRecording, seed: Any, chosen: np.ndarray) -> None:
         """Where the chosen envs' next episodes start: their seeds, else where they were."""
-        recording = self._recording
-        if recording is None:
-            return
         indices = np.flatnonzero(chosen).tolist()
         seeds = _seeds_of(seed, len(indices))
         for k, i in enumerate(indices):
