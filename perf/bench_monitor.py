@@ -43,6 +43,7 @@ from _timing import (
 )
 
 import arcadebench  # noqa: F401 - registers the ids
+from arcadebench.records import replay_path
 from arcadebench.wrappers.monitor import EpisodeMonitor, find_monitor
 
 ENV_ID = "arcadebench/SABER-Pong-v0"
@@ -107,7 +108,7 @@ def main() -> None:
         samples, inside = emulator_rounds(envs, actions, args.rounds, emulator)
         in_run = in_run_ratios(samples, inside, BASE)
         episodes = logged.episode
-        replay_bytes = (Path(tmp) / "log.replay").stat().st_size
+        replay_bytes = replay_path(Path(tmp) / "log.jsonl").stat().st_size
         for env in envs.values():
             env.close()
         cost = per_step_cost_us()

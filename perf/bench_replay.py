@@ -29,11 +29,12 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from _timing import Target, parser, report_targets, table, write_json
+from _timing import Target, parser, report_targets, step_player, table, write_json
 from ale_py.env import AtariEnv
 
 import arcadebench
 from arcadebench.benchmarks.replay import verify
+from arcadebench.records import replay_path
 
 FRAMESKIP = 4
 
@@ -43,14 +44,8 @@ def raw_us_per_step(steps: int = 20_000) -> float:
     env = AtariEnv(
         "pong", frameskip=FRAMESKIP, repeat_action_probability=0.25, full_action_space=True
     )
-    env.reset(seed=0)
     actions = np.random.default_rng(0).integers(18, size=steps).tolist()
-    start = time.perf_counter()
-    for action in actions:
-        *_, terminated, truncated, _ = env.step(action)
-        if terminated or truncated:
-            env.reset()
-    seconds = time.perf_counter() - start
+    seconds = step_player(env, actions)()
     env.close()
     return 1e6 * seconds / steps
 
@@ -88,7 +83,7 @@ def single_run(folder: Path, frames: int) -> tuple[int, float]:
 def measure(folder: Path, run: str, steps: int, raw_us: float, cores: int) -> dict[str, Any]:
     """Sizes and the verification of one run."""
     log = next(folder.rglob(f"{run}.jsonl"))
-    replay = log.with_suffix(".replay")
+    replay = replay_path(log)
     start = time.perf_counter()
     found = verify(log)
     seconds = time.perf_counter() - start
