@@ -165,7 +165,17 @@ def score(
         notes = _compliance_notes(spec, data)
         if curve is not False:
             asked = () if isinstance(curve, bool) else tuple(curve)
-            points = _curve(spec, name, data, asked, ci=ci, reps=reps, seed=seed, notes=notes)
+            points = _curve(
+                spec,
+                name,
+                data,
+                asked,
+                ci=ci,
+                reps=reps,
+                seed=seed,
+                notes=notes,
+                at_checkpoints=entry.get("checkpoints", {}),
+            )
             if points:
                 entry["curve"] = points
         if data.deviations:
@@ -207,6 +217,7 @@ def _curve(
     reps: int,
     seed: int,
     notes: list[str],
+    at_checkpoints: Mapping[str, Any],
 ) -> dict[str, Any]:
     """The algorithm's sample-efficiency curve: a block per point where every game has a score.
 
@@ -214,7 +225,8 @@ def _curve(
     or no run got that far) is left out with a note: an aggregate over fewer games would make
     the curve jump for a reason that is not learning; so is a point ``asked`` for where no game
     has one. Each point has the seed a checkpoint at those frames has, so a curve through a
-    checkpoint gives its numbers.
+    checkpoint gives its numbers: a point with the very scores of a checkpoint takes the block
+    already scored for it (``at_checkpoints``) instead of bootstrapping it again.
     """
     if not data.curve:
         logged = any(e is not None for cell in data.games.values() for e in cell.episodes)
@@ -236,6 +248,9 @@ def _curve(
         if absent:
             left_out.append(frames)
             lacking.update(absent)
+            continue
+        if data.checkpoints.get(frames) == games and str(frames) in at_checkpoints:
+            points[str(frames)] = at_checkpoints[str(frames)]
             continue
         points[str(frames)] = _score_block(
             spec, games, ci=ci, reps=reps, seed=_block_seed(seed, name, frames)
