@@ -673,22 +673,20 @@ class Results:
     def reference_curves(self) -> list[ReferenceCurve]:
         """The spec's published references that form curves, scored on these results' games.
 
-        Each point is scored as :meth:`reference_rows` scores a reference (on the games the
+        Each point is the reference's block of :meth:`reference_blocks` (on the games the
         results share with it), so a curve compares with the results' curves point by point.
         """
-        if self.protocol is None:
+        found = reference_curves(self.protocol) if self.protocol is not None else []
+        if not found:
             return []
-        games = {game for entry in self.algorithms.values() for game in entry["games"]}
+        blocks = {reference.name: block for reference, block in self.reference_blocks()}
         curves = []
-        for name, members in reference_curves(self.protocol):
-            points: dict[int, Mapping[str, Any]] = {}
-            for reference in members:
-                scores = {g: v for g, v in reference.scores.items() if g in games}
-                if scores and reference.frames is not None:
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore")
-                        scored = score(self.protocol, {name: scores}, reps=0)
-                    points[reference.frames] = scored.algorithms[name]["aggregates"]
+        for name, members in found:
+            points = {
+                reference.frames: blocks[reference.name]["aggregates"]
+                for reference in members
+                if reference.frames is not None and reference.name in blocks
+            }
             if len(points) >= 2:
                 last = members[-1]
                 curves.append(ReferenceCurve(name, points, last.protocol, last.source))
