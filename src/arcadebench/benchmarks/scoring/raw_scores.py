@@ -74,8 +74,10 @@ class ScoreCollector:
         self._cells: dict[
             tuple[str, int | None, str], dict[str, tuple[float, float | None, int | None]]
         ] = {}
-        # (algorithm, frames, game) -> run -> (score, episodes): the points of a curve
-        self._points: dict[tuple[str, int, str], dict[str, tuple[float, int]]] = {}
+        # (algorithm, frames, game) -> run -> (score, frames, episodes): the points of a curve
+        self._points: dict[
+            tuple[str, int, str], dict[str, tuple[float, float | None, int | None]]
+        ] = {}
         self._deviations: dict[str, dict[str, dict[str, Any]]] = {}
         self._notes: dict[str, list[str]] = {}
         self._where: dict[tuple[str, int | None, str, str], str] = {}
@@ -127,7 +129,11 @@ class ScoreCollector:
 
         The run itself was checked by :meth:`add` (its score at the end of the log).
         """
-        self._points.setdefault((algorithm, frames, game), {})[run] = (score, episodes)
+        self._points.setdefault((algorithm, frames, game), {})[run] = (
+            score,
+            float(frames),
+            episodes,
+        )
 
     def note(self, algorithm: str, text: str) -> None:
         """Attach a note to ``algorithm``'s scores (once per text)."""
@@ -148,24 +154,14 @@ class ScoreCollector:
             )
             for checkpoint, game, runs in cells:
                 target = games if checkpoint is None else checkpoints.setdefault(checkpoint, {})
-                target[game] = RunScores(
-                    scores=tuple(v[0] for v in runs.values()),
-                    runs=tuple(runs),
-                    frames=tuple(v[1] for v in runs.values()),
-                    episodes=tuple(v[2] for v in runs.values()),
-                )
+                target[game] = _run_scores(runs)
             curve: dict[int, dict[str, RunScores]] = {}
             points = sorted(
                 ((f, g, runs) for (a, f, g), runs in self._points.items() if a == algorithm),
                 key=lambda t: (t[0], position.get(t[1], len(position))),
             )
             for frames, game, point_runs in points:
-                curve.setdefault(frames, {})[game] = RunScores(
-                    scores=tuple(v[0] for v in point_runs.values()),
-                    runs=tuple(point_runs),
-                    frames=(float(frames),) * len(point_runs),
-                    episodes=tuple(v[1] for v in point_runs.values()),
-                )
+                curve.setdefault(frames, {})[game] = _run_scores(point_runs)
             algorithms[algorithm] = AlgorithmScores(
                 games,
                 checkpoints,
@@ -174,3 +170,13 @@ class ScoreCollector:
                 curve,
             )
         return RawScores(algorithms, tuple(self.sources))
+
+
+def _run_scores(runs: Mapping[str, tuple[float, float | None, int | None]]) -> RunScores:
+    """A game's runs, ``{run: (score, frames, episodes)}`` in input order, as :class:`RunScores`."""
+    return RunScores(
+        scores=tuple(v[0] for v in runs.values()),
+        runs=tuple(runs),
+        frames=tuple(v[1] for v in runs.values()),
+        episodes=tuple(v[2] for v in runs.values()),
+    )
