@@ -138,7 +138,7 @@ def checked_actions(
         elif low <= array.min() and array.max() < high:
             return array
         bad = np.flatnonzero((array < low) | (array >= high))
-        row = int(bad[0]) if len(bad) else 0
+        row = int(bad[0])  # the range check above failed: some row is out of range
         found: Any = array[row] if rows else array
         raise AgentError(
             f"the agent chose action {int(found)} in {where(row)}, outside the environment's "

@@ -368,8 +368,9 @@ def _game_table(results: PaperResults, columns: list[_Column], digits: int) -> _
         "the game's runs. Bold: the best of each row and score."
     )
     notes = [", ".join(_metric_unit(spec, m) for m in metrics) + "."]
-    if _runs(columns):
-        notes.append(f"Runs per game: {_runs(columns)}.")
+    runs = _runs(columns)
+    if runs:
+        notes.append(f"Runs per game: {runs}.")
     if any(c.reference for c in columns):
         notes.append("\u2020: published per-game results.")
     return _Table("games", caption, ["game", *(names * len(metrics))], rows, groups, notes)
