@@ -79,6 +79,7 @@ class RunProgress:
         self.spec = spec
         self.settings = settings if settings is not None else spec.environment
         self.jobs = {job.key: job for job in jobs}
+        self._after_training = spec.evaluation.scored == "after_training"
         self.total = quota * len(jobs)
         self.done: dict[str, int] = {job.key: 0 for job in jobs}
         self.frames: dict[str, int] = {}
@@ -174,10 +175,9 @@ class RunProgress:
             if trains:
                 self.training[key] = (steps, frames)
             if self._bars is not None:
-                job = self.jobs.get(key)
                 self._tasks[key] = self._bars.add_task(
                     f"{key} training" if trains else key,
-                    total=(job.steps if trains and job is not None else None) or self.quota,
+                    total=(self.jobs[key].steps if trains else None) or self.quota,
                     completed=steps if trains else self.done[key],
                     rate="",
                     unit="steps" if trains else self.unit,
@@ -198,7 +198,7 @@ class RunProgress:
             else:
                 self.done[key] = record["total_steps"]
             if self.mode == "lines":
-                end = self._episode_end(key, record)
+                end = episode_end(self.spec, self.jobs[key], self.settings, record)
                 self._line(
                     f"{key} episode {record.get('index', record['episode'])}: "
                     f"return {record['return']:g}, "
@@ -210,11 +210,10 @@ class RunProgress:
         elif kind == "done":
             summary = event[2]
             if self.mode != "off" and (self.mode == "lines" or summary.get("budget")):
-                evaluation = self.spec.evaluation.scored == "after_training"
                 # a budget or step quota cuts the episode in flight: it is not one of them
                 cut = "complete episode" if summary.get("budget") else "episode"
-                episodes = "evaluation episode" if evaluation else cut
-                limit = self._limit(key, summary, evaluation)
+                episodes = "evaluation episode" if self._after_training else cut
+                limit = self._limit(key, summary)
                 self._line(
                     f"{key} done: {count(summary['episodes'], episodes)}, "
                     f"{summary['total_steps']:,} steps, {summary['total_frames']:,} frames"
@@ -234,12 +233,7 @@ class RunProgress:
     # -- a job's training before its evaluation ------------------------------------------------
     def _trains_first(self, key: str) -> bool:
         """Whether the job trains a learner before playing its evaluation episodes."""
-        job = self.jobs.get(key)
-        return (
-            job is not None
-            and job.phase == "training"
-            and self.spec.evaluation.scored == "after_training"
-        )
+        return self._after_training and self.jobs[key].phase == "training"
 
     def _training_steps(self, key: str, steps: int, frames: int) -> None:
         self.training[key] = (steps, frames)
@@ -273,24 +267,15 @@ class RunProgress:
                 task, description=key, total=self.quota, completed=0, rate="", unit=self.unit
             )
 
-    def _limit(self, key: str, summary: dict[str, Any], evaluation: bool) -> str:
-        job = self.jobs.get(key)
-        if job is None:
-            return ""
+    def _limit(self, key: str, summary: dict[str, Any]) -> str:
         return job_limit(
             self.spec,
-            job,
+            self.jobs[key],
             steps=int(summary.get("total_steps") or 0),
             frames=int(summary.get("total_frames") or 0),
             exhausted=bool(summary.get("budget")),
-            evaluation=evaluation,
+            evaluation=self._after_training,
         )
-
-    def _episode_end(self, key: str, record: dict[str, Any]) -> str:
-        job = self.jobs.get(key)
-        if job is None:
-            return "" if record["complete"] else f"incomplete: {record['end_reason']}"
-        return episode_end(self.spec, job, self.settings, record)
 
     def _summary(self) -> str:
         return (
