@@ -124,8 +124,9 @@ def test_checkpoints_not_reached_are_absent_and_short_windows_average_what_there
     assert scores[None] == (29.5, 60_000_000, 60)  # the end: all 60 (fewer than k)
 
 
-def test_run_scores_by_hand():
-    log = RunLog(
+def three_episodes() -> RunLog:
+    """Returns 5, 7 (complete) and 100 (cut) ending at 10, 20 and 30 frames; the run is at 35."""
+    return RunLog(
         "a",
         "pong",
         "0",
@@ -137,6 +138,10 @@ def test_run_scores_by_hand():
         np.array([True, True, False]),
         35,
     )
+
+
+def test_run_scores_by_hand():
+    log = three_episodes()
     assert run_scores(log, Evaluation("mean")) == {None: (6.0, 35, 2)}
     assert run_scores(log, Evaluation("mean", budget_frames=15)) == {None: (5.0, 15, 1)}
     assert run_scores(log, Evaluation("last_k", k=1, checkpoints=(10, 25, 40))) == {
@@ -160,19 +165,7 @@ def test_run_scores_by_hand():
 
 
 def test_a_run_scored_at_the_points_of_a_curve_by_hand():
-    # returns 5, 7 (complete) and 100 (cut) ending at 10, 20 and 30 frames; the run is at 35
-    log = RunLog(
-        "a",
-        "pong",
-        "0",
-        "f",
-        1,
-        np.array([5.0, 7.0, 100.0]),
-        np.array([10, 20, 30]),
-        np.array([1, 2, 3]),
-        np.array([True, True, False]),
-        35,
-    )
+    log = three_episodes()
     # mean: the episodes ended by each point; none before 5; 40 is beyond the run
     assert run_scores(log, Evaluation("mean"), at=(5, 15, 25, 40)) == {
         None: (6.0, 35, 2),
