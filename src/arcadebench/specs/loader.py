@@ -42,7 +42,7 @@ from arcadebench.specs.model import (
     Split,
     Subset,
 )
-from arcadebench.specs.names import name_key, subset_key
+from arcadebench.specs.names import GAME_NAME, name_key, subset_key
 from arcadebench.specs.nodes import Node
 from arcadebench.specs.settings import atari_settings, retro_settings
 
@@ -57,7 +57,6 @@ _AGGREGATES = ("mean", "median", "iqm", "optimality_gap")
 _LOG_TRANSFORM = "log10(1 + max(0, x))"
 _NAME_RE = re.compile(r"^[a-z][a-z0-9_-]*$")
 _PREFIX_RE = re.compile(r"^[A-Za-z][A-Za-z0-9]*$")
-_GAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _SHA1_RE = re.compile(r"^[0-9a-f]{40}$")
 _LEVEL_KEY_RE = re.compile(r"^zone=(\d+),act=(\d+)$")
 
@@ -169,7 +168,7 @@ def _content_hash(data: Any) -> str:
 
 def _game_name(node: Node) -> str:
     name = node.value if isinstance(node.value, str) else None
-    if name is None or not _GAME_RE.fullmatch(name):
+    if name is None or not GAME_NAME.fullmatch(name):
         raise node.fail("a game name of letters, digits, '_', '.' or '-'")
     return name
 

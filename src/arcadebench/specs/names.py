@@ -27,8 +27,10 @@ import io
 import re
 from typing import NamedTuple
 
-__all__ = ["Alias", "aliases", "candidates", "name_key", "subset_key"]
+__all__ = ["GAME_NAME", "Alias", "aliases", "candidates", "name_key", "subset_key"]
 
+GAME_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+"""A game name a spec accepts as a key (its files, env ids and logs use it as is)."""
 _NON_ALNUM = re.compile(r"[^0-9a-z]")
 
 

@@ -13,7 +13,7 @@ from arcadebench.benchmarks.subset.fit import SubsetFit
 from arcadebench.benchmarks.subset.predictions import PredictionFit
 from arcadebench.benchmarks.subset.score_table import ScoreTable
 from arcadebench.errors import SubsetError
-from arcadebench.specs.names import name_key
+from arcadebench.specs.names import GAME_NAME, name_key
 
 __all__ = [
     "to_yaml",
@@ -22,7 +22,6 @@ __all__ = [
 
 _YAML_PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
 _YAML_WORDS = frozenset({"y", "n", "yes", "no", "on", "off", "true", "false", "null", "none", "~"})
-_GAME_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
 def _yaml_str(text: str) -> str:
@@ -44,7 +43,7 @@ def _spec_game_names(games: Iterable[str]) -> dict[str, str]:
     for game in games:
         name = (
             game
-            if _GAME_NAME.fullmatch(game)
+            if GAME_NAME.fullmatch(game)
             else re.sub(r"[^A-Za-z0-9_.-]+", "_", game).strip("_.-") or "game"
         )
         key = name_key(name)
