@@ -51,7 +51,7 @@ def test_score_saber_csv_to_json_end_to_end_in_a_real_process(tmp_path):
     assert "wrote out.json" in done.stderr
     data = json.loads((tmp_path / "out.json").read_text())
     assert (
-        data["format"] == "arcadebench-results/1"
+        data["format"] == "arcadebench-results/2"
         and data["spec"]["hash"] == load_spec("saber").hash
     )
     my = data["algorithms"]["my"]

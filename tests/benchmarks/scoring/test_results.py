@@ -6,13 +6,16 @@ import csv
 import io
 import json
 import math
+import re
+import shutil
+from pathlib import Path
 
 import pytest
 from testdata import DATA
 
 import arcadebench
 from arcadebench import load_spec
-from arcadebench.benchmarks.scoring.results import Results, score, subset_key
+from arcadebench.benchmarks.scoring.results import Results, results_inputs, score, subset_key
 from arcadebench.errors import InputError, InvalidArgument, UnknownSpec
 
 SCORES = DATA / "scores"
@@ -266,7 +269,7 @@ def test_json_shape_inf_and_round_trip(tmp_path):
     text = results.to_json(tmp_path / "out.json")
     data = json.loads(text)
     assert list(data) == ["format", "spec", "settings", "algorithms", "provenance"]
-    assert data["format"] == "arcadebench-results/1"
+    assert data["format"] == "arcadebench-results/2"
     spec = load_spec("saber")
     assert data["spec"] == {"name": "saber", "version": spec.version, "hash": spec.hash}
     assert data["settings"] == {"ci": 0.95, "reps": 200, "seed": 0}
@@ -298,7 +301,16 @@ def test_results_json_can_be_rescored(tmp_path, table3):
 def test_from_json_refuses_other_documents(tmp_path):
     path = tmp_path / "x.json"
     path.write_text('{"format": "something"}')
-    with pytest.raises(InputError, match=r"is not an arcadebench-results/1 document"):
+    with pytest.raises(
+        InputError,
+        match=re.escape(
+            "is not a results document (\"format\" is 'something', not one of "
+            "arcadebench-results/1, arcadebench-results/2)"
+        ),
+    ):
+        Results.from_json(path)
+    path.write_text('{"format": "arcadebench-results/3"}')
+    with pytest.raises(InputError, match="this arcadebench reads arcadebench-results/1, .*/2: up"):
         Results.from_json(path)
     path.write_text("{")
     with pytest.raises(InputError, match="is not valid JSON"):
@@ -486,3 +498,165 @@ def test_curve_points_where_a_game_has_no_score_are_left_out_with_a_note(tmp_pat
 def test_no_curve_for_a_protocol_scored_after_training(tmp_path):
     with pytest.raises(InvalidArgument, match="`curve` must be off for 'atari100k', got True"):
         score("atari100k", {"a": {"pong": 1.0}}, curve=True)
+
+
+# -- the results file: inputs relative to it, the scoring call's arguments, format 1 --------------
+
+
+def _two_agents(root):
+    """``root/a`` and ``root/b``: the six-episode runs of ``_atari5_logs``, b's 5 points lower."""
+    from report_helpers import write_log
+
+    _atari5_logs(root / "a")
+    for game in ("pong", "qbert"):
+        for run in ("0", "1"):
+            returns = [10.0 * i + int(run) - 5 for i in range(6)]
+            write_log(root / "b", "atari5", "b", game, run, returns, 100_000)
+    return root
+
+
+@pytest.mark.parametrize(
+    ("curve", "compare"),
+    [(True, [("b", "agent")]), ([250_000, 600_000], None)],
+    ids=["curve-true-compare-b-a", "curve-frames-every-pair"],
+)
+def test_a_results_file_rescored_with_its_recorded_arguments_is_the_same(
+    tmp_path, monkeypatch, curve, compare
+):
+    logs = _two_agents(tmp_path / "logs")
+    monkeypatch.chdir(tmp_path)
+    results = score("atari5", ["logs/a", "logs/b"], reps=20, seed=3, curve=curve, compare=compare)
+    settings = {"ci": 0.95, "reps": 20, "seed": 3, "curve": curve}
+    if compare is not None:
+        settings["compare"] = [list(pair) for pair in compare]
+    assert results.settings == settings
+    (tmp_path / "out").mkdir()
+    results.to_json(tmp_path / "out" / "results.json")
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    back = Results.from_json("../out/results.json")
+    inputs = back.provenance["inputs"]
+    assert inputs == [
+        str(Path("../logs/a/atari5/pong/0.jsonl")),
+        str(Path("../logs/a/atari5/pong/1.jsonl")),
+        str(Path("../logs/a/atari5/qbert/0.jsonl")),
+        str(Path("../logs/a/atari5/qbert/1.jsonl")),
+        str(Path("../logs/b/atari5/pong/0.jsonl")),
+        str(Path("../logs/b/atari5/pong/1.jsonl")),
+        str(Path("../logs/b/atari5/qbert/0.jsonl")),
+        str(Path("../logs/b/atari5/qbert/1.jsonl")),
+    ]
+    assert all(Path(i).resolve().is_relative_to(logs.resolve()) for i in inputs)
+    again = score("atari5", inputs, **back.settings)
+    assert "curve" in again.algorithms["b"] and again.comparisons
+    assert {k: v for k, v in again.to_dict().items() if k != "provenance"} == {
+        k: v for k, v in results.to_dict().items() if k != "provenance"
+    }
+
+
+def test_inputs_are_written_relative_to_the_file_and_read_from_anywhere(tmp_path, monkeypatch):
+    _atari5_logs(tmp_path / "work" / "logs")
+    monkeypatch.chdir(tmp_path / "work")
+    results = score("atari5", ["logs", {"table": {"pong": 1.0}}], reps=0)
+    written = [
+        "logs/atari5/pong/0.jsonl",
+        "logs/atari5/pong/1.jsonl",
+        "logs/atari5/qbert/0.jsonl",
+        "logs/atari5/qbert/1.jsonl",
+    ]
+    assert results.provenance["inputs"] == ["<mapping>", *(str(Path(w)) for w in written)]
+    path = tmp_path / "work" / "out" / "results.json"
+    path.parent.mkdir()
+    results.to_json(path)
+    document = json.loads(path.read_text())
+    assert document["provenance"]["inputs"] == ["<mapping>", *(f"../{w}" for w in written)]
+    in_cwd = json.loads(results.to_json())["provenance"]["inputs"]  # as a file written here
+    assert in_cwd == ["<mapping>", *written]
+    monkeypatch.chdir(tmp_path)
+    paths, version = results_inputs("work/out/results.json")
+    assert version == 2 and paths == [Path("<mapping>"), *(Path("work") / w for w in written)]
+    assert all(p.is_file() for p in paths[1:])
+    back = Results.from_json(path)  # absolute: the inputs come back absolute
+    assert back.provenance["inputs"][1:] == [str(tmp_path / "work" / w) for w in written]
+    back.to_json(tmp_path / "results.json")  # written elsewhere: still the same files
+    paths, _ = results_inputs(tmp_path / "results.json")
+    assert [str(p) for p in paths] == back.provenance["inputs"]
+    assert json.loads((tmp_path / "results.json").read_text())["provenance"]["inputs"][1:] == [
+        f"work/{w}" for w in written
+    ]
+
+
+def test_a_copied_results_folder_names_its_own_logs(tmp_path, monkeypatch):
+    run = tmp_path / "run"
+    _atari5_logs(run / "agent")
+    monkeypatch.chdir(tmp_path)
+    results = score("atari5", ["run/agent"], reps=0)
+    results.to_json(run / "results.json")
+    shutil.copytree(run, tmp_path / "copy")
+    shutil.rmtree(run)
+    monkeypatch.chdir(tmp_path / "copy" / "agent")  # a reviewer somewhere in the copy
+    paths, version = results_inputs(tmp_path / "copy" / "results.json")
+    assert version == 2 and len(paths) == 4
+    assert all(p.is_file() and p.is_relative_to(tmp_path / "copy") for p in paths)
+    again = score("atari5", paths, reps=0)
+    assert again.algorithms == results.algorithms
+
+
+def test_a_format_1_file_is_read_with_its_inputs_as_written(tmp_path, monkeypatch):
+    _atari5_logs(tmp_path / "logs")
+    monkeypatch.chdir(tmp_path)
+    results = score("atari5", ["logs"], reps=20)
+    document = {**results.to_dict(), "format": "arcadebench-results/1"}
+    (tmp_path / "out").mkdir()
+    path = tmp_path / "out" / "old.json"
+    path.write_text(json.dumps(document))
+    monkeypatch.chdir(tmp_path / "out")
+    old = Results.from_json(path)
+    assert old.algorithms == results.algorithms and old.settings == results.settings
+    assert old.provenance["inputs"] == results.provenance["inputs"]  # relative to tmp_path
+    paths, version = results_inputs(path)
+    assert version == 1 and paths == [Path(i) for i in results.provenance["inputs"]]
+    rescored = score("atari5", path, reps=20)  # its runs, re-scored
+    assert rescored.algorithms["agent"]["aggregates"] == results.algorithms["agent"]["aggregates"]
+
+
+def test_the_csv_is_the_same_whatever_the_format_or_arguments(tmp_path, monkeypatch):
+    _two_agents(tmp_path / "logs")
+    monkeypatch.chdir(tmp_path)
+    plain = score("atari5", ["logs/a", "logs/b"], reps=20, curve=[250_000])
+    asked = score(
+        "atari5", ["logs/a", "logs/b"], reps=20, curve=[250_000], compare=[("b", "agent")]
+    )
+    text = plain.to_csv()
+    assert asked.to_csv() == text  # the settings and comparisons are in the JSON only
+    assert text.splitlines()[0] == "algorithm,checkpoint,game,metric,value,ci_low,ci_high"
+    assert "agent,250000,pong,raw,5.5,5.0,6.0" in text.splitlines()
+    plain.to_json(tmp_path / "r.json")
+    assert Results.from_json(tmp_path / "r.json").to_csv() == text
+    old = {**plain.to_dict(), "format": "arcadebench-results/1"}
+    assert Results.from_dict(old).to_csv() == text
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"curve": False}, '"settings" "curve" must be true or frame counts, got False'),
+        ({"curve": [0]}, '"settings" "curve" must be true or frame counts, got [0]'),
+        ({"compare": [["a"]]}, '"settings" "compare" must be [x, y] pairs of algorithms'),
+    ],
+)
+def test_recorded_arguments_score_could_not_take_back_are_refused(settings, message):
+    document = score("atari5", {"a": {"pong": 1.0}}, reps=0).to_dict()
+    document["settings"].update(settings)
+    with pytest.raises(InputError, match=re.escape(f"r.json: {message}")):
+        Results.from_dict(document, "r.json")
+
+
+def test_results_inputs_refuses_what_is_not_a_results_file(tmp_path):
+    path = tmp_path / "scores.json"
+    path.write_text('{"me": {"pong": 1.0}}')
+    with pytest.raises(InputError, match="is not a results document"):
+        results_inputs(path)
+    path.write_text('{"format": "arcadebench-results/2", "provenance": {}}')
+    with pytest.raises(InputError, match='has no "provenance" "inputs"'):
+        results_inputs(path)

@@ -231,6 +231,12 @@ def _json_error(tmp_path, text) -> InputError:
         ('{"a": {"pong": 1, "Pong": 2}}', 1, "duplicate score for pong"),
         ('{"a": {"pong": 1}\n,}', 2, "is not valid JSON"),
         ("[" * 100_000, None, "nested too deeply"),
+        (
+            '{"format": "arcadebench-results/3", "algorithms": {}}',
+            None,
+            "is an arcadebench-results/3 document; this arcadebench reads "
+            "arcadebench-results/1, arcadebench-results/2: upgrade it to read this one",
+        ),
     ],
 )
 def test_json_malformed(tmp_path, text, line, message):

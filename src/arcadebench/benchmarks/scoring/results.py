@@ -5,8 +5,14 @@ result files and episode logs), applies the spec's rules with the pure functions
 :mod:`~arcadebench.benchmarks.scoring.metrics`, and bootstraps confidence intervals
 (:mod:`~arcadebench.benchmarks.scoring.bootstrap`) from one statistic function per block, so a
 point estimate and its interval always come from the same code. :class:`Results` writes the
-``arcadebench-results/1`` JSON of DEVELOPING.md, a tidy CSV and a plain-text table, and reads the
-JSON back for reports.
+``arcadebench-results/2`` JSON of DEVELOPING.md, a tidy CSV and a plain-text table, and reads the
+JSON back (format 1 too) for reports.
+
+A results file is verifiable as a whole: its ``provenance.inputs`` are written relative to its
+folder (:meth:`Results.to_json`), so a copied results folder or a reviewer in another directory
+finds its logs (:func:`results_inputs`), and its ``settings`` hold every argument of the scoring
+call that changes numbers (``ci``, ``reps``, ``seed``, ``curve``, ``compare``), so passing them back
+to :func:`score` with those inputs gives the same document.
 
 Per game, a normalised score is the mean over runs of the per-run normalised scores (rliable's
 convention; identical to normalising the mean raw score unless the metric is capped). With
@@ -21,7 +27,7 @@ aggregate at several training frame counts scored from the logs as the checkpoin
 tables a paper pastes (:meth:`Results.to_latex`, :meth:`Results.to_markdown`).
 
 Classes: Results.
-Functions: score, headline_metric.
+Functions: score, headline_metric, results_inputs.
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ import platform
 import warnings
 import zlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -65,14 +71,14 @@ from arcadebench.benchmarks.scoring.normalise import headline_metric, normalise
 from arcadebench.benchmarks.scoring.paper_tables import latex_tables, markdown_tables
 from arcadebench.benchmarks.scoring.raw_scores import AlgorithmScores, RunScores
 from arcadebench.benchmarks.scoring.sample_efficiency import ReferenceCurve, reference_curves
-from arcadebench.benchmarks.scoring.score_files import RESULTS_FORMAT
+from arcadebench.benchmarks.scoring.score_files import RESULTS_FORMAT, results_version
 from arcadebench.benchmarks.scoring.tables import results_table
 from arcadebench.errors import InputError, InvalidArgument, UnknownSpec
 from arcadebench.specs import Spec, load_spec
 from arcadebench.specs.model import Normalisation, Published, PublishedScores
 from arcadebench.specs.names import subset_key
 
-__all__ = ["Results", "headline_metric", "score", "subset_key"]
+__all__ = ["Results", "headline_metric", "results_inputs", "score", "subset_key"]
 
 _VERSIONED = ("arcadebench", "numpy", "gymnasium", "ale-py", "stable-retro")
 
@@ -108,7 +114,9 @@ def score(
             checkpoints, or the frame counts wanted (the checkpoints are added).
 
     Returns:
-        The :class:`Results`; intervals appear only where some game has at least two runs.
+        The :class:`Results`; intervals appear only where some game has at least two runs. Its
+        ``settings`` record ``ci``, ``reps``, ``seed`` and, when given, ``curve`` and
+        ``compare``: the same call with them on the same inputs gives the same numbers.
 
     Raises:
         InvalidArgument: ``ci``, ``reps``, ``seed``, ``compare`` or ``curve`` out of range,
@@ -197,9 +205,14 @@ def score(
         if compared is not None:
             comparisons.append(compared)
     provenance = _provenance(raw.sources, command)
+    settings: dict[str, Any] = {"ci": float(ci), "reps": reps, "seed": seed}
+    if curve is not False:
+        settings["curve"] = True if isinstance(curve, bool) else list(curve)
+    if compare is not None:
+        settings["compare"] = [[x, y] for x, y in compare]
     return Results(
         spec={"name": spec.name, "version": spec.version, "hash": spec.hash},
-        settings={"ci": float(ci), "reps": reps, "seed": seed},
+        settings=settings,
         algorithms=algorithms,
         provenance=provenance,
         comparisons=tuple(comparisons),
@@ -615,15 +628,20 @@ def _from_jsonable(value: Any) -> Any:
 
 @dataclass(frozen=True)
 class Results:
-    """Scores of one or more algorithms under one spec: the ``arcadebench-results/1`` document.
+    """Scores of one or more algorithms under one spec: the ``arcadebench-results/2`` document.
 
     Attributes:
         spec: ``{"name", "version", "hash"}`` of the spec scored against.
-        settings: ``{"ci", "reps", "seed"}`` of the bootstrap.
+        settings: ``{"ci", "reps", "seed"[, "curve"][, "compare"]}``: the arguments of
+            :func:`score` that change numbers (``curve``: ``True`` or the frame counts asked
+            for, absent without a curve; ``compare``: the ``[x, y]`` pairs asked for, absent
+            when every pair was compared).
         algorithms: per algorithm ``{"games", "aggregates"[, "predictions"][, "checkpoints"]
             [, "curve"]}`` (the shape in DEVELOPING.md, "Results"), with Python floats (``inf``
             allowed).
-        provenance: package versions, inputs and command line.
+        provenance: package versions, inputs and command line. The ``inputs`` are paths as
+            given to :func:`score` (from the current directory, or absolute) or labels such as
+            ``<mapping>``; :meth:`to_json` writes them relative to the file.
         comparisons: P(X > Y) of pairs of algorithms, each ``{"x", "y", "metric",
             "probability", "games"[, "ci"]}``
             (:func:`~arcadebench.benchmarks.scoring.improvement.compare_pair`).
@@ -695,7 +713,11 @@ class Results:
     # -- JSON --
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON document as Python objects (``inf`` already written as ``"inf"``)."""
+        """The JSON document as Python objects (``inf`` already written as ``"inf"``).
+
+        The inputs are as in memory, which is what a file written in the current directory
+        holds (up to normalisation); :meth:`to_json` makes them relative to its file.
+        """
         body: dict[str, Any] = {
             "format": RESULTS_FORMAT,
             "spec": dict(self.spec),
@@ -709,20 +731,31 @@ class Results:
         return document
 
     def to_json(self, path: str | os.PathLike[str] | None = None, *, indent: int | None = 2) -> str:
-        """The ``arcadebench-results/1`` JSON text; also written to ``path`` if given."""
-        text = json.dumps(self.to_dict(), indent=indent, allow_nan=False) + "\n"
+        """The ``arcadebench-results/2`` JSON text; also written to ``path`` if given.
+
+        Every input that names a file or directory is written relative to ``path``'s folder
+        (the current directory without ``path``), with ``/`` separators, so the results find
+        their logs from wherever they are read and a copied results folder names its own
+        copies; a label (``<mapping>``) is written as it is.
+        """
+        document = self.to_dict()
+        inputs = document["provenance"].get("inputs")
+        if isinstance(inputs, list):
+            folder = Path(path).parent if path is not None else Path()
+            document["provenance"]["inputs"] = [_written_input(i, folder) for i in inputs]
+        text = json.dumps(document, indent=indent, allow_nan=False) + "\n"
         if path is not None:
             Path(path).write_text(text, encoding="utf-8")
         return text
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], file: str = "<results>") -> Results:
-        """Rebuild from :meth:`to_dict` output (``"inf"`` strings become floats)."""
-        if not isinstance(data, Mapping) or data.get("format") != RESULTS_FORMAT:
-            found = data.get("format") if isinstance(data, Mapping) else type(data).__name__
-            raise InputError(
-                file, None, f'is not an {RESULTS_FORMAT} document ("format" is {found!r})'
-            )
+        """Rebuild from :meth:`to_dict` output (``"inf"`` strings become floats).
+
+        The inputs are kept as they are in ``data``; :meth:`from_json` makes a file's usable
+        from the current directory.
+        """
+        results_version(data, file)
         for key in ("spec", "settings", "algorithms", "provenance"):
             if not isinstance(data.get(key), Mapping):
                 raise InputError(file, None, f'has no "{key}" object')
@@ -742,6 +775,7 @@ class Results:
             raise InputError(
                 file, None, '"comparisons" must be a list of {"x", "y", "probability", ...}'
             )
+        _check_settings(data["settings"], file)
         data = _from_jsonable(dict(data))
         return cls(
             spec=data["spec"],
@@ -754,19 +788,22 @@ class Results:
 
     @classmethod
     def from_json(cls, path: str | os.PathLike[str]) -> Results:
-        """Read a results JSON written by :meth:`to_json` (or by ``arcadebench run``)."""
-        file = str(path)
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            raise InputError(file, None, f"cannot read the results: {error}") from None
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise InputError(file, error.lineno, f"is not valid JSON: {error.msg}") from None
-        except RecursionError:
-            raise InputError(file, None, "is nested too deeply") from None
-        return cls.from_dict(data, file)
+        """Read a results JSON written by :meth:`to_json` (or by ``arcadebench run``).
+
+        A format-2 file's inputs become paths from the current directory (joined onto the
+        file's folder), so writing the results elsewhere keeps them right; a format-1 file's
+        are kept as written (relative to wherever its scorer ran).
+        """
+        data = _read_document(path)
+        results = cls.from_dict(data, str(path))
+        inputs = results.provenance.get("inputs")
+        if results_version(data, str(path)) < 2 or not isinstance(inputs, list):
+            return results
+        folder = Path(path).parent
+        return replace(
+            results,
+            provenance={**results.provenance, "inputs": [_read_input(i, folder) for i in inputs]},
+        )
 
     # -- CSV --
 
@@ -827,6 +864,92 @@ class Results:
     ) -> str:
         """The tables of :meth:`to_latex` as Markdown (GitHub pipe tables)."""
         return markdown_tables(self, digits=digits, other_protocols=other_protocols, others=others)
+
+
+def results_inputs(path: str | os.PathLike[str]) -> tuple[list[Path], int]:
+    """The inputs a results file was scored from, as paths, and its format version (1 or 2).
+
+    What ``arcadebench verify`` needs to find a results file's logs without scoring anything
+    (then ``score(spec, inputs, **settings)`` recomputes its numbers). A format-2 file's inputs
+    are relative to its folder and come back joined onto it, usable from the current directory;
+    a format-1 file's come back as written, relative to wherever its scorer ran (or absolute),
+    for the caller to look for. An input that was no file (the label ``<mapping>`` of an
+    in-memory mapping) comes back as written, naming no file.
+
+    Raises:
+        InputError: an unreadable file, invalid JSON, a document that is not results, or one
+            without a ``provenance.inputs`` list of strings.
+    """
+    file = str(path)
+    data = _read_document(path)
+    version = results_version(data, file)
+    provenance = data.get("provenance")
+    inputs = provenance.get("inputs") if isinstance(provenance, Mapping) else None
+    if not isinstance(inputs, list) or not all(isinstance(i, str) for i in inputs):
+        raise InputError(
+            file, None, 'has no "provenance" "inputs": the list of what it was scored from'
+        )
+    if version >= 2:
+        inputs = [_read_input(i, Path(path).parent) for i in inputs]
+    return [Path(i) for i in inputs], version
+
+
+def _read_document(path: str | os.PathLike[str]) -> Any:
+    """The decoded JSON of a results file."""
+    file = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(file, None, f"cannot read the results: {error}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InputError(file, error.lineno, f"is not valid JSON: {error.msg}") from None
+    except RecursionError:
+        raise InputError(file, None, "is nested too deeply") from None
+
+
+def _is_label(item: str) -> bool:
+    """A source that is no file, named in angle brackets by the readers (``<mapping>``)."""
+    return item.startswith("<") and item.endswith(">")
+
+
+def _written_input(item: object, folder: Path) -> object:
+    """An input as a results file in ``folder`` records it: relative to the folder, with ``/``."""
+    if not isinstance(item, str) or not os.path.exists(item):
+        return item  # a label (``<mapping>``), or nothing there to be relative to
+    absolute = os.path.abspath(item)
+    try:
+        relative = os.path.relpath(absolute, os.path.abspath(folder))
+    except ValueError:  # another drive (Windows): no relative path leads there
+        relative = absolute
+    return Path(relative).as_posix()
+
+
+def _read_input(item: object, folder: Path) -> object:
+    """A format-2 input read from a results file in ``folder``: a path from the current one."""
+    if not isinstance(item, str) or _is_label(item) or os.path.isabs(item):
+        return item
+    return os.path.normpath(os.path.join(folder, item))
+
+
+def _check_settings(settings: Mapping[str, Any], file: str) -> None:
+    """Refuse recorded ``curve``/``compare`` settings that :func:`score` could not take back."""
+    curve = settings.get("curve", True)
+    frames = isinstance(curve, list) and all(
+        isinstance(f, int) and not isinstance(f, bool) and f > 0 for f in curve
+    )
+    if curve is not True and not (frames and curve):
+        raise InputError(
+            file, None, f'"settings" "curve" must be true or frame counts, got {curve!r}'
+        )
+    compare = settings.get("compare", [])
+    if not isinstance(compare, list) or not all(
+        isinstance(p, list) and len(p) == 2 and all(isinstance(n, str) for n in p) for p in compare
+    ):
+        raise InputError(
+            file, None, f'"settings" "compare" must be [x, y] pairs of algorithms, got {compare!r}'
+        )
 
 
 def _protocol_of(spec: Mapping[str, Any]) -> Spec | None:

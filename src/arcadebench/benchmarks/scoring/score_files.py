@@ -14,13 +14,14 @@ Formats:
   numbers, ``inf``/``infinite`` (SABER's infinite gameplay) or empty/``NA``/``N/A`` (missing).
   Lines starting with ``#`` are comments (e.g. a licence note).
 - JSON ``{"<algorithm>": {"<game>": score | [score per run]}}`` with the same score values
-  (``null`` = missing), or an ``arcadebench-results/1`` file (its runs are re-scored, when it
-  was scored with the same spec: results of another protocol are refused, as its logs are).
+  (``null`` = missing), or a results file of any format in :data:`RESULTS_FORMATS` (its runs are
+  re-scored, when it was scored with the same spec: results of another protocol are refused, as
+  its logs are).
 
 Episode logs are read by :mod:`~arcadebench.benchmarks.scoring.log_scores`; every kind of
 source by :func:`~arcadebench.benchmarks.scoring.inputs.read_scores`.
 
-Functions: read_csv, read_json, read_mapping, parse_score, check_results_spec.
+Functions: read_csv, read_json, read_mapping, parse_score, check_results_spec, results_version.
 """
 
 from __future__ import annotations
@@ -41,11 +42,13 @@ from arcadebench.specs import Spec
 
 __all__ = [
     "RESULTS_FORMAT",
+    "RESULTS_FORMATS",
     "check_results_spec",
     "parse_score",
     "read_csv",
     "read_json",
     "read_mapping",
+    "results_version",
 ]
 
 #: Score files larger than this are refused (a 61-game table of 1,000 runs is a few MB).
@@ -56,7 +59,13 @@ _REQUIRED = ("game", "score")
 _MISSING = frozenset({"", "na", "n/a"})
 _INFINITE = frozenset({"inf", "+inf", "infinite", "infinity", "+infinity"})
 _NUMBER = re.compile(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$")
-RESULTS_FORMAT = "arcadebench-results/1"
+RESULTS_FORMAT = "arcadebench-results/2"
+"""The results format written: its ``provenance.inputs`` are relative to the results file's folder,
+and its ``settings`` hold every argument of the scoring call that changes numbers."""
+RESULTS_FORMATS = ("arcadebench-results/1", RESULTS_FORMAT)
+"""Every results format read. Format 1 recorded the inputs as the scorer was given them (relative
+to whatever directory it ran in) and no ``curve``/``compare`` settings; its numbers are read the
+same."""
 
 
 # -- values ---------------------------------------------------------------------------------------
@@ -321,6 +330,7 @@ def read_json(
         and isinstance(data.get("format"), str)
         and data["format"].startswith("arcadebench-results")
     ):
+        results_version(data, file)
         _read_results(spec, data, collector, file, text)
     else:
         _read_mapping(spec, data, collector, file, text)
@@ -450,10 +460,47 @@ def check_results_spec(spec: Spec, scored_with: object, file: str, line: int | N
         )
 
 
+def results_version(data: object, file: str) -> int:
+    """The format version of a results document (1 or 2), refusing any other document.
+
+    Both versions hold the same numbers, so every reader accepts both; format 2 records its
+    inputs relative to the file and the scoring call's ``curve`` and ``compare``
+    (:data:`RESULTS_FORMAT`).
+
+    Raises:
+        InputError: ``data`` is not a results document, or one of a newer format.
+
+    Example:
+        >>> results_version({"format": "arcadebench-results/1"}, "r.json")
+        1
+    """
+    readable = ", ".join(RESULTS_FORMATS)
+    if not isinstance(data, Mapping):
+        raise InputError(
+            file,
+            None,
+            f'is not a results document (a {type(data).__name__}, not an object whose "format" '
+            f"is one of {readable})",
+        )
+    found = data.get("format")
+    if found in RESULTS_FORMATS:
+        return int(str(found).rpartition("/")[2])
+    if isinstance(found, str) and found.startswith("arcadebench-results/"):
+        raise InputError(
+            file,
+            None,
+            f"is an {found} document; this arcadebench reads {readable}: upgrade it to read "
+            "this one",
+        )
+    raise InputError(
+        file, None, f'is not a results document ("format" is {found!r}, not one of {readable})'
+    )
+
+
 def _read_results(
     spec: Spec, data: dict[str, Any], collector: ScoreCollector, file: str, text: str
 ) -> None:
-    """Re-score an ``arcadebench-results/1`` file: the per-run raw scores of every block."""
+    """Re-score a results file (any of :data:`RESULTS_FORMATS`): every block's per-run scores."""
     check_results_spec(spec, data.get("spec"), file, _line_of(text, "spec"))
     algorithms = data.get("algorithms")
     if not isinstance(algorithms, dict):
