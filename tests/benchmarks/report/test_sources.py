@@ -214,3 +214,14 @@ def test_published_curves_are_those_of_the_references_compared_against(tmp_path)
     (me,) = [e for e in data.entries if e.kind == "result"]
     assert list(me.block["curve"])[:2] == ["1000000", "2000000"]  # logs get the default curve
     assert load_report_data([log], reps=0).reference_curves == ()
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_results_files_of_either_format_are_read_as_they_are(tmp_path, version):
+    path = write_results(tmp_path / "results.json", "saber", SABER_SCORES)  # with intervals
+    document = json.loads(path.read_text())
+    document["format"] = f"arcadebench-results/{version}"
+    path.write_text(json.dumps(document))
+    data = load_report_data([path], reps=0)  # re-scored, it would have no intervals
+    (entry,) = [e for e in data.entries if e.kind == "result"]
+    assert entry.name == "rainbow" and "ci" in entry.block["aggregates"]

@@ -3,7 +3,7 @@
 Every table and figure of the report reads a :class:`ReportData`: the spec, and one
 :class:`Entry` per column (an algorithm read from a results JSON or scored from logs, or a
 published reference). An entry's ``block`` has the shape of one algorithm of the
-``arcadebench-results/1`` format (DEVELOPING.md, "Results"), so results and references are drawn
+``arcadebench-results/2`` format (DEVELOPING.md, "Results"), so results and references are drawn
 by the same code; an aggregate-only reference (e.g. Atari-5 Table 3) has no games.
 
 Results of another protocol are never entries of the report's spec: each such protocol is an

@@ -44,7 +44,7 @@ from arcadebench.benchmarks.scoring.inputs import spec_of_log
 from arcadebench.benchmarks.scoring.log_scores import group_name
 from arcadebench.benchmarks.scoring.results import Results, score
 from arcadebench.benchmarks.scoring.sample_efficiency import ReferenceCurve, curve_name
-from arcadebench.benchmarks.scoring.score_files import RESULTS_FORMAT
+from arcadebench.benchmarks.scoring.score_files import RESULTS_FORMATS
 from arcadebench.errors import (
     ArcadebenchError,
     InputError,
@@ -391,9 +391,9 @@ def _read_results(path: Path) -> Results | None:
         data = json.loads(text)
     except (OSError, UnicodeDecodeError, ValueError, RecursionError):
         return None  # the scorer reports it with the file and line
-    if not isinstance(data, dict) or data.get("format") != RESULTS_FORMAT:
-        return None
-    return Results.from_dict(data, str(path))
+    if not isinstance(data, dict) or data.get("format") not in RESULTS_FORMATS:
+        return None  # a newer format is refused by the scorer, with what to do
+    return Results.from_json(path)  # its inputs from here, not from the file's folder
 
 
 def _spec(
