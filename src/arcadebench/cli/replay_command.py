@@ -1,7 +1,16 @@
 """``arcadebench replay LOG --best --video best.mp4``: render a logged episode from its recording.
 
-Exit status: 0 when the video was written, 2 on bad input (no such episode, no recording, a
-video format other than .mp4, .mkv or .gif).
+The episode is chosen by its log line (``--best`` and ``--worst`` by the log's return), then
+played again; the video shows the replay. A log line is a claim, so where the replay disagrees
+with it (it departs from its recording, or reaches another return, length, frame count or end
+reason) the video is still written, and one line says what the log claims and what the replay
+gives.
+
+Exit status: 0 when the video was written and the replay agrees with the episode's log line; 1
+when the video was written but the replay disagrees with it; 2 on bad input, before anything is
+replayed where it can be known then (a LOG that is a directory or no file, no such episode, no
+recording or a damaged one, a video format other than .mp4, .mkv or .gif, a --video path that
+is a directory, under a file or in a folder that cannot be written).
 """
 
 from __future__ import annotations
@@ -22,8 +31,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description=(
             "Play one recorded episode of a log again in the spec's emulator and write its "
             "screens, at the protocol's pace, under a band with the return so far and the frame "
-            "counter: .mp4 (mp4v, lossy), .mkv (FFV1, lossless) or .gif. Example: arcadebench "
-            "replay results/random/saber/pong/0.jsonl --best --video best.mp4"
+            "counter: .mp4 (mp4v, lossy), .mkv (FFV1, lossless) or .gif. Exit status 0 when the "
+            "replay agrees with the episode's log line; 1 when it does not (the video, of the "
+            "replay, is still written, and one line says what the log claims and what the "
+            "replay gives); 2 on bad input. Example: arcadebench replay "
+            "results/random/saber/pong/0.jsonl --best --video best.mp4"
         ),
     )
     parser.add_argument("log", help="the episode log (.jsonl); its recording is beside it")
@@ -35,9 +47,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="episode N (the runner's index, as its progress lines number them; else the "
         "stream's episode number)",
     )
-    which.add_argument("--best", action="store_true", help="the complete episode of best return")
-    which.add_argument("--worst", action="store_true", help="the complete episode of worst return")
-    which.add_argument("--last", action="store_true", help="the last complete episode")
+    which.add_argument(
+        "--best", action="store_true", help="the complete recorded episode of best logged return"
+    )
+    which.add_argument(
+        "--worst", action="store_true", help="the complete recorded episode of worst logged return"
+    )
+    which.add_argument("--last", action="store_true", help="the last complete recorded episode")
     parser.add_argument(
         "--stream", type=int, default=0, help="the stream of --episode in a log of many (default 0)"
     )
@@ -45,7 +61,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--scale", type=int, default=2, help="screen pixels per game pixel (default 2)"
     )
-    parser.set_defaults(handler=_replay, python_words={"scale": "--scale", "video": "--video"})
+    parser.set_defaults(
+        handler=_replay,
+        python_words={"scale": "--scale", "video": "--video", "log": "LOG", "episode": "--episode"},
+    )
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -65,4 +84,7 @@ def _replay(args: argparse.Namespace) -> int:
         f"{rendered.frames:,} frames, {rendered.images:,} images",
         file=sys.stderr,
     )
+    if rendered.disagreement is not None:
+        print(f"arcadebench: {rendered.disagreement}", file=sys.stderr)
+        return 1
     return 0

@@ -6,6 +6,7 @@ import base64
 import io
 import json
 import re
+import shutil
 
 import numpy as np
 import pytest
@@ -15,9 +16,10 @@ from report_helpers import write_results
 import arcadebench
 from arcadebench.benchmarks.replay.logs import read_run
 from arcadebench.benchmarks.replay.simulate import Player
-from arcadebench.benchmarks.replay.video import BAND
+from arcadebench.benchmarks.replay.video import BAND, choose_episode
 from arcadebench.benchmarks.report import episodes, report
 from arcadebench.cli import main
+from arcadebench.records import load_replay
 
 pytestmark = pytest.mark.filterwarnings("ignore::arcadebench.errors.NonCompliantWarning")
 SHORT = {"max_episode_frames": 800}
@@ -42,10 +44,11 @@ def gifs_on_page(html):
 
 def emulator_last_screen(run, episode):
     """The episode's last screen as the emulator gives it, replayed apart."""
+    replay = load_replay(run.replay_file, episode.replay)
     player = Player(arcadebench.load_spec("atari5"), run.header, obs_type="rgb")
     screens = []
     try:
-        player.play(episode.replay, None, lambda obs, *_: screens.append(np.asarray(obs)))
+        player.play(replay, None, lambda obs, *_: screens.append(np.asarray(obs)))
     finally:
         player.close()
     return screens[-1]
@@ -64,9 +67,9 @@ def test_the_best_and_worst_episode_of_each_game_are_replayed_onto_the_page(runn
     for game in ("qbert", "phoenix"):
         (log,) = (runner_out / "random" / "atari5" / game).glob("*.jsonl")
         run = read_run(log)
-        returns = {float(e.record["return"]): e for e in run.episodes}
-        best = returns[max(returns)]
-        assert gifs[f"{game} best"].n_frames == len(best.replay.actions) + 1  # reset + each step
+        returns = [float(e.record["return"]) for e in run.episodes]
+        best = run.episodes[returns.index(max(returns))]  # the first of equal best returns
+        assert gifs[f"{game} best"].n_frames == best.replay.steps + 1  # reset + each step
         assert f"return {max(returns):g}" in html and f"return {min(returns):g}" in html
         # the last screen of the best clip is the emulator's own last screen of that episode
         assert np.array_equal(last_screen(gifs[f"{game} best"]), emulator_last_screen(run, best))
@@ -103,26 +106,51 @@ def test_logs_without_recordings_are_a_note_and_the_report_is_still_written(tmp_
     assert status == 0
     assert "0 episodes replayed" in capsys.readouterr().out
     html = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
-    assert "qbert: no episode shown: none of its complete episodes has a recording" in html
+    assert "qbert: no episode shown: " in html and "has no recorded episode (written" in html
 
 
-def test_an_unreplayable_episode_is_named_in_a_note(runner_out, tmp_path):
+def edit_lines(path, edit, where):
+    """Rewrite the JSON lines of ``path`` for which ``where(record)`` is true with ``edit``."""
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    edited = [{**r, **edit(r)} if where(r) else r for r in records]
+    path.write_text("".join(json.dumps(record) + "\n" for record in edited))
+
+
+def key(record):
+    """An episode or replay line's ``(stream, episode)``, ``None`` for a header."""
+    return (record.get("env", 0), record["episode"]) if "episode" in record else None
+
+
+def test_unreplayable_and_disagreeing_episodes_are_named_in_notes(runner_out, tmp_path):
     copy = tmp_path / "run"
-    for path in runner_out.rglob("*"):
-        if path.is_file():
-            target = copy / path.relative_to(runner_out)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(path.read_bytes())
-    (log,) = (copy / "random" / "atari5" / "qbert").glob("*.jsonl")
-    lines = log.read_text().splitlines()
-    header = json.loads(lines[0])
-    header["settings"]["frameskip"] = "four"  # an emulator setting nothing can be made with
-    log.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    shutil.copytree(runner_out, copy)
+    (qbert,) = (copy / "random" / "atari5" / "qbert").glob("*.jsonl")
+    (log,) = (copy / "random" / "atari5" / "phoenix").glob("*.jsonl")
+    # qbert: an emulator setting nothing can be made with
+    settings = {**json.loads(qbert.read_text().splitlines()[0])["settings"], "frameskip": "four"}
+    edit_lines(qbert, lambda r: {"settings": settings}, lambda r: r["kind"] == "header")
+    # phoenix: a return edited into the best, and the worst's recording damaged
+    run = read_run(log)
+    edited = run.episodes[0]
+    claimed = max(float(e.record["return"]) for e in run.episodes) + 100
+    edit_lines(log, lambda r: {"return": claimed}, lambda r: key(r) == edited.key)
+    _, worst = choose_episode(read_run(log), which="worst")
+    edit_lines(
+        log.with_suffix(".replay"), lambda r: {"actions": "AAAA"}, lambda r: key(r) == worst.key
+    )
     html = report([copy / "random"], tmp_path / "report", reps=0, episodes=True).read_text(
         encoding="utf-8"
     )
     assert "qbert: the best episode (episode" in html and "cannot be replayed" in html
+    # the edited line is the best by its log, replayed and shown, and a note gives both returns
     assert "phoenix best" in gifs_on_page(html)
+    replayed = float(edited.record["return"])
+    assert (
+        f"phoenix: the best episode ({edited.name} of {log}) does not replay as its log line "
+        f"says: the log says return {claimed:g}, the replay gives return {replayed:g}"
+    ) in html
+    assert f"phoenix: the worst episode ({worst.name} of {log}) cannot be replayed: " in html
+    assert "is damaged" in html and "phoenix worst" not in gifs_on_page(html)
 
 
 def test_inputs_without_logs_say_why_no_episode_is_shown(tmp_path):

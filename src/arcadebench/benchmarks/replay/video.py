@@ -11,14 +11,27 @@ the emulator's own:
 - ``.mp4``: OpenCV's ``mp4v`` (MPEG-4 Part 2: lossy, plays in common players);
 - ``.mkv``: OpenCV's FFV1 (lossless);
 - ``.gif``: Pillow (lossless: the consoles' palettes have far fewer than 256 colours; what the
-  HTML report embeds).
+  HTML report embeds). A GIF stores each frame's duration in centiseconds, so the durations are
+  whole multiples of 10 ms whose running sum follows the protocol's clock (15 steps a second:
+  70, 70, 60 ms, again and again), not one rounded duration that drifts by 5 % over a clip.
+
+An episode is chosen by its number, or as the best, worst or last *complete recorded* episode
+by its log's return (:func:`choose_episode`, which the report's best and worst clips use too, so
+the two never pick different episodes). Its recording is decoded only when it is played. The
+log's line is a claim and the replay is the evidence: where they disagree (the replay departs
+from the recording, or reaches another return, length, frame count or end reason), the video
+shows the replay and :attr:`Rendered.disagreement` says both, so an edited log line cannot pass
+for the episode it names. Whatever is wrong with the inputs (the log, the output path, a damaged
+recording) is a one-line error before anything is played where it can be known then.
 
 Classes: Rendered.
-Functions: choose_episode, episode_images, frame_rate, render_episode, write_frames.
+Functions: choose_episode, disagreement, episode_images, frame_rate, gif_durations,
+render_episode, write_frames.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,18 +42,21 @@ import numpy as np
 
 from arcadebench.benchmarks.replay.logs import LoggedEpisode, RecordedRun, read_run
 from arcadebench.errors import ArcadebenchError, InvalidArgument, MissingDependency, install_hint
+from arcadebench.records import Replay, load_replay
 from arcadebench.specs import Spec, list_specs, load_spec
 
 if TYPE_CHECKING:  # pragma: no cover - the emulator is loaded when an episode is played
-    from arcadebench.benchmarks.replay.simulate import Outcome
+    from arcadebench.benchmarks.replay.simulate import Outcome, Player
 
 __all__ = [
     "BAND",
     "Choice",
     "Rendered",
     "choose_episode",
+    "disagreement",
     "episode_images",
     "frame_rate",
+    "gif_durations",
     "render_episode",
     "write_frames",
 ]
@@ -53,72 +69,107 @@ _FORMATS = (".mp4", ".mkv", ".gif")
 
 @dataclass(frozen=True)
 class Rendered:
-    """An episode written to a video file."""
+    """An episode written to a video file.
+
+    Attributes:
+        path: the video.
+        episode: how the log names the episode.
+        episode_return: the return the replay reached.
+        frames: the emulator frames the replay played.
+        images: the images written.
+        disagreement: where the replay disagrees with the episode's log line (``None``: it
+            agrees); the video shows the replay.
+    """
 
     path: Path
     episode: str
     episode_return: float
     frames: int
     images: int
+    disagreement: str | None = None
 
 
+# -- which episode ---------------------------------------------------------------------------
 def choose_episode(
-    run: RecordedRun,
+    runs: RecordedRun | Sequence[RecordedRun],
     *,
     episode: int | None = None,
     stream: int = 0,
     which: Choice | None = None,
-) -> LoggedEpisode:
-    """The episode to render: number ``episode``, or the ``best``, ``worst`` or ``last`` one.
+) -> tuple[RecordedRun, LoggedEpisode]:
+    """The episode to render, and its run: number ``episode``, or the best, worst or last one.
 
     ``episode`` is the runner's index where the log has one (what its progress lines call the
-    episode), else the episode number of stream ``stream``; ``best``, ``worst`` and ``last`` look
-    at the complete episodes.
+    episode), else the episode number of stream ``stream`` (the first run's that has it).
+    ``best`` and ``worst`` rank the complete recorded episodes by their logs' return, ties going
+    to the earlier one (the first run's, then the first line's); ``last`` (the default) is the
+    last of them.
 
     Raises:
         ArcadebenchError: no such episode, or none with a recording.
     """
-    recorded = [e for e in run.episodes if e.replay is not None]
+    runs = [runs] if isinstance(runs, RecordedRun) else list(runs)
+    where = str(runs[0].log) if len(runs) == 1 else f"the {len(runs)} logs"
+    recorded = [(run, e) for run in runs for e in run.episodes if e.replay is not None]
     if not recorded:
         raise ArcadebenchError(
-            f"{run.log} has no recorded episode (a log written with record_actions=False, or "
-            "before recordings): there is nothing to replay"
+            f"{where} has no recorded episode (written with record_actions=False, or before "
+            "arcadebench recorded episodes): there is nothing to replay"
         )
     if episode is not None:
-        for found in recorded:
-            number = found.record.get("index", found.record["episode"])
-            if number == episode and (
-                found.record.get("index") is not None or found.key[0] == stream
-            ):
-                return found
+        return _numbered(recorded, episode, stream, where)
+    complete = [(run, e) for run, e in recorded if e.record.get("complete") is True]
+    if not complete:
         raise ArcadebenchError(
-            f"{run.log} has no recorded episode {episode}"
-            + (f" in stream {stream}" if stream else "")
-            + f"; it has {len(recorded)}: choose with --best, --worst or --last"
+            f"{where} has no complete episode with a recording (its {len(recorded)} recorded "
+            "one(s) were cut short by the budget or a reset): choose one by number, episode=N"
         )
-    complete = [e for e in recorded if e.record.get("complete")] or recorded
     if which == "best":
-        return max(complete, key=lambda e: float(e.record["return"]))
+        return max(complete, key=lambda pair: float(pair[1].record["return"]))
     if which == "worst":
-        return min(complete, key=lambda e: float(e.record["return"]))
+        return min(complete, key=lambda pair: float(pair[1].record["return"]))
     return complete[-1]
 
 
+def _numbered(
+    recorded: list[tuple[RecordedRun, LoggedEpisode]], episode: int, stream: int, where: str
+) -> tuple[RecordedRun, LoggedEpisode]:
+    """The recorded episode of index ``episode``, else of number ``episode`` in ``stream``."""
+    for run, found in recorded:
+        if found.index is not None:
+            if found.index == episode:
+                return run, found
+        elif found.key == (stream, episode):
+            return run, found
+    raise ArcadebenchError(
+        f"{where} has no recorded episode {episode}"
+        + (f" in stream {stream}" if stream else "")
+        + f"; it has {len(recorded)}: choose with --best, --worst or --last"
+    )
+
+
 def _chain(run: RecordedRun, target: LoggedEpisode) -> list[LoggedEpisode]:
-    """``target`` and the episodes it continues, first to last (they are replayed first)."""
+    """``target`` and the episodes it continues, first to last (they are replayed first).
+
+    Raises:
+        ArcadebenchError: an episode of the chain has no recording, or continues a later one.
+    """
     by_key = {e.key: e for e in run.episodes}
     chain = [target]
     while chain[0].replay is not None and "continues" in chain[0].replay.start:
-        key = (chain[0].key[0], int(chain[0].replay.start["continues"]))
-        if key not in by_key:
+        stream, number = chain[0].key
+        key = (stream, int(chain[0].replay.start["continues"]))
+        before = by_key.get(key)
+        if key[1] >= number or before is None or before.replay is None:
             raise ArcadebenchError(
                 f"{target.name} of {run.log} continues episode {key[1]}, whose recording is "
                 "missing: it cannot be replayed"
             )
-        chain.insert(0, by_key[key])
+        chain.insert(0, before)
     return chain
 
 
+# -- rendering -------------------------------------------------------------------------------
 def render_episode(
     log: str | os.PathLike[str],
     video: str | os.PathLike[str],
@@ -130,31 +181,123 @@ def render_episode(
 ) -> Rendered:
     """Replay one episode of ``log`` and write it to ``video`` (module docstring).
 
+    The video is written even where the replay disagrees with the episode's log line; the
+    result says so (:attr:`Rendered.disagreement`).
+
     Raises:
-        InvalidArgument: a video format other than .mp4, .mkv or .gif, or a bad ``scale``.
-        ArcadebenchError: no such episode, or it cannot be replayed.
+        InvalidArgument: a video format other than .mp4, .mkv or .gif, a video path that cannot
+            be written (a directory, under a file, a folder this user cannot write), a bad
+            ``scale``, or a ``log`` that is no log file.
+        ArcadebenchError: no such episode, or it cannot be replayed (a damaged recording, a
+            start the emulator refuses).
     """
-    path = Path(video)
-    if path.suffix.lower() not in _FORMATS:
-        raise InvalidArgument(f"`video` must end in {', '.join(_FORMATS)}, got {str(video)!r}")
+    path = _video_path(video)
     if type(scale) is not int or not 1 <= scale <= 8:
         raise InvalidArgument(f"`scale` must be an integer from 1 to 8, got {scale!r}")
-    run = read_run(log)
+    run = read_run(_log_path(log))
     name = run.spec_name
     if name is None or name not in list_specs():
         raise ArcadebenchError(
             f"{run.log}: its header names no built-in spec ({name!r}), so its emulator settings "
             "are unknown here"
         )
-    target = choose_episode(run, episode=episode, stream=stream, which=which)
+    run, target = choose_episode(run, episode=episode, stream=stream, which=which)
     images, outcome = episode_images(load_spec(name), run, target, scale=scale)
     write_frames(images, path, frame_rate(run))
-    return Rendered(path, target.name, outcome.episode_return, outcome.frames, len(images))
+    differs = disagreement(target, outcome)
+    if differs is not None:
+        differs = f"{target.name} of {run.log} does not replay as its log line says: {differs}"
+    return Rendered(path, target.name, outcome.episode_return, outcome.frames, len(images), differs)
+
+
+def _video_path(video: str | os.PathLike[str]) -> Path:
+    """``video`` as a path that can be written, checked before anything is played."""
+    path = Path(video)
+    if path.suffix.lower() not in _FORMATS:
+        raise InvalidArgument(f"`video` must end in {', '.join(_FORMATS)}, got {str(video)!r}")
+    rule = f"`video` must be a file path this user can write, got {str(video)!r}"
+    try:
+        problem = _unwritable(path)
+    except OSError as error:
+        problem = f"{error.filename or path}: {error.strerror or error}"
+    if problem is not None:
+        raise InvalidArgument(f"{rule}: {problem}")
+    return path
+
+
+def _unwritable(path: Path) -> str | None:
+    """Why a video cannot be written at ``path`` (its folders made as needed), or ``None``."""
+    if path.is_dir():
+        return "it is a directory; name a file in it"
+    folder = next(p for p in (path.parent, *path.parent.parents) if p.exists())
+    if not folder.is_dir():
+        return f"{folder} is a file, so no folder can be made there"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"{folder} is not writable"
+    if path.exists() and not os.access(path, os.W_OK):
+        return f"{path} is not writable"
+    return None
+
+
+def _log_path(log: str | os.PathLike[str]) -> Path:
+    """``log`` as an existing episode log file (what to pass instead where it is not)."""
+    path = Path(log)
+    rule = f"`log` must be an episode log file (.jsonl), got {str(log)!r}"
+    if path.is_dir():
+        inside = next(iter(sorted(path.rglob("*.jsonl"))), None)
+        example = f", such as {inside}" if inside is not None else " (it holds none)"
+        raise InvalidArgument(f"{rule}: a directory; pass one of its logs{example}")
+    if not path.is_file():
+        raise InvalidArgument(f"{rule}: no such file")
+    return path
 
 
 def frame_rate(run: RecordedRun) -> float:
     """The protocol's pace in agent steps a second: 60 frames over the run's frame skip."""
     return 60.0 / max(1, int(run.header.get("settings", {}).get("frameskip", 4)))
+
+
+def disagreement(episode: LoggedEpisode, outcome: Outcome) -> str | None:
+    """Where ``outcome``, the replay of ``episode``, disagrees with its log line, or ``None``.
+
+    The line claims a return, a length, frames and (for a complete episode) an end reason; the
+    replay must reach them without departing from the recording's rewards and states.
+
+    Example:
+        >>> from arcadebench.benchmarks.replay.simulate import Outcome
+        >>> line = LoggedEpisode(2, {"episode": 0, "return": 9.0, "steps": 5, "frames": 20,
+        ...     "complete": True, "end_reason": "game_over"}, None)
+        >>> disagreement(line, Outcome(2.0, 5, 20, "game_over", None))
+        'the log says return 9, the replay gives return 2'
+    """
+    record = episode.record
+    compared = [
+        ("return", float(record["return"]), outcome.episode_return),
+        ("steps", record["steps"], outcome.steps),
+        ("frames", record["frames"], outcome.frames),
+        ("end reason", _ending(record), outcome.end_reason),
+    ]
+    differ = [(what, logged, found) for what, logged, found in compared if logged != found]
+    parts = []
+    if differ:
+        said = ", ".join(f"{what} {_shown(logged)}" for what, logged, _ in differ)
+        gives = ", ".join(f"{what} {_shown(found)}" for what, _, found in differ)
+        parts.append(f"the log says {said}, the replay gives {gives}")
+    if outcome.departed is not None:
+        step, what = outcome.departed
+        parts.append(f"the replay departs from its recording at step {step}: {what}")
+    return "; ".join(parts) or None
+
+
+def _ending(record: Any) -> str | None:
+    """The end reason a line claims: a complete episode's own, else none (it was cut)."""
+    return record.get("end_reason") if record.get("complete") else None
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.10g}"
+    return "none (the recording ends first)" if value is None else str(value)
 
 
 def episode_images(
@@ -163,39 +306,75 @@ def episode_images(
     """Replay ``target`` (after the episodes it continues) and keep every ``every``-th screen.
 
     Each screen kept is scaled up ``scale`` times under the band with the return so far and
-    the frame counter; the last screen is always kept, so the final return shows.
+    the frame counter; the last screen played is always kept, so the final return shows. Each
+    recording is decoded just before it is played.
 
     Raises:
-        ArcadebenchError: it cannot be replayed.
+        ArcadebenchError: it cannot be replayed (a damaged recording, a start or action the
+            emulator refuses, a header no environment can be made of).
     """
-    from arcadebench.benchmarks.replay.simulate import Player
-
-    chain = _chain(run, target)
-    engine = target.replay.engine if target.replay is not None else "single"
-    player = Player(spec, run.header, engine, obs_type="rgb")
-    images: list[np.ndarray] = []
-    last = len(target.replay.actions) if target.replay is not None else 0
-    frame_numbers = [0]
-
-    def keep(obs: Any, step: int, total: float, info: dict[str, Any]) -> None:
-        frames = np.asarray(info.get("episode_frame_number", frame_numbers[-1])).reshape(-1)
-        frame_numbers.append(int(frames[0]))
-        if step % every and step != last:
-            return
-        screen = np.asarray(obs).reshape(np.asarray(obs).shape[-3:])
-        images.append(_with_band(screen, total, frame_numbers[-1], scale))
-
+    screens = _Screens(scale, every)
+    player: Player | None = None
+    previous: str | None = None
     try:
-        previous: str | None = None
-        for found in chain:
-            recording = found.replay
-            if recording is None:  # pragma: no cover - a chain holds recorded episodes
-                raise ArcadebenchError(f"{found.name} has no recording")
-            outcome = player.play(recording, previous, keep if found is target else None)
+        for found in _chain(run, target):
+            replay = _decoded(run, found)
+            if player is None:
+                player = _player(spec, run, replay)
+            outcome = player.play(replay, previous, screens if found is target else None)
             previous = str(found.record.get("end_reason"))
     finally:
-        player.close()
-    return images, outcome
+        if player is not None:
+            player.close()
+    return screens.finish(), outcome
+
+
+def _decoded(run: RecordedRun, found: LoggedEpisode) -> Replay:
+    """The recording of ``found``, decoded now (a damaged one is a one-line error)."""
+    if found.replay is None:  # pragma: no cover - a chain holds recorded episodes
+        raise ArcadebenchError(f"{found.name} of {run.log} has no recording")
+    try:
+        return load_replay(run.replay_file, found.replay)
+    except ArcadebenchError as error:
+        raise ArcadebenchError(
+            f"the recording of {found.name} of {run.log} is damaged ({run.replay_file} line "
+            f"{found.replay.line}: {error}): it cannot be replayed"
+        ) from None
+
+
+def _player(spec: Spec, run: RecordedRun, first: Replay) -> Player:
+    """An environment of the run's settings rendering RGB screens, for ``first`` and after."""
+    from arcadebench.benchmarks.replay.simulate import Player
+
+    return Player(spec, run.header, first.engine, obs_type="rgb", digests=first.digests)
+
+
+class _Screens:
+    """The ``on_frame`` of a replay: every ``every``-th screen under its band, and the last."""
+
+    def __init__(self, scale: int, every: int) -> None:
+        self.scale, self.every = scale, max(1, every)
+        self.images: list[np.ndarray] = []
+        self._frame = 0
+        self._pending: tuple[np.ndarray, float, int] | None = None
+
+    def __call__(self, obs: Any, step: int, total: float, info: dict[str, Any]) -> None:
+        frames = np.asarray(info.get("episode_frame_number", self._frame)).reshape(-1)
+        self._frame = int(frames[0])
+        screen = np.array(obs)
+        self._pending = (screen.reshape(screen.shape[-3:]), total, self._frame)
+        if step % self.every == 0:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._pending is not None:
+            self.images.append(_with_band(*self._pending, self.scale))
+            self._pending = None
+
+    def finish(self) -> list[np.ndarray]:
+        """The images kept, the last screen played included."""
+        self._flush()
+        return self.images
 
 
 def _with_band(screen: np.ndarray, total: float, frame: int, scale: int) -> np.ndarray:
@@ -211,6 +390,21 @@ def _with_band(screen: np.ndarray, total: float, frame: int, scale: int) -> np.n
     return np.concatenate([band, big], axis=0)
 
 
+# -- writing ---------------------------------------------------------------------------------
+def gif_durations(count: int, fps: float) -> list[int]:
+    """Each of ``count`` GIF frames' duration in ms: whole centiseconds on the ``fps`` clock.
+
+    Frame ``i`` starts at ``i * 1000 / fps`` ms rounded up to the centisecond, so the running
+    sum never drifts from the protocol's clock by 10 ms or more.
+
+    Example:
+        >>> gif_durations(6, 15.0)
+        [70, 70, 60, 70, 70, 60]
+    """
+    starts = [math.ceil(round(i * 100 / fps, 6)) * 10 for i in range(count + 1)]
+    return [after - before for before, after in zip(starts, starts[1:], strict=False)]
+
+
 def write_frames(images: Sequence[np.ndarray], path: Path, fps: float) -> None:
     """Write RGB ``images`` to ``path`` (its suffix chooses the format: module docstring).
 
@@ -220,19 +414,34 @@ def write_frames(images: Sequence[np.ndarray], path: Path, fps: float) -> None:
     """
     if not images:
         raise ArcadebenchError(f"no frame to write to {path}")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.suffix.lower() == ".gif":
-        try:
-            from PIL import Image
-        except ImportError:
-            raise MissingDependency(
-                "a GIF needs Pillow: " + install_hint("report", "pillow")
-            ) from None
-        pictures = [Image.fromarray(image) for image in images]
-        pictures[0].save(
-            path, save_all=True, append_images=pictures[1:], duration=round(1000 / fps), loop=0
-        )
-        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.suffix.lower() == ".gif":
+            _write_gif(images, path, fps)
+        else:
+            _write_video(images, path, fps)
+    except OSError as error:
+        raise ArcadebenchError(
+            f"the video cannot be written to {path}: {error.strerror or error}"
+        ) from None
+
+
+def _write_gif(images: Sequence[np.ndarray], path: Path, fps: float) -> None:
+    try:
+        from PIL import Image
+    except ImportError:
+        raise MissingDependency("a GIF needs Pillow: " + install_hint("report", "pillow")) from None
+    pictures = [Image.fromarray(image) for image in images]
+    pictures[0].save(
+        path,
+        save_all=True,
+        append_images=pictures[1:],
+        duration=gif_durations(len(pictures), fps),
+        loop=0,
+    )
+
+
+def _write_video(images: Sequence[np.ndarray], path: Path, fps: float) -> None:
     import cv2
 
     fourcc = "FFV1" if path.suffix.lower() == ".mkv" else "mp4v"

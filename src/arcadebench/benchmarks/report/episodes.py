@@ -1,9 +1,11 @@
-"""The best and the worst episode of each game, replayed from the logs' recordings (issue 30).
+"""The best and the worst episode of each game, replayed from the logs' recordings.
 
 A table says an agent scored 21 on Pong's best episode and -21 on its worst; the report can
 show both. Each result whose logs are at hand gets, per game, its best and its worst complete
-episode (over every run of the game, the scored evaluation episodes where the protocol scores
-after training) played again in the emulator from its recording
+recorded episode by the logs' returns (over every run of the game, the scored evaluation
+episodes where the protocol scores after training), chosen by the rule ``arcadebench replay
+--best`` and ``--worst`` use (:func:`~arcadebench.benchmarks.replay.video.choose_episode`), and
+played again in the emulator from its recording
 (:func:`~arcadebench.benchmarks.replay.video.episode_images`), so the pixels are the emulator's
 own and no video had to be switched on during training. Each is a GIF at the emulator's
 resolution, inlined in the page like the figures: the consoles' palettes have far fewer than
@@ -12,7 +14,9 @@ every k-th screen, played k times faster, and says so; a 30-minute episode would
 tens of megabytes.
 
 An episode that cannot be replayed (no recording, a damaged one, a custom spec's emulator not
-here) never stops the report: the page says which and why.
+here) never stops the report: the page says which and why. A clip whose replay disagrees with
+its log line (another return, length or end reason, or a departure from its recording) is
+shown, since it is what the recording plays, with a note saying what the log claims.
 
 Classes: EpisodeClip.
 Functions: write_episode_clips, remove_stale_clips.
@@ -28,7 +32,13 @@ from pathlib import Path
 from typing import Literal
 
 from arcadebench.benchmarks.replay.logs import LoggedEpisode, RecordedRun, read_run
-from arcadebench.benchmarks.replay.video import episode_images, frame_rate, write_frames
+from arcadebench.benchmarks.replay.video import (
+    choose_episode,
+    disagreement,
+    episode_images,
+    frame_rate,
+    write_frames,
+)
 from arcadebench.benchmarks.report.report_data import ReportData
 from arcadebench.errors import ArcadebenchError
 from arcadebench.records import RunLog
@@ -57,7 +67,7 @@ class EpisodeClip:
         which: ``"best"`` or ``"worst"`` (an only episode is ``"best"``).
         log: the log it was played in.
         episode: how the log names it (:attr:`LoggedEpisode.name`).
-        episode_return: the return the replay reached (the log's, or verification would fail).
+        episode_return: the return the replay reached (the log's, unless a note says not).
         frames: the emulator frames of the episode.
         speed: every ``speed``-th screen is kept, so it plays ``speed`` times faster.
         path: the GIF.
@@ -79,7 +89,7 @@ def write_episode_clips(data: ReportData, out: Path) -> tuple[list[EpisodeClip],
 
     Returns:
         The clips, in entry and game order, and a note for every episode that could not be
-        shown.
+        shown or whose replay disagrees with its log line.
     """
     clips: list[EpisodeClip] = []
     notes: list[str] = []
@@ -95,13 +105,15 @@ def write_episode_clips(data: ReportData, out: Path) -> tuple[list[EpisodeClip],
                 notes.append(f"{entry.name}, {game}: no episode shown: {why}")
             for which, (run, episode) in chosen.items():
                 path = out / f"{CLIP_PREFIX}{number}_{_slug(game)}_{which}.gif"
+                where = f"{entry.name}, {game}: the {which} episode ({episode.name} of {run.log})"
                 try:
-                    clips.append(_clip(data, entry.name, game, which, run, episode, path))
+                    clip, differs = _clip(data, entry.name, game, which, run, episode, path)
                 except ArcadebenchError as error:
-                    notes.append(
-                        f"{entry.name}, {game}: the {which} episode ({episode.name} of "
-                        f"{run.log}) cannot be replayed: {error}"
-                    )
+                    notes.append(f"{where} cannot be replayed: {error}")
+                    continue
+                clips.append(clip)
+                if differs is not None:
+                    notes.append(f"{where} does not replay as its log line says: {differs}")
     return clips, notes
 
 
@@ -129,24 +141,20 @@ def _candidates(
     logs: list[Path],
 ) -> tuple[dict[Literal["best", "worst"], tuple[RecordedRun, LoggedEpisode]], str]:
     """The best and worst recorded complete episode over ``logs``, or why there is none."""
-    found: list[tuple[RecordedRun, LoggedEpisode]] = []
+    runs: list[RecordedRun] = []
     unreadable: list[str] = []
     for log in logs:
         try:
-            run = read_run(log)
+            runs.append(read_run(log))
         except ArcadebenchError as error:
             unreadable.append(str(error))
-            continue
-        found.extend(
-            (run, e) for e in run.episodes if e.replay is not None and e.record.get("complete")
-        )
-    if not found:
-        return {}, unreadable[0] if unreadable else (
-            "none of its complete episodes has a recording (logged with record_actions=False, "
-            "or before arcadebench recorded them)"
-        )
-    best = max(found, key=lambda pair: float(pair[1].record["return"]))
-    worst = min(found, key=lambda pair: float(pair[1].record["return"]))
+    if not runs:
+        return {}, unreadable[0]
+    try:
+        best = choose_episode(runs, which="best")
+        worst = choose_episode(runs, which="worst")
+    except ArcadebenchError as error:
+        return {}, unreadable[0] if unreadable else str(error)
     chosen: dict[Literal["best", "worst"], tuple[RecordedRun, LoggedEpisode]] = {"best": best}
     if worst[1] is not best[1]:
         chosen["worst"] = worst
@@ -161,12 +169,13 @@ def _clip(
     run: RecordedRun,
     episode: LoggedEpisode,
     path: Path,
-) -> EpisodeClip:
-    steps = len(episode.replay.actions) if episode.replay is not None else 0
+) -> tuple[EpisodeClip, str | None]:
+    """The episode replayed into a GIF at ``path``, and where it disagrees with its line."""
+    steps = episode.replay.steps if episode.replay is not None else 0
     speed = max(1, math.ceil((steps + 1) / MAX_IMAGES))
     images, outcome = episode_images(data.spec, run, episode, scale=1, every=speed)
     write_frames(images, path, frame_rate(run))
-    return EpisodeClip(
+    clip = EpisodeClip(
         entry,
         game,
         which,
@@ -177,6 +186,7 @@ def _clip(
         speed,
         path,
     )
+    return clip, disagreement(episode, outcome)
 
 
 def _slug(text: str) -> str:
