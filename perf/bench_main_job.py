@@ -62,7 +62,7 @@ from ale_py.env import AtariEnv
 
 import arcadebench
 from arcadebench.benchmarks.runner.agents import RandomAgent
-from arcadebench.benchmarks.runner.worker import episode_seeds
+from arcadebench.records import episode_seeds
 
 SPEC = "atari5"
 TARGET = 1.25  # issue 18: the job within 1.25x of its limit with 2 workers

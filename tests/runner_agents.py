@@ -15,7 +15,7 @@ import time
 import gymnasium as gym
 
 from arcadebench.benchmarks.runner.agents import RandomAgent
-from arcadebench.benchmarks.runner.worker import episode_seeds
+from arcadebench.records import episode_seeds
 
 __all__ = [
     "BatchedHangingAgent",

@@ -6,8 +6,8 @@ expected and *how to fix it*. Lookup errors offer "did you mean" suggestions.
 
 Classes: ArcadebenchError, SpecError, UnknownSpec, UnknownGame, UnknownReference, InputError,
 OtherSpec, NoScores, InvalidArgument, SubsetError, RomNotFound, MissingDependency,
-BudgetExhausted, AgentError, IncompatibleAgent, EmulatorInUse, LogInUse, JobsFailed; the warning
-NonCompliantWarning.
+BudgetExhausted, AgentError, IncompatibleAgent, EmulatorInUse, LogInUse, JobsFailed,
+ReplayDamaged, Unreplayable; the warning NonCompliantWarning.
 Functions: warn_user, install_hint, did_you_mean.
 """
 
@@ -34,12 +34,14 @@ __all__ = [
     "NoScores",
     "OtherSpec",
     "NonCompliantWarning",
+    "ReplayDamaged",
     "RomNotFound",
     "SpecError",
     "SubsetError",
     "UnknownGame",
     "UnknownReference",
     "UnknownSpec",
+    "Unreplayable",
     "did_you_mean",
     "first_line",
     "install_hint",
@@ -226,6 +228,14 @@ class JobsFailed(ArcadebenchError, RuntimeError):
             "episodes are kept; re-run the "
             "missing ones with resume=True"
         )
+
+
+class ReplayDamaged(ArcadebenchError, ValueError):
+    """A replay line that cannot be used (malformed, over a bound it declares), and why."""
+
+
+class Unreplayable(ArcadebenchError):
+    """A recording the emulator cannot play (its start, or an action it refuses), and why."""
 
 
 class NonCompliantWarning(UserWarning):

@@ -20,7 +20,7 @@ from arcadebench.records.live import (
     counters_path,
     read_totals,
 )
-from arcadebench.records.reader import LogWarning, RunLog, log_records, parse_log
+from arcadebench.records.reader import LogWarning, RunLog, bounded_json, log_records, parse_log
 from arcadebench.records.recorder import (
     NO_LIMIT,
     RunRecorder,
@@ -30,8 +30,16 @@ from arcadebench.records.recorder import (
 )
 from arcadebench.records.relay import SYNC_STEPS, RunHolder, RunReceiver
 from arcadebench.records.replay_format import (
+    DIGEST_EVERY,
     REPLAY_FORMAT,
+    REPLAY_FORMATS,
+    Digests,
     Replay,
+    ReplayEntry,
+    ReplayIndex,
+    decode_replay,
+    index_replays,
+    load_replay,
     read_replays,
     replay_fields,
     replay_path,
@@ -45,6 +53,7 @@ from arcadebench.records.schema import (
     HeaderRecord,
     RunIdentity,
     episode_record,
+    episode_seeds,
     header_record,
 )
 from arcadebench.records.writer import (
@@ -61,6 +70,7 @@ from arcadebench.records.writer import (
 )
 
 __all__ = [
+    "DIGEST_EVERY",
     "END_REASONS",
     "EVALUATION",
     "EPISODE_FIELDS",
@@ -68,7 +78,9 @@ __all__ = [
     "LOG_FORMAT",
     "NO_LIMIT",
     "REPLAY_FORMAT",
+    "REPLAY_FORMATS",
     "SYNC_STEPS",
+    "Digests",
     "EndReason",
     "EpisodeRecord",
     "Grant",
@@ -77,20 +89,27 @@ __all__ = [
     "LogWarning",
     "Relay",
     "Replay",
+    "ReplayEntry",
+    "ReplayIndex",
     "RunHolder",
     "RunIdentity",
     "RunLog",
     "RunReceiver",
     "RunRecorder",
     "StreamStart",
+    "bounded_json",
     "check_budget",
     "check_run",
     "continue_run",
     "counters_path",
     "log_records",
     "cut_partial_line",
+    "decode_replay",
     "episode_record",
+    "episode_seeds",
     "header_record",
+    "index_replays",
+    "load_replay",
     "log_path",
     "network_filesystem",
     "new_memory_run",

@@ -6,7 +6,10 @@ score. :func:`parse_log` is four steps, one function each: decode the lines
 (:func:`_decode`), check an episode record's fields (:func:`_episode`) and that it belongs to
 the spec being read (:func:`_check_spec`), and add it to its run in order (:class:`_Runs`).
 
-Robustness: records of unknown ``kind`` are skipped; a last line cut by a crash is ignored with
+Robustness: records of unknown ``kind`` are skipped; a line longer than :data:`MAX_LOG_LINE`
+or nested deeper than :data:`MAX_DEPTH` is a corrupt line (:func:`bounded_lines`,
+:func:`bounded_json`: a log may be someone else's file, and reading it must not cost unbounded
+memory or recursion); a last line cut by a crash is ignored with
 a :class:`LogWarning` (earlier episodes are kept, none is counted twice); a corrupt line anywhere
 else, a record without a required field or with a wrong type, a repeated or out-of-order
 episode, or a log written for another spec (name or content hash, in its header or in any
@@ -14,7 +17,7 @@ episode) is an :class:`~arcadebench.errors.InputError` naming the file and line.
 has lost its header is read (:attr:`RunLog.headed` says so; the scorer scores it apart).
 
 Classes: LogWarning, RunLog.
-Functions: parse_log.
+Functions: parse_log, log_records, bounded_lines, bounded_json.
 """
 
 from __future__ import annotations
@@ -22,11 +25,12 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import IO, Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -34,7 +38,24 @@ from numpy.typing import NDArray
 from arcadebench.errors import InputError, OtherSpec, UnknownGame
 from arcadebench.specs import Spec
 
-__all__ = ["LogWarning", "RunLog", "log_records", "parse_log"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_LOG_LINE",
+    "LogWarning",
+    "RunLog",
+    "bounded_json",
+    "bounded_lines",
+    "log_records",
+    "parse_log",
+]
+
+MAX_LOG_LINE = 4 * 2**20
+"""The longest log line read (an episode line is about 500 bytes, a header 1 KB)."""
+
+MAX_DEPTH = 16
+"""The deepest nesting of arrays and objects a record may have (the formats' records have 4)."""
+
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
 
 
 class LogWarning(UserWarning):
@@ -121,6 +142,59 @@ def _default_algorithm(path: Path, spec: Spec) -> str:
 # -- step 1: decode --------------------------------------------------------------------------------
 
 
+def bounded_lines(handle: IO[bytes], limit: int) -> Iterator[tuple[int, int, bytes | None]]:
+    """``(line number, offset, line)`` of a binary file; ``None`` for a line over ``limit`` bytes.
+
+    The overlong line is skipped without being held in memory.
+    """
+    lineno, offset = 0, 0
+    while True:
+        raw = handle.readline(limit + 1)
+        if not raw:
+            return
+        lineno += 1
+        start = offset
+        offset += len(raw)
+        if len(raw) <= limit:
+            yield lineno, start, raw
+            continue
+        while raw and not raw.endswith(b"\n"):
+            raw = handle.readline(2**20)
+            offset += len(raw)
+        yield lineno, start, None
+
+
+def bounded_json(raw: bytes | str) -> Any:
+    """``json.loads(raw)``, refusing nesting deeper than :data:`MAX_DEPTH` before parsing.
+
+    Raises:
+        ValueError: not JSON, or nested too deeply (the message says which).
+
+    Example:
+        >>> bounded_json(b'{"kind": "episode", "deviations": {}}')["kind"]
+        'episode'
+        >>> bounded_json("[" * 100 + "]" * 100)
+        Traceback (most recent call last):
+        ValueError: nested more than 16 deep
+    """
+    data = raw.encode() if isinstance(raw, str) else raw
+    if data.count(b"[") + data.count(b"{") > MAX_DEPTH and _depth(data) > MAX_DEPTH:
+        raise ValueError(f"nested more than {MAX_DEPTH} deep")
+    try:
+        return json.loads(data)
+    except RecursionError:  # pragma: no cover - the depth was checked
+        raise ValueError(f"nested more than {MAX_DEPTH} deep") from None
+
+
+def _depth(data: bytes) -> int:
+    """The deepest nesting of ``data``'s arrays and objects (brackets in strings do not count)."""
+    bare = np.frombuffer(_STRING.sub(b'""', data), dtype=np.uint8)
+    opens = (bare == ord("[")) | (bare == ord("{"))
+    closes = (bare == ord("]")) | (bare == ord("}"))
+    levels = np.cumsum(opens.astype(np.int64) - closes.astype(np.int64))
+    return int(levels.max(initial=0))
+
+
 def log_records(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:
     """Every record of a log as it is written, with its line number (a cut last line: none).
 
@@ -140,14 +214,17 @@ def _decode(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         handle = open(path, "rb")  # noqa: SIM115 - closed below; bytes feed json.loads directly
     except OSError as error:
         raise InputError(file, None, f"cannot read the log: {error.strerror or error}") from None
-    loads = json.loads
     with handle:
-        for lineno, raw in enumerate(handle, start=1):
+        for lineno, _, raw in bounded_lines(handle, MAX_LOG_LINE):
+            if raw is None:
+                raise InputError(
+                    file, lineno, f"is longer than {MAX_LOG_LINE:,} bytes: no log record is"
+                )
             if raw.isspace():
                 continue
             try:
-                record = loads(raw)
-            except (ValueError, RecursionError):
+                record = bounded_json(raw)
+            except ValueError:
                 if not raw.endswith(b"\n"):
                     warnings.warn(
                         f"{file}:{lineno}: the last line is cut off (the run was killed while "

@@ -399,7 +399,7 @@ class RunRecorder:
             )
             if replay is not None and live.log is not None:
                 line = {"kind": "replay", "env": self._slot, "episode": self.episode, **replay}
-                live.write_replay((json.dumps(line) + "\n").encode())
+                live.write_replay((json.dumps(line, separators=(",", ":")) + "\n").encode())
             held = live.write((json.dumps(record) + "\n").encode())
             if held is not None:  # a relayed line: the run's totals are its holder's
                 run_steps, run_frames = held

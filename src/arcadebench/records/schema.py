@@ -6,7 +6,7 @@ and read by the scorer (:mod:`arcadebench.records.reader`). Readers skip records
 ``kind``, so later formats can add kinds without breaking older readers.
 
 Classes: RunIdentity, HeaderRecord, EpisodeRecord.
-Functions: header_record, episode_record.
+Functions: header_record, episode_record, episode_seeds.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from typing import Any, Literal, NamedTuple, TypedDict, get_args
 
+import numpy as np
 from typing_extensions import NotRequired  # typing's own from Python 3.11
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "HeaderRecord",
     "RunIdentity",
     "episode_record",
+    "episode_seeds",
     "header_record",
 ]
 
@@ -215,3 +217,18 @@ def episode_record(
         "time": round(time.time(), 3),
     }
     return record  # type: ignore[return-value]  # a dict literal is not a TypedDict to mypy
+
+
+def episode_seeds(job_seed: int, index: int) -> tuple[int, int]:
+    """The (environment reset seed, agent seed) of the episode of ``index`` in a runner's job.
+
+    Part of the log's contract: an episode line's ``index`` and its job's ``seed`` fix where
+    the episode started, so a run whose episodes were re-ordered, repeated, dropped or replaced
+    by one of another seed is seen as such (``arcadebench verify``).
+
+    Example:
+        >>> episode_seeds(0, 0) == episode_seeds(0, 0) != episode_seeds(0, 1)
+        True
+    """
+    state = np.random.SeedSequence(entropy=job_seed, spawn_key=(index,)).generate_state(2)
+    return int(state[0]), int(state[1])

@@ -47,7 +47,7 @@ from arcadebench.specs import Spec, load_spec
 from arcadebench.wrappers._info import protocol_info
 from arcadebench.wrappers.misuse import MisuseDetector
 from arcadebench.wrappers.observations import StandardAtariEnv
-from arcadebench.wrappers.recording import EpisodeRecording, snapshot
+from arcadebench.wrappers.recording import EpisodeRecording, snapshot, state_digest_reader
 
 __all__ = [
     "LOG_DIR_ENV",
@@ -198,7 +198,7 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._lost_life = False
         self._unlogged_ok = unlogged_ok
         self._in_episode = False
-        self._recording = EpisodeRecording() if record_actions else None
+        self._recording = EpisodeRecording(state_digest_reader(env)) if record_actions else None
         self._recording_steps = False  # this episode is recorded (a log is open)
         self._start_episode_counters()
         try:

@@ -402,6 +402,9 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
             (:mod:`~arcadebench.wrappers.recording`): per env its seed and every action since, as
             a batched emulator's per-env states cannot be read (an episode that follows another
             of its env continues it).
+        obs_type: the batch's observation type (``"standard"``, ``"rgb"``, ``"grayscale"``):
+            the recordings then carry digests of the observations, which a replay renders
+            alike (``None``: no digests).
     """
 
     def __init__(
@@ -421,6 +424,7 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
         budget_frames: int | None = None,
         unlogged_ok: bool = False,
         record_actions: bool = True,
+        obs_type: str | None = None,
     ) -> None:
         spec = load_spec(spec)
         game = spec.resolve_game(game)
@@ -463,7 +467,7 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
         self._rollover: list[list[float]] = [[] for _ in range(n)]
         self._in_episode = False
         logged = recorders[0].log is not None
-        self._recording = BatchRecording(n) if record_actions and logged else None
+        self._recording = BatchRecording(n, obs_type) if record_actions and logged else None
 
     # -- read-only state ------------------------------------------------------------------
     @property
@@ -554,6 +558,9 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
         if recording is not None:
             self._recording_starts(recording, seed, chosen)
         obs, info = self.env.reset(seed=seed, options=options)
+        if recording is not None:
+            for i in np.flatnonzero(chosen).tolist():
+                recording.begin_digests(i, self._t, obs[i])
         self._ep_return[chosen] = 0.0
         self._start_t[chosen] = self._t
         self._ep_frames = np.where(chosen, info["episode_frame_number"], self._ep_frames)
@@ -588,9 +595,12 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
                 raise BudgetExhausted(self._budget_message())
             raise ArcadebenchError("step() before reset(): reset the envs first")
         obs, rewards, terminated, truncated, info = self.env.step(actions)
-        if self._recording is not None:
-            self._recording.add(actions, rewards)
+        recording = self._recording
+        if recording is not None:
+            recording.add(actions, rewards)
         self._t += 1
+        if recording is not None and self._t >= recording.next_due:
+            recording.digest_due(self._t, obs, info)
         self._ep_return += rewards
         self._ep_frames = info["episode_frame_number"]
         protocol = info.get(KEY)
@@ -607,15 +617,24 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
                 recorder.publish(n_steps, frames)
             over = self._recorders[0].run_used_up()
         if over or _any(terminated) or _any(truncated):
-            self._end_episodes(terminated, truncated, info, over)
+            self._end_episodes(obs, terminated, truncated, info, over)
             if over:
                 truncated = truncated | ~terminated
         return obs, rewards, terminated, truncated, info
 
     def _end_episodes(
-        self, terminated: np.ndarray, truncated: np.ndarray, info: dict[str, Any], over: bool
+        self,
+        obs: np.ndarray,
+        terminated: np.ndarray,
+        truncated: np.ndarray,
+        info: dict[str, Any],
+        over: bool,
     ) -> None:
-        """Log the episodes that ended on this step (and, ``over`` budget, cut the others)."""
+        """Log the episodes that ended on this step (and, ``over`` budget, cut the others).
+
+        An env whose episode ended was reset in the step: ``obs`` is its next episode's first
+        observation, ``info["final_obs"]`` its last.
+        """
         ended = terminated | truncated
         if over:
             set_end_reasons(info, ~ended, "budget")
@@ -631,24 +650,33 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
             if not marked[i]:
                 reasons[i] = "game_over" if terminated[i] else "time_limit"
                 marked[i] = True
-            summaries[i] = self._finish(i, complete=True, end_reason=reasons[i])
+            summaries[i] = self._finish(
+                i, complete=True, end_reason=reasons[i], last=info["final_obs"][i]
+            )
+            if self._recording is not None and not over:
+                self._recording.begin_digests(i, self._t, obs[i])
         if _any(ended):  # the next episodes have started, with their start-up frames
             self._ep_frames[ended] = info["next_episode_frame_number"][ended]
         if over:
             for i in np.flatnonzero(~ended).tolist():
-                summaries[i] = self._finish(i, complete=False, end_reason="budget")
+                summaries[i] = self._finish(i, complete=False, end_reason="budget", last=obs[i])
             for recorder in self._recorders:
                 recorder.exhausted = True  # the batch steps together: every stream stops here
             self._in_episode = False
 
-    def _finish(self, i: int, complete: bool, end_reason: str) -> dict[str, Any]:
+    def _finish(
+        self, i: int, complete: bool, end_reason: str, last: np.ndarray | None = None
+    ) -> dict[str, Any]:
         """Log env ``i``'s episode, start counting its next one; the episode's summary.
 
-        The env itself was already reset, by the same-step autoreset or by a wrapper.
+        The env itself was already reset, by the same-step autoreset or by a wrapper; ``last``
+        is the observation its episode ended on, where it is known.
         """
         now = time.perf_counter()
         recording = self._recording
-        replay = None if recording is None else recording.fields(i, int(self._start_t[i]), self._t)
+        replay = (
+            None if recording is None else recording.fields(i, int(self._start_t[i]), self._t, last)
+        )
         record = self._recorders[i].finish(
             episode_return=float(self._ep_return[i]),
             steps=self._t - int(self._start_t[i]),

@@ -12,7 +12,6 @@ from log_helpers import episodes, played, records
 
 import arcadebench
 from arcadebench.benchmarks.runner import backends
-from arcadebench.benchmarks.runner.worker import episode_seeds
 from arcadebench.benchmarks.scoring.results import Results
 from arcadebench.errors import (
     ArcadebenchError,
@@ -20,6 +19,7 @@ from arcadebench.errors import (
     JobsFailed,
     NonCompliantWarning,
 )
+from arcadebench.records import episode_seeds
 
 SHORT = {"max_episode_frames": 2000}  # <= 500 steps an episode (non-compliant: fine for tests)
 SCORED_AS = " [max_episode_frames=2000]"  # runs of other settings are an algorithm of their own

@@ -445,6 +445,7 @@ def make_vec(
             algorithm=algorithm,
             resume=resume,
             record_actions=record_actions,
+            obs_type=obs_type,
         )
     except BaseException:
         env.close()

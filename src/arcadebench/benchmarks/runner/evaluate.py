@@ -22,7 +22,7 @@ Failure handling (issue 10):
 - ``resume=True`` continues the jobs whose logs fall short of the quota at the first missing
   episode (without it, such a job is refused: a learning agent would restart afresh). Episode
   ``i`` of a job is seeded from ``(seed, i)``
-  (:func:`~arcadebench.benchmarks.runner.worker.episode_seeds`), so for agents that do not learn a
+  (:func:`~arcadebench.records.episode_seeds`), so for agents that do not learn a
   resumed run logs exactly the episodes of an uninterrupted one, whatever the number of workers
   or the backend. (A learning agent restarts from a fresh agent when its job is resumed.)
 

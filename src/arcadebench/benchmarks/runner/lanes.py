@@ -8,10 +8,10 @@ for all of them (once per agent: jobs whose factory makes an agent each are call
 
 A lane is one stream of a job's run (:mod:`arcadebench.records.live`): it opens the job's
 environment and log when the parent gives it the job, plays the episode indices it is given one
-after another, each reset with the seeds of its index (:func:`~.worker.episode_seeds`) and
-recorded with ``index``, and keeps its environment for the job's next index. Each row of a
-batch draws its random numbers from its own episode's generator, so an episode is the same
-whatever shares its batch, the number of lanes or workers, or the backend.
+after another, each reset with the seeds of its index (:func:`~arcadebench.records.episode_seeds`)
+and recorded with ``index``, and keeps its environment for the job's next index. Each row of a batch
+draws its random numbers from its own episode's generator, so an episode is the same whatever shares
+its batch, the number of lanes or workers, or the backend.
 
 Failures stay with their lanes: an agent that raises fails the lanes whose rows were in that
 call; an environment that raises fails its lane. An agent that does not fit an environment's
@@ -36,12 +36,11 @@ from arcadebench.benchmarks.runner.worker import (
     Job,
     attach_log,
     checked_actions,
-    episode_seeds,
     event_fields,
     full_action_space,
 )
 from arcadebench.errors import AgentError, ArcadebenchError, IncompatibleAgent
-from arcadebench.records import Relay
+from arcadebench.records import Relay, episode_seeds
 
 __all__ = ["Lanes"]
 

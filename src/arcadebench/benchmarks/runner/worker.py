@@ -11,7 +11,8 @@ two ways, by a worker process that lives for the whole run (:mod:`~.serve`):
   missing episodes in the environments of every worker at once, the rows of one call per step.
 
 Determinism: episode ``i`` of a job is reset with a seed, and the agent seeded with another,
-both derived from ``(job seed, i)`` by :func:`episode_seeds`, and its record says ``index: i``.
+both derived from ``(job seed, i)`` by :func:`~arcadebench.records.episode_seeds`, and its
+record says ``index: i``.
 Episodes therefore do not depend on the ones before them (for agents that do not learn), nor
 on the batch, the number of workers or the backend, so a resumed job, which plays the indices
 missing from its log, plays exactly the episodes an uninterrupted job would.
@@ -21,7 +22,7 @@ whose log another process holds (a Ray driver) plays through a
 :class:`~arcadebench.records.Relay` per phase.
 
 Classes: Job.
-Functions: episode_seeds, run_job, attach_log, checked_actions, event_fields, full_action_space.
+Functions: run_job, attach_log, checked_actions, event_fields, full_action_space.
 """
 
 from __future__ import annotations
@@ -35,14 +36,13 @@ import gymnasium as gym
 import numpy as np
 
 from arcadebench.errors import AgentError, ArcadebenchError
-from arcadebench.records import Relay
+from arcadebench.records import Relay, episode_seeds
 
 __all__ = [
     "HEARTBEAT_STEPS",
     "Job",
     "attach_log",
     "checked_actions",
-    "episode_seeds",
     "event_fields",
     "full_action_space",
     "run_job",
@@ -97,17 +97,6 @@ class Job:
     def key(self) -> str:
         """``game/run``: the job's name in progress and failure reports."""
         return f"{self.game}/{self.run}"
-
-
-def episode_seeds(job_seed: int, episode: int) -> tuple[int, int]:
-    """The (environment reset seed, agent seed) of episode ``episode`` of a job.
-
-    Example:
-        >>> episode_seeds(0, 0) == episode_seeds(0, 0) != episode_seeds(0, 1)
-        True
-    """
-    state = np.random.SeedSequence(entropy=job_seed, spawn_key=(episode,)).generate_state(2)
-    return int(state[0]), int(state[1])
 
 
 def checked_actions(
@@ -278,10 +267,11 @@ def _play(
 ) -> int:
     """Play episodes until ``episodes`` are complete or the budget is used; returns how many.
 
-    Each new game is reset with the seeds of its episode index (:func:`episode_seeds`); an
-    episode that ended at a lost life (a training life-loss signal) continues the game with an
-    unseeded reset. ``learn``: the agent observes every step; ``quiet``: progress reports steps
-    only (a training phase whose episodes are not the job's quota).
+    Each new game is reset with the seeds of its episode index
+    (:func:`~arcadebench.records.episode_seeds`); an episode that ended at a lost life (a training
+    life-loss signal) continues the game with an unseeded reset. ``learn``: the agent observes every
+    step; ``quiet``: progress reports steps only (a training phase whose episodes are not the job's
+    quota).
     """
     act, observe = actor.act, actor.observe if learn else None
     space = env.action_space
