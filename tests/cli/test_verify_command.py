@@ -40,8 +40,13 @@ def test_verify_exits_1_on_an_edited_log_and_2_on_bad_input(out, tmp_path, capsy
     record["steps"] += 1
     copy.write_text("\n".join([lines[0], json.dumps(record), *lines[2:]]) + "\n")
     (tmp_path / "0.replay").write_text(log.with_suffix(".replay").read_text())
-    assert main(["verify", str(copy)]) == 1
-    assert "the log says steps" in capsys.readouterr().out
+    assert main(["verify", str(copy), "--json", str(tmp_path / "v.json")]) == 1
+    assert "re-simulated and verified" in capsys.readouterr().out
+    (checked,) = json.loads((tmp_path / "v.json").read_text())["runs"]
+    assert checked["problems"][0].endswith(
+        "(line 2): episodes are missing before it, or a line was edited"
+    )
+    assert checked["episodes"][0]["reason"].startswith("the log says steps")
     assert main(["verify", str(tmp_path / "nothing")]) == 2
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert line.startswith("arcadebench: error:") and "is no log" in line

@@ -1,8 +1,8 @@
 """``verify``: a run's episodes re-simulated from their recordings and checked against the log.
 
-Issue 30's cases: a runner job, a make_vec training run of 4 envs and an SB3 run each verify
-100 %; an edited return, an episode of another setting or spec spliced in, an edited header,
-and recordings that are missing or damaged are each caught, with the episode and the step.
+A runner job, a make_vec training run of 4 envs and an SB3 run each verify 100 %; an edited
+return, an episode of another setting or spec spliced in, an edited header, and recordings that
+are missing or damaged are each caught, with the episode and the step.
 """
 
 from __future__ import annotations
@@ -118,27 +118,28 @@ def test_an_episode_of_another_setting_or_spec_spliced_in_is_caught(tmp_path):
                     break
         env.close()
     log, foreign = one_log(run), one_log(other)
-    line = json.loads(foreign.read_text().splitlines()[2])
-    replay = json.loads(replay_path(foreign).read_text().splitlines()[1])
+    lines = [json.loads(text) for text in foreign.read_text().splitlines()[1:3]]
+    replays = [json.loads(text) for text in replay_path(foreign).read_text().splitlines()[:2]]
     spliced = [
-        dict(line, episode=2),  # declares its settings: caught by its line
-        dict(line, episode=3, deviations={}),  # claims the run's: caught by the emulator
+        dict(lines[0], episode=2),  # declares its settings: caught by its line
+        dict(lines[1], episode=3, deviations={}),  # claims the run's: caught by the emulator
     ]
     with open(log, "a") as handle:
         handle.writelines(json.dumps(r) + "\n" for r in spliced)
     with open(replay_path(log), "a") as handle:
-        handle.writelines(json.dumps(dict(replay, episode=e)) + "\n" for e in (2, 3))
+        handle.writelines(
+            json.dumps(dict(replay, episode=e)) + "\n"
+            for e, replay in zip((2, 3), replays, strict=True)
+        )
     checks = verify(run).runs[0].episodes
     assert [c.verdict for c in checks] == ["verified", "verified", "diverged", "diverged"]
     assert checks[2].line == 4 and "an episode of other settings" in checks[2].reason
     assert checks[2].step is not None and "under the run's settings it departs" in checks[2].reason
     assert checks[3].line == 5 and checks[3].step is not None  # sticky actions: another game
-    assert "the emulator's reward is" in checks[3].reason or "ended there" in checks[3].reason
-    other_spec = dict(line, spec="atari5", episode=4)
+    assert "the emulator's" in checks[3].reason or "ended there" in checks[3].reason
+    other_spec = dict(lines[0], spec="atari5", episode=4)  # no recording: its line says it all
     with open(log, "a") as handle:
         handle.write(json.dumps(other_spec) + "\n")
-    with open(replay_path(log), "a") as handle:
-        handle.write(json.dumps(dict(replay, episode=4)) + "\n")
     last = verify(run).runs[0].episodes[-1]
     assert (
         last.verdict == "diverged" and "its spec is 'atari5', the run's is 'saber'" in last.reason

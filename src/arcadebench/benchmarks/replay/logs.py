@@ -3,7 +3,10 @@
 The scorer's view of a run (:func:`~arcadebench.records.parse_log`) refuses a log with a line of
 another spec; re-simulating one must instead *find* that line and say which episode it is, so
 the lines are read here as written (:func:`~arcadebench.records.log_records`), each episode with
-its line number and its recording (:func:`~arcadebench.records.read_replays`).
+its line number and where its recording is (:func:`~arcadebench.records.index_replays`: indexed,
+decoded only when the episode is replayed). A log to verify is someone else's file: an episode
+line whose fields are not what the format says is kept with the reason (``malformed``), so that
+it gets a verdict instead of failing the run.
 
 Classes: LoggedEpisode, RecordedRun.
 Functions: find_logs, read_run.
@@ -11,58 +14,73 @@ Functions: find_logs, read_run.
 
 from __future__ import annotations
 
-import json
+import math
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arcadebench.errors import ArcadebenchError, InputError
-from arcadebench.records import Replay, log_records, read_replays, replay_path
+from arcadebench.errors import InputError
+from arcadebench.records import ReplayEntry, ReplayIndex, index_replays, log_records, replay_path
 
 __all__ = ["LoggedEpisode", "RecordedRun", "find_logs", "read_run"]
 
 
 @dataclass(frozen=True)
 class LoggedEpisode:
-    """One episode line of a log, and its recording if it has one."""
+    """One episode line of a log, and where its recording is if it has one.
+
+    Attributes:
+        line: its line in the log.
+        record: the line as written.
+        replay: its recording's line in the replay file (``None``: none).
+        malformed: why its fields cannot be checked (``None``: they are the format's).
+    """
 
     line: int
     record: Mapping[str, Any]
-    replay: Replay | None
+    replay: ReplayEntry | None
+    malformed: str | None = None
 
     @property
     def key(self) -> tuple[int, int]:
-        """``(stream, episode)``: what joins the line to its recording."""
+        """``(stream, episode)``: what joins the line to its recording (``(-1, -line)``: none)."""
+        if self.malformed is not None:
+            return -1, -self.line
         return int(self.record.get("env", 0)), int(self.record["episode"])
+
+    @property
+    def index(self) -> int | None:
+        """The runner's index of the episode in its job, where it has one."""
+        index = self.record.get("index") if self.malformed is None else None
+        return index if type(index) is int else None
 
     @property
     def name(self) -> str:
         """How messages name it: the runner's index where it has one."""
+        if self.malformed is not None:
+            return f"line {self.line}"
         stream, episode = self.key
-        index = self.record.get("index")
         where = f"episode {episode}" + (f" (stream {stream})" if stream else "")
-        return where + (f", index {index}" if index is not None else "")
+        return where + (f", index {self.index}" if self.index is not None else "")
 
 
 @dataclass(frozen=True)
 class RecordedRun:
-    """A log and what it holds: its header, its episodes, their recordings.
+    """A log and what it holds: its header, its episodes, where their recordings are.
 
     Attributes:
         log: the log file.
         header: its header record (``{}`` when it has none).
         episodes: every episode line, in log order.
-        damaged: replay lines that could not be read (a cut or edited line).
-        recorded: whether the log has a replay file at all.
+        replays: its replay file's index (its damaged lines with why).
     """
 
     log: Path
     header: Mapping[str, Any]
     episodes: list[LoggedEpisode] = field(default_factory=list)
-    damaged: int = 0
-    recorded: bool = False
+    replays: ReplayIndex | None = None
 
     @property
     def spec_name(self) -> str | None:
@@ -70,32 +88,91 @@ class RecordedRun:
         name = self.header.get("spec")
         return name if isinstance(name, str) else None
 
+    @property
+    def recorded(self) -> bool:
+        """Whether the log has a replay file at all."""
+        return self.replays is not None and self.replays.exists
+
+    @property
+    def damaged(self) -> int:
+        """Replay lines that could not be read (a cut, edited or oversized line)."""
+        return len(self.replays.damaged) if self.replays is not None else 0
+
+    @property
+    def replay_file(self) -> Path:
+        """The replay file beside the log."""
+        return replay_path(self.log)
+
+
+def _count(record: Mapping[str, Any], key: str, default: Any = None) -> str | None:
+    """Why ``record[key]`` is no count (a non-negative integer), or ``None``."""
+    value = record.get(key, default)
+    if type(value) is not int or value < 0:
+        return f"its {key!r} must be a non-negative integer, got {_short(value)}"
+    return None
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _malformed(record: Mapping[str, Any]) -> str | None:
+    """Why an episode line's fields are not the format's (DEVELOPING.md, "Episode log")."""
+    for key in ("episode", "steps", "frames"):
+        problem = _count(record, key)
+        if problem:
+            return problem
+    for key in ("env", "env_steps", "env_frames", "total_steps", "total_frames"):
+        problem = _count(record, key, 0)
+        if problem:
+            return problem
+    if "index" in record and (problem := _count(record, "index")):
+        return problem
+    value = record.get("return")
+    if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
+        return f"its 'return' must be a finite number, got {_short(value)}"
+    if type(record.get("complete")) is not bool:
+        return f"its 'complete' must be true or false, got {_short(record.get('complete'))}"
+    if not isinstance(record.get("end_reason"), str):
+        return f"its 'end_reason' must be text, got {_short(record.get('end_reason'))}"
+    seed = record.get("seed")
+    if seed is not None and type(seed) is not int:
+        return f"its 'seed' must be an integer, got {_short(seed)}"
+    if not isinstance(record.get("deviations", {}), dict):
+        return f"its 'deviations' must be an object, got {_short(record.get('deviations'))}"
+    return None
+
 
 def read_run(log: str | os.PathLike[str]) -> RecordedRun:
-    """The lines of ``log`` and the recordings beside it (``<run>.replay``).
+    """The lines of ``log`` and the index of the recordings beside it (``<run>.replay``).
 
     Raises:
-        InputError: the log cannot be read, or a line before the last is corrupt.
+        InputError: the log cannot be read, a line before the last is corrupt, or one is
+            longer or more deeply nested than any log record.
     """
     path = Path(log)
-    replays, damaged = read_replays(replay_path(path))
+    replays = index_replays(replay_path(path))
     header: dict[str, Any] = {}
     episodes: list[LoggedEpisode] = []
     for line, record in log_records(path):
         kind = record.get("kind")
         if kind == "header" and not header and not episodes:
             header = record
-        elif kind == "episode" and "episode" in record:
-            key = (int(record.get("env", 0)), int(record["episode"]))
-            episodes.append(LoggedEpisode(line, record, replays.get(key)))
-    return RecordedRun(path, header, episodes, damaged, replay_path(path).exists())
+        elif kind == "episode":
+            malformed = _malformed(record)
+            entry = None
+            if malformed is None:
+                entry = replays.entries.get((int(record.get("env", 0)), int(record["episode"])))
+            episodes.append(LoggedEpisode(line, record, entry, malformed))
+    return RecordedRun(path, header, episodes, replays)
 
 
 def find_logs(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
-    """The logs to verify: ``.jsonl`` files, directories' logs, a results file's inputs.
+    """The logs (``.jsonl``) of paths that are logs or directories of logs.
 
     Raises:
-        InputError: a path that is none of these, or holds no log.
+        InputError: a path that is neither, or holds no log.
     """
     found: list[Path] = []
     for given in paths:
@@ -104,8 +181,6 @@ def find_logs(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
             logs = sorted(p for p in path.rglob("*.jsonl") if p.is_file())
         elif path.suffix == ".jsonl" and path.is_file():
             logs = [path]
-        elif path.suffix == ".json" and path.is_file():
-            logs = _results_inputs(path)
         else:
             raise InputError(
                 str(path), None, "is no log (.jsonl), directory of logs or results file (.json)"
@@ -114,32 +189,3 @@ def find_logs(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
             raise InputError(str(path), None, "holds no episode log (.jsonl) to verify")
         found.extend(logs)
     return list(dict.fromkeys(found))
-
-
-def _results_inputs(path: Path) -> list[Path]:
-    """The logs a results file was scored from (its provenance's ``inputs``)."""
-    try:
-        results = json.loads(path.read_text())
-        inputs = results["provenance"]["inputs"]
-    except (OSError, ValueError, KeyError, TypeError):
-        raise InputError(
-            str(path),
-            None,
-            "is not a results file whose provenance lists its inputs (arcadebench score or run "
-            "write one); pass the log directory instead",
-        ) from None
-    logs: list[Path] = []
-    for item in inputs:
-        given = Path(str(item))  # as the scorer was given it: from where it ran, or absolute
-        candidates = [given, path.parent / given, path.parent.parent / given]
-        source = next((c for c in candidates if c.exists()), given)
-        if source.is_dir():
-            logs.extend(sorted(source.rglob("*.jsonl")))
-        elif source.suffix == ".jsonl":
-            logs.append(source)
-    if not logs:
-        raise ArcadebenchError(
-            f"{path}: its inputs are score tables, not episode logs, so there is nothing to "
-            "re-simulate; verify the logs it was scored from"
-        )
-    return logs

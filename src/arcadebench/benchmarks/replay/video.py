@@ -236,6 +236,7 @@ def _unwritable(path: Path) -> str | None:
         return f"{folder} is not writable"
     if path.exists() and not os.access(path, os.W_OK):
         return f"{path} is not writable"
+    path.parent.mkdir(parents=True, exist_ok=True)  # where permissions do not tell (/proc)
     return None
 
 
