@@ -1,4 +1,5 @@
-"""Episode-monitor overhead: the protocol env with and without its monitor (target <= 2 %).
+"""Episode-monitor overhead: the protocol env with and without its monitor (targets: its own cost
+<= 1 % of a protocol step, end to end <= 2 %).
 
 First the monitor's own per-step cost, exactly: stepping a no-op environment through it (the
 difference from stepping the no-op env directly, in microseconds), set against the time of one
@@ -6,7 +7,8 @@ protocol step. Then end to end: one protocol stack of arcadebench/SABER-Pong-v0 
 separate ALE instances differ by a few per cent on their own) is stepped through (a) the
 wrapper just below the monitor, (b) its monitor without a log, (c) another monitor on it
 writing a log (one fsynced line per episode) and recording each episode for its replay (its
-start, its actions: issue 30), and (d) the same without the recording: every round of every
+start, its actions, a digest of the emulator's RAM every 8 steps), and (d) the same without the
+recording: every round of every
 case resets with the
 same seed and plays the same actions, so all play the same frames (episodes end and restart
 inside the timing); the cases run in interleaved rounds and the overhead against (a) is the
@@ -41,6 +43,7 @@ from _timing import (
     table,
     write_json,
 )
+from ale_py import ALEInterface, roms
 
 import arcadebench  # noqa: F401 - registers the ids
 from arcadebench.records import replay_path
@@ -52,13 +55,22 @@ NOOP = np.int64(0)  # the one observation and the action of NullEnv, a Discrete 
 
 
 class NullEnv(gym.Env[np.int64, np.int64]):
-    """Steps in no time, with a protocol-like ``info`` (frame counter, ``info["arcadebench"]``)."""
+    """Steps in no time, with a protocol-like ``info`` (frame counter, ``info["arcadebench"]``).
+
+    It holds a real emulator it never steps (``ale``, Pong loaded), so the monitor reads its
+    lives and RAM as it does a protocol env's: the per-step cost includes the state digests.
+    """
 
     observation_space = gym.spaces.Discrete(1)
     action_space = gym.spaces.Discrete(18)
 
     def __init__(self) -> None:
         self.info: dict[str, Any] = {"episode_frame_number": 0, "arcadebench": {"stuck_frames": 0}}
+        self.ale = ALEInterface()
+        rom = roms.get_rom_path("pong")
+        if rom is None:
+            raise SystemExit("ale-py has no Pong ROM")
+        self.ale.loadROM(rom)
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -148,12 +160,13 @@ def main() -> None:
                 2.0,
                 "%",
             ),
-            Target("monitor cost per step / protocol step", 100 * cost / step_us, "<=", 2.0, "%"),
+            Target("monitor cost per step / protocol step", 100 * cost / step_us, "<=", 1.0, "%"),
             Target(
-                "monitor cost per step, logging and recording / protocol step",
+                "monitor cost per step, logging and recording (state digests included) / "
+                "protocol step",
                 100 * recording_cost / step_us,
                 "<=",
-                2.0,
+                1.0,
                 "%",
             ),
         ]

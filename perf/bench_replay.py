@@ -170,6 +170,14 @@ def main() -> None:
                 " B",
             ),
             Target(
+                "recording of a seeded batched run, all its bytes a step on disk (state digests "
+                "included)",
+                batched["replay_bytes"] / batched["steps"],
+                "<=",
+                1.5,
+                " B",
+            ),
+            Target(
                 "verification of a 10M-frame run / raw emulator on every core",
                 batched["verify_over_raw"],
                 "<=",

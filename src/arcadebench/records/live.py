@@ -52,6 +52,7 @@ import mmap
 import os
 import struct
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -61,6 +62,9 @@ from arcadebench.errors import ArcadebenchError, LogInUse
 from arcadebench.records.filesystems import network_filesystem
 from arcadebench.records.replay_format import replay_path
 from arcadebench.records.writer import cut_partial_line
+
+_REPLAY_SYNC_SECONDS = 1.0
+"""A replay file is ``fsync``ed at an append a second or more after the last (and when closed)."""
 
 try:  # POSIX record locks; without them (Windows) a run is one process
     import fcntl
@@ -208,6 +212,7 @@ class LiveRun:
         self._map: mmap.mmap | None = None
         self._log_file: Any = None
         self._replay_file: Any = None  # <run>.replay, opened at its first line
+        self._replay_synced = 0.0  # when it was last fsynced (time.monotonic)
         self._words: memoryview = memoryview(bytearray(_SIZE)).cast("q")
         self._words[0] = 0
         self._kept = 0  # holders keeping the run open while none of its slots is claimed
@@ -377,11 +382,14 @@ class LiveRun:
         return None
 
     def write_replay(self, line: bytes) -> None:
-        """Append one replay line to ``<run>.replay`` and ``fsync`` it.
+        """Append one replay line to ``<run>.replay``; ``fsync`` it at most once a second.
 
         Inside :meth:`appending`, before its episode's line
         (:mod:`~arcadebench.records.replay_format`): a line a crash cut is dropped before the
-        first append, as the log's is.
+        first append, as the log's is. A killed process loses nothing written; an operating
+        system's crash or a power cut can lose the last second's recordings (their episodes,
+        whose lines are fsynced, are then unverifiable, never lost), for an ``fsync`` an
+        episode less (0.4 ms: 0.2 % of a 900-step Atari episode). Closing the run syncs it.
         """
         if self.log is None:
             return
@@ -391,7 +399,10 @@ class LiveRun:
                 cut_partial_line(path)
             self._replay_file = open(path, "ab", buffering=0)  # noqa: SIM115 - closed in _close
         self._replay_file.write(line)
-        os.fsync(self._replay_file.fileno())
+        now = time.monotonic()
+        if now - self._replay_synced >= _REPLAY_SYNC_SECONDS:
+            os.fsync(self._replay_file.fileno())
+            self._replay_synced = now
 
     # -- releasing ------------------------------------------------------------------------
     def keep(self) -> None:
@@ -427,6 +438,7 @@ class LiveRun:
             self._log_file.close()
             self._log_file = None
         if self._replay_file is not None:
+            os.fsync(self._replay_file.fileno())
             self._replay_file.close()
             self._replay_file = None
         if self._map is not None:

@@ -4,8 +4,9 @@ A results file says "median 112 % under SABER", and nobody could tell whether th
 played under SABER's settings, with the logged returns, short of training again. The emulators
 are deterministic given where an episode started and the actions played, so the monitors also
 write, for every episode they log, one *replay* line to ``<run>.replay`` beside
-``<run>.jsonl`` (JSON Lines, the same append lock and ``fsync``, written just before the episode
-line, so a ``kill -9`` loses at most the episode in flight here too):
+``<run>.jsonl`` (JSON Lines, under the same append lock, written just before the episode line, so
+a ``kill -9`` loses at most the episode in flight here too; ``fsync``ed at most once a second, so
+a power cut can cost the last second's recordings, whose episodes are then unverifiable):
 
 ```json
 {"kind": "replay", "format": "arcadebench-replay/2", "env": 0, "episode": 3,
@@ -124,15 +125,15 @@ def replay_path(log: str | os.PathLike[str]) -> Path:
     return Path(log).with_suffix(".replay")
 
 
-def encode_array(values: np.ndarray) -> str:
-    """An array's bytes, zlib-compressed, as base64 text (JSON holds no bytes).
+def encode_array(values: np.ndarray, level: int = 6) -> str:
+    """An array's bytes, zlib-compressed at ``level``, as base64 text (JSON holds no bytes).
 
     Example:
         >>> decode_array(encode_array(np.arange(5, dtype=np.uint8)), "uint8", ()).tolist()
         [0, 1, 2, 3, 4]
     """
     data = np.ascontiguousarray(values).tobytes()
-    return base64.b64encode(zlib.compress(data, 6)).decode("ascii")
+    return base64.b64encode(zlib.compress(data, level)).decode("ascii")
 
 
 def decode_array(

@@ -103,7 +103,8 @@ def snapshot(env: gym.Env[Any, Any]) -> dict[str, Any]:
     ale = getattr(base, "ale", None)
     if ale is not None and hasattr(ale, "cloneState"):
         data = ale.cloneState(include_rng=True).serialize()
-        found["ale"] = encode_array(np.frombuffer(data, np.uint8))
+        # level 1: 0.07 ms against 0.22 at 6 for ALE's 14.5 KB, 1 % larger (7.5 KB)
+        found["ale"] = encode_array(np.frombuffer(data, np.uint8), level=1)
     found["np_random"] = base.np_random.bit_generator.state  # a plain dict of ints
     return found
 
