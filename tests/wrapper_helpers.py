@@ -19,7 +19,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from arcadebench.wrappers import ButtonDiscretizer, SonicProgressReward, StickyFrameSkip, TimeLimit
+from arcadebench.benchmarks.envs.sonic import progress_reward
+from arcadebench.wrappers import ButtonDiscretizer, StickyFrameSkip, TimeLimit
 
 RETRO_DATA = Path(__import__("stable_retro").__file__).parent / "data" / "stable"
 SONIC_GAMES = ("SonicTheHedgehog-Genesis", "SonicTheHedgehog2-Genesis", "SonicAndKnuckles3-Genesis")
@@ -209,7 +210,7 @@ def make_airstriker(
         env = contest_airstriker(
             game, Path(contest_dir), {"x": 0x200, "zone": 0, "act": 0, "lives": 3}
         )
-        env = SonicProgressReward.from_spec(env, "sonic", game)
+        env = progress_reward(env, "sonic", game)
     env = StickyFrameSkip(env, n=4, stickprob=0.25)
     env = ButtonDiscretizer.from_spec(env, "sonic", action_set)
     # (not named max_episode_steps: gym.make would take that kwarg for its own TimeLimit)

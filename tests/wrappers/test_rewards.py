@@ -24,6 +24,7 @@ from wrapper_helpers import (
 )
 
 import arcadebench  # noqa: F401  (registers the ids)
+from arcadebench.benchmarks.envs.sonic import progress_reward
 from arcadebench.specs import load_spec
 from arcadebench.wrappers import (
     AllowBacktracking,
@@ -292,16 +293,6 @@ def test_missing_level_and_missing_variables_are_named():
         InvalidArgument, match=re.escape("`level_end_x` must be a non-empty mapping")
     ):
         sonic([], level_end_x={})
-    with pytest.raises(InvalidArgument, match=re.escape("`game` must be one of")):
-        SonicProgressReward.from_spec(TraceEnv(START, []), SONIC, "Airstriker-Genesis")
-
-
-def test_from_spec_uses_the_spec_tables():
-    env = SonicProgressReward.from_spec(TraceEnv(START, []), SONIC, "SonicTheHedgehog2-Genesis")
-    kwargs = env._saved_kwargs  # what env.spec.additional_wrappers shows for a registered env
-    assert kwargs["level_end_x"]["zone=0,act=0"] == 0x2A40
-    assert kwargs["end_when"] == {"game_mode": 16}
-    assert kwargs["progress_scale"] == 9000.0 and kwargs["bonus_horizon_frames"] == 18_000
 
 
 # --- agreement with stable-retro's contest script.lua ------------------------------------------
@@ -333,9 +324,7 @@ def test_agrees_with_the_contest_lua_frame_by_frame_on_airstriker(game, tmp_path
     env = contest_airstriker(game, tmp_path / game, start)
     try:
         for frames, reason in zip(lua_traces(game), ("level_complete", "life_lost"), strict=True):
-            wrapped = SonicProgressReward.from_spec(
-                InnerReward(RamWriter(env, frames)), SONIC, game
-            )
+            wrapped = progress_reward(InnerReward(RamWriter(env, frames)), SONIC, game)
             wrapped.reset()
             ours, lua = [], []
             for _ in frames:
@@ -389,7 +378,7 @@ def test_agrees_with_the_contest_scenario_on_the_real_rom():
         render_mode=None,
     )
     try:
-        wrapped = SonicProgressReward.from_spec(InnerReward(env), SONIC, "SonicTheHedgehog-Genesis")
+        wrapped = progress_reward(InnerReward(env), SONIC, "SonicTheHedgehog-Genesis")
         wrapped.reset(seed=0)
         right = np.zeros(12, np.uint8)
         right[7] = 1  # RIGHT

@@ -349,32 +349,6 @@ class SonicProgressReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._rule = rule
         self._frame = 0
 
-    @classmethod
-    def from_spec(cls, env: gym.Env, spec: Any, game: str) -> SonicProgressReward:
-        """Wrap ``env`` with the settings of retro ``game`` in ``spec`` (e.g. ``"sonic"``).
-
-        Args:
-            env: the ``RetroEnv`` to wrap.
-            spec: a loaded :class:`~arcadebench.specs.Spec` or a spec name.
-            game: a key of ``spec.retro_games``, e.g. ``"SonicTheHedgehog-Genesis"``.
-        """
-        from arcadebench.specs import load_spec
-
-        spec = load_spec(spec)
-        if game not in spec.retro_games:
-            raise InvalidArgument(f"`game` must be one of {sorted(spec.retro_games)}, got {game!r}")
-        settings, retro_game = spec.environment, spec.retro_games[game]
-        return cls(
-            env,
-            level_end_x=dict(retro_game.level_end_x),
-            end_when=dict(retro_game.end_when),
-            end_when_not=dict(retro_game.end_when_not),
-            act_change_offset=retro_game.act_change_offset,
-            progress_scale=settings.progress_scale,
-            completion_bonus=settings.completion_bonus,
-            bonus_horizon_frames=settings.bonus_horizon_frames,
-        )
-
     def _reset_ram(self, info: dict[str, Any]) -> Mapping[str, Any]:
         if "x" in info:
             return info

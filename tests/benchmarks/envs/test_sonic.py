@@ -29,15 +29,16 @@ from sonic_helpers import (
     sonic_rom,
     write_sonic_airstriker,
 )
-from wrapper_helpers import button_code
+from wrapper_helpers import TraceEnv, button_code
 
 import arcadebench
 from arcadebench.benchmarks.envs.ids import env_id
 from arcadebench.benchmarks.envs.joint import JOINT_ENV_ID, JointSonicEnv
 from arcadebench.benchmarks.envs.roms import require_roms, rom_status
-from arcadebench.benchmarks.envs.sonic import check_retro_settings
+from arcadebench.benchmarks.envs.sonic import check_retro_settings, progress_reward
 from arcadebench.errors import EmulatorInUse, InvalidArgument, NonCompliantWarning, RomNotFound
 from arcadebench.specs import load_spec
+from arcadebench.wrappers import SonicProgressReward
 from arcadebench.wrappers.monitor import find_monitor
 
 
@@ -185,6 +186,29 @@ def test_a_level_is_the_protocol_stack_at_its_save_state_headless(spec_path):
         assert (info["zone"], info["act"], info["lives"]) == (3, 1, 3)  # the level's save state
         assert info["episode_frame_number"] == 4
         assert env.unwrapped.statename == "Zone3.state"
+    finally:
+        env.close()
+
+
+def test_the_reward_is_the_spec_tables_with_the_resolved_settings(spec_path):
+    ram = {"x": 100, "zone": 0, "act": 0, "lives": 3}
+    reward = progress_reward(TraceEnv(ram, []), SONIC, "SonicTheHedgehog2-Genesis")
+    arguments = reward._saved_kwargs  # what env.spec.additional_wrappers shows
+    assert arguments["level_end_x"]["zone=0,act=0"] == 0x2A40
+    assert arguments["end_when"] == {"game_mode": 16}
+    contest = ("progress_scale", "completion_bonus", "bonus_horizon_frames")
+    assert [arguments[key] for key in contest] == [9000.0, 1000.0, 18_000]  # Section 3.8
+    with pytest.raises(InvalidArgument, match=re.escape("`game` must be one of")):
+        progress_reward(TraceEnv(ram, []), SONIC, "Airstriker-Genesis")
+    with pytest.warns(NonCompliantWarning, match="completion_bonus=500"):
+        env = arcadebench.make(spec_path, "AirstrikerB-Zone3", completion_bonus=500)
+    try:
+        layer = env
+        while not isinstance(layer, SonicProgressReward):
+            layer = layer.env
+        arguments = layer._saved_kwargs
+        assert arguments["level_end_x"] == {"zone=0,act=0": 60, "zone=3,act=1": 100}
+        assert [arguments[key] for key in contest] == [9000.0, 500.0, 18_000]
     finally:
         env.close()
 

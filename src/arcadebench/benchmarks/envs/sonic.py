@@ -9,7 +9,9 @@ Sections 3.5 and 3.8) → :class:`~arcadebench.wrappers.StickyFrameSkip` (4 fram
 Section 3.4) → :class:`~arcadebench.wrappers.ButtonDiscretizer` (the spec's action set,
 Section 3.7; none for ``action_set="buttons"``, the raw 12-button vector) →
 :class:`~arcadebench.wrappers.TimeLimit` (4,500 timesteps, Section 3.5);
-:mod:`~arcadebench.benchmarks.envs.factory` adds the episode monitor on top.
+:mod:`~arcadebench.benchmarks.envs.factory` adds the episode monitor on top. The wrappers know
+nothing of specs: :func:`progress_reward` is where a spec's reward tables become the contest
+reward's arguments, for the level builder and for anyone who wants that reward on its own.
 
 The ``RetroEnv`` runs the game's ``contest`` scenario (retro-contest's ``local.make``), so the
 emulator's own ``done`` is the contest's; the reward the agent sees is the Python port's.
@@ -22,7 +24,7 @@ need processes (``gym.make_vec(id, num_envs=N, vectorization_mode="async")`` or
 The joint training env is :mod:`~arcadebench.benchmarks.envs.joint`.
 
 Classes: LevelRecord.
-Functions: make_retro_env, check_retro_settings, levels, retro_spec.
+Functions: make_retro_env, progress_reward, check_retro_settings, levels, retro_spec.
 """
 
 from __future__ import annotations
@@ -45,7 +47,14 @@ from arcadebench.specs import Spec, load_spec
 from arcadebench.specs.model import AtariSettings, RetroSettings
 from arcadebench.wrappers import ButtonDiscretizer, SonicProgressReward, StickyFrameSkip, TimeLimit
 
-__all__ = ["LevelRecord", "check_retro_settings", "levels", "make_retro_env", "retro_spec"]
+__all__ = [
+    "LevelRecord",
+    "check_retro_settings",
+    "levels",
+    "make_retro_env",
+    "progress_reward",
+    "retro_spec",
+]
 
 _MULTIPLE_EMULATORS = "multiple emulator instances"
 
@@ -152,10 +161,43 @@ def make_retro_env(
         raise
 
 
-def _wrap_protocol(env: gym.Env, spec: Spec, retro_game: str, settings: RetroSettings) -> gym.Env:
-    """Wrap a level's ``RetroEnv`` in the protocol wrappers, in the documented order."""
+def progress_reward(
+    env: gym.Env, spec: str | Spec, retro_game: str, settings: RetroSettings | None = None
+) -> SonicProgressReward:
+    """Wrap ``env`` in the contest reward of ``retro_game``, with its tables from ``spec``.
+
+    The one translation of a spec into :class:`~arcadebench.wrappers.SonicProgressReward`'s
+    arguments, since the wrapper knows nothing of specs: the game's end tables
+    (``retro_games.<game>``: ``level_end_x``, ``end_when``, ``end_when_not``,
+    ``act_change_offset``) and the reward's numbers (Section 3.8: ``progress_scale``,
+    ``completion_bonus``, ``bonus_horizon_frames``) from ``settings``.
+
+    Args:
+        env: the game's ``RetroEnv`` (one emulator frame per step), or a stand-in reporting its
+            RAM variables.
+        spec: a retro spec (``"sonic"``) or its loaded :class:`~arcadebench.specs.Spec`.
+        retro_game: a key of ``spec.retro_games`` (``"SonicTheHedgehog-Genesis"``).
+        settings: the resolved settings (default: the spec's own).
+
+    Raises:
+        InvalidArgument: ``retro_game`` is not a retro game of ``spec``.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> env = progress_reward(gym.make("CartPole-v1"), "sonic", "SonicTheHedgehog2-Genesis")
+        >>> arguments = env.spec.additional_wrappers[-1].kwargs
+        >>> arguments["end_when"], arguments["progress_scale"], arguments["bonus_horizon_frames"]
+        ({'game_mode': 16}, 9000.0, 18000)
+    """
+    spec = load_spec(spec)
+    if retro_game not in spec.retro_games:
+        raise InvalidArgument(
+            f"`game` must be one of {sorted(spec.retro_games)}, got {retro_game!r}"
+        )
+    if settings is None:  # the loader allows retro games in retro specs only
+        settings = cast(RetroSettings, spec.environment)
     game = spec.retro_games[retro_game]
-    env = SonicProgressReward(
+    return SonicProgressReward(
         env,
         level_end_x=dict(game.level_end_x),
         end_when=dict(game.end_when),
@@ -165,6 +207,11 @@ def _wrap_protocol(env: gym.Env, spec: Spec, retro_game: str, settings: RetroSet
         completion_bonus=settings.completion_bonus,
         bonus_horizon_frames=settings.bonus_horizon_frames,
     )
+
+
+def _wrap_protocol(env: gym.Env, spec: Spec, retro_game: str, settings: RetroSettings) -> gym.Env:
+    """Wrap a level's ``RetroEnv`` in the protocol wrappers, in the documented order."""
+    env = progress_reward(env, spec, retro_game, settings)
     env = StickyFrameSkip(env, n=settings.frameskip, stickprob=settings.sticky_probability)
     if settings.action_set != "buttons":
         env = ButtonDiscretizer(env, combos=spec.action_sets[settings.action_set])
