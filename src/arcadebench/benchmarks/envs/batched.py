@@ -13,8 +13,9 @@ C++ threads (one call per batch step, preprocessing in C++) with the protocol's 
   wrapper, ``VectorLifeLossTerminal``;
 - vector-level wrappers (:mod:`arcadebench.wrappers.vector`) for the rest, in the single-env
   order: rollover guard → max stuck time → frame-limit label → no life information → a monitor
-  writing one log per env (runs ``<run>-<i>``) in the single-env format, so ``arcadebench
-  score`` reads them.
+  writing the batch's episodes to the run's one log, each env a stream of it, told what the
+  single env's monitor is told (:func:`~arcadebench.benchmarks.envs.resolve.monitor_kwargs`),
+  in the single-env format, so ``arcadebench score`` reads them.
 
 :class:`AtariProtocolVectorEnv` adapts ``AtariVectorEnv`` to the single env's semantics:
 
@@ -73,8 +74,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from arcadebench.benchmarks.envs.atari import ale_options, protocol_layers
-from arcadebench.benchmarks.envs.ids import env_id
-from arcadebench.benchmarks.envs.resolve import resolve, warn_deviations
+from arcadebench.benchmarks.envs.resolve import monitor_kwargs, resolve, warn_deviations
 from arcadebench.errors import InvalidArgument, RomNotFound
 from arcadebench.records import resolve_log_dir
 from arcadebench.specs import Spec, load_spec
@@ -434,18 +434,17 @@ def make_vec(
             env = _VECTOR_WRAPPERS[rule](env, **arguments)
         return VectorEpisodeMonitor(
             env,
-            spec,
-            game,
             log_dir=directory,
-            unlogged_ok=unlogged_ok,
-            run=run,
-            deviations=dict(resolved.deviations),
-            settings=resolved.kwargs,
-            env_id=env_id(spec, game),
-            algorithm=algorithm,
-            resume=resume,
-            record_actions=record_actions,
             obs_type=obs_type,
+            **monitor_kwargs(
+                resolved,
+                game,
+                run=run,
+                resume=resume,
+                algorithm=algorithm,
+                record_actions=record_actions,
+                unlogged_ok=unlogged_ok,
+            ),
         )
     except BaseException:
         env.close()

@@ -28,7 +28,12 @@ import gymnasium as gym
 
 from arcadebench.benchmarks.envs.atari import make_atari_env
 from arcadebench.benchmarks.envs.ids import env_id
-from arcadebench.benchmarks.envs.resolve import protocol_kwargs, resolve, warn_deviations
+from arcadebench.benchmarks.envs.resolve import (
+    monitor_kwargs,
+    protocol_kwargs,
+    resolve,
+    warn_deviations,
+)
 from arcadebench.benchmarks.envs.sonic import make_retro_env
 from arcadebench.errors import InvalidArgument
 from arcadebench.records import log_path, phase_run, resolve_log_dir
@@ -81,18 +86,17 @@ def make_protocol_env(
     try:
         return EpisodeMonitor(
             env,
-            spec,
-            game,
             log=log,
-            run=run,
-            resume=resume,
-            algorithm=algorithm,
-            deviations=dict(resolved.deviations),
-            settings=resolved.kwargs,
-            env_id=env_id(spec, game),
-            unlogged_ok=unlogged_ok,
-            phase=resolved.options.get("phase", "training"),
-            record_actions=record_actions,
+            phase=phase,
+            **monitor_kwargs(
+                resolved,
+                game,
+                run=run,
+                resume=resume,
+                algorithm=algorithm,
+                record_actions=record_actions,
+                unlogged_ok=unlogged_ok,
+            ),
         )
     except BaseException:
         env.close()  # e.g. the log is in use: free the emulator (one per process in stable-retro)

@@ -14,8 +14,14 @@ warn about deviations the same way:
   choices;
 - anything else is refused with the settings and options it could have been.
 
+What the episode log says of an environment (its id, settings and deviations, and the run it
+belongs to) is one translation too, :func:`monitor_kwargs`, which both monitors take (the
+single env's :class:`~arcadebench.wrappers.monitor.EpisodeMonitor` and the batch's
+:class:`~arcadebench.wrappers.vector.VectorEpisodeMonitor`), so a log's header and lines do not
+depend on which entry point made its environments.
+
 Classes: ResolvedSettings.
-Functions: protocol_kwargs, resolve, warn_deviations.
+Functions: protocol_kwargs, resolve, warn_deviations, monitor_kwargs.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from arcadebench.benchmarks.envs.ids import env_id
 from arcadebench.errors import (
     InvalidArgument,
     NonCompliantWarning,
@@ -36,7 +43,14 @@ from arcadebench.specs import Spec, load_spec
 from arcadebench.specs.model import AtariSettings, RetroSettings
 from arcadebench.specs.settings import override_settings
 
-__all__ = ["AGENT_CHOICES", "ResolvedSettings", "protocol_kwargs", "resolve", "warn_deviations"]
+__all__ = [
+    "AGENT_CHOICES",
+    "ResolvedSettings",
+    "monitor_kwargs",
+    "protocol_kwargs",
+    "resolve",
+    "warn_deviations",
+]
 
 AGENT_CHOICES = frozenset({"action_set"})
 """Settings that are the agent's choice, not the protocol's: changing them is no deviation."""
@@ -161,3 +175,54 @@ def warn_deviations(resolved: ResolvedSettings, subject: str) -> None:
         "protocol's (the deviations are recorded with every logged episode).",
         NonCompliantWarning,
     )
+
+
+def monitor_kwargs(
+    resolved: ResolvedSettings,
+    game: str,
+    *,
+    run: str,
+    resume: bool,
+    algorithm: str | None,
+    record_actions: bool,
+    unlogged_ok: bool,
+) -> dict[str, Any]:
+    """The keyword arguments both episode monitors take for the environments of ``resolved``.
+
+    The log header records the settings used (``settings``) and the environment's id, and every
+    episode line the deviations, so a score can be told apart from the protocol's (see
+    :func:`resolve`); the rest is the call's run: its id, whether an old run is continued, the
+    agent's name, whether replays are recorded, and whether no log is intended (from
+    :func:`~arcadebench.records.resolve_log_dir`). Where the log goes differs by monitor (a
+    file for one env, a directory for a batch) and is the caller's.
+
+    Args:
+        resolved: the resolved settings of the environments.
+        game: the canonical game or level name.
+        run: the run id.
+        resume: continue an old run of that id.
+        algorithm: the agent's name, for the log header.
+        record_actions: record what replaying each logged episode needs.
+        unlogged_ok: no log is intended (no warning for a training protocol without one).
+
+    Example:
+        >>> resolved = resolve("saber", {"repeat_action_probability": 0.0})
+        >>> arguments = monitor_kwargs(
+        ...     resolved, "pong", run="0", resume=False, algorithm="dqn", record_actions=True,
+        ...     unlogged_ok=False,
+        ... )
+        >>> arguments["env_id"], arguments["deviations"]
+        ('arcadebench/SABER-Pong-v0', {'repeat_action_probability': {'spec': 0.25, 'used': 0.0}})
+    """
+    return {
+        "spec": resolved.spec,
+        "game": game,
+        "run": run,
+        "resume": resume,
+        "algorithm": algorithm,
+        "deviations": dict(resolved.deviations),
+        "settings": resolved.kwargs,
+        "env_id": env_id(resolved.spec, game),
+        "unlogged_ok": unlogged_ok,
+        "record_actions": record_actions,
+    }
