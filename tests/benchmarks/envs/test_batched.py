@@ -507,3 +507,24 @@ def test_bad_arguments_are_one_line_errors(tmp_path):
 
 def test_make_vec_is_exported():
     assert arcadebench.make_vec is make_vec
+
+
+def test_make_and_make_vec_logs_have_the_same_header(tmp_path):
+    # both monitors are told the same of their environments (resolve.monitor_kwargs)
+    options = {"run": "h", "algorithm": "random", "max_episode_frames": 800}
+    with pytest.warns(NonCompliantWarning, match="max_episode_frames=800"):
+        single = arcadebench.make("saber", "pong", log_dir=tmp_path / "single", **options)
+    with pytest.warns(NonCompliantWarning, match="max_episode_frames=800"):
+        batch = make_vec("saber", "pong", 2, log_dir=tmp_path / "batch", **options)
+    for env in (single, batch):
+        env.reset(seed=0)
+        env.close()
+    single_header, batch_header = (
+        records(tmp_path / where / "saber" / "pong" / "h.jsonl")[0] for where in ("single", "batch")
+    )
+    del single_header["time"], batch_header["time"]  # when each log was opened
+    assert single_header == batch_header
+    assert single_header["env_id"] == "arcadebench/SABER-Pong-v0"
+    cap = arcadebench.load_spec("saber").environment.max_episode_frames
+    assert single_header["deviations"] == {"max_episode_frames": {"spec": cap, "used": 800}}
+    assert single_header["settings"]["max_episode_frames"] == 800
