@@ -37,6 +37,7 @@ from arcadebench._table import render_table
 from arcadebench.errors import InvalidArgument
 from arcadebench.specs.card import frames_to_time
 from arcadebench.specs.model import AtariSettings, GameConstants, RetroSettings, Spec
+from arcadebench.specs.statistics import STATISTICS
 
 __all__ = ["EVIDENCE", "SCORE_CHANGING", "Row", "SpecDiff", "diff", "environment_rules"]
 
@@ -435,7 +436,8 @@ def _reporting(spec: Spec) -> dict[str, Value]:
     scoring = spec.scoring
     subsets = ", ".join(spec.subsets)
     weights = tuple((s.name, s.games, s.coefficients) for s in spec.subsets.values())
-    gap = "optimality_gap" in scoring.aggregates and bool(scoring.normalised)
+    arguments = {a for s in scoring.aggregates if s in STATISTICS for a in STATISTICS[s].arguments}
+    gap = "optimality_gap_threshold" in arguments and bool(scoring.normalised)
     return {
         "aggregates": (scoring.aggregates, ", ".join(scoring.aggregates) or NONE),
         "optimality gap threshold": (

@@ -45,6 +45,7 @@ from arcadebench.specs.model import (
 from arcadebench.specs.names import GAME_NAME, name_key, subset_key
 from arcadebench.specs.nodes import Node
 from arcadebench.specs.settings import atari_settings, retro_settings
+from arcadebench.specs.statistics import SPLITS, STATISTICS
 
 __all__ = ["list_specs", "load_spec", "parse_spec", "spec_reference"]
 
@@ -53,7 +54,6 @@ MAX_SPEC_BYTES = 2_000_000
 MAX_ALIASES = 50
 
 _CONSTANT_COLUMNS = ("random", "human", "world_record")
-_AGGREGATES = ("mean", "median", "iqm", "optimality_gap")
 _LOG_TRANSFORM = "log10(1 + max(0, x))"
 _NAME_RE = re.compile(r"^[a-z][a-z0-9_-]*$")
 _PREFIX_RE = re.compile(r"^[A-Za-z][A-Za-z0-9]*$")
@@ -317,7 +317,7 @@ def _scoring(node: Node, columns: set[str]) -> Scoring:
         normalised.append(Normalisation(name, reference, floor, cap))
     names = {n.name for n in normalised}
     aggregates = (
-        tuple(n.string(choices=_AGGREGATES) for n in f["aggregates"].items(min_length=1))
+        tuple(n.string(choices=tuple(STATISTICS)) for n in f["aggregates"].items(min_length=1))
         if "aggregates" in f
         else ("mean",)
     )
@@ -456,6 +456,11 @@ def _retro_games(node: Node) -> dict[str, RetroGame]:
     return games
 
 
+def _level_splits() -> tuple[Split, ...]:
+    """The splits a level may be in: those the raw-score :data:`SPLITS` of results are over."""
+    return tuple(s.levels for s in SPLITS.values() if s.levels is not None)
+
+
 def _levels(node: Node, retro_games: dict[str, RetroGame]) -> dict[str, Level]:
     levels: dict[str, Level] = {}
     for entry in node.items(min_length=1):
@@ -464,7 +469,7 @@ def _levels(node: Node, retro_games: dict[str, RetroGame]) -> dict[str, Level]:
         level = Level(
             game=game,
             state=_game_name(state_n),
-            split=split_n.choice(_SPLITS),
+            split=split_n.choice(_level_splits()),
             zone=zone_n.integer(minimum=0),
             act=act_n.integer(minimum=0),
         )
@@ -495,7 +500,7 @@ def _column_path(
     metrics = [n.name for n in scoring.normalised]
     if "." in column:
         return tuple(column.split("."))
-    if column in (*_AGGREGATES, "n_games") and metrics:
+    if (column in STATISTICS or column == "n_games") and metrics:
         human = next((n.name for n in scoring.normalised if n.reference == "human"), metrics[0])
         return (human, column)
     if column in {subset_key(name) for name in subsets} or column in _SCALAR_AGGREGATES:
@@ -506,12 +511,12 @@ def _column_path(
 
 
 def _check_path(node: Node, path: tuple[str, ...], scoring: Scoring) -> None:
-    metrics = {n.name for n in scoring.normalised} | {"raw", "train", "test"}
-    if len(path) == 2 and path[0] in metrics and path[1] in (*_AGGREGATES, "n_games"):
+    metrics = {n.name for n in scoring.normalised} | set(SPLITS)
+    if len(path) == 2 and path[0] in metrics and (path[1] in STATISTICS or path[1] == "n_games"):
         return
     raise node.fail(
         f"an aggregate of this spec's results: <metric>.<statistic> with a metric in "
-        f"{', '.join(sorted(metrics))} and a statistic in {', '.join(_AGGREGATES)}"
+        f"{', '.join(sorted(metrics))} and a statistic in {', '.join(STATISTICS)}"
     )
 
 
@@ -632,7 +637,7 @@ def _default_games(
         return games
     if selection in subsets:
         return subsets[selection].games
-    if levels and selection in ("train", "test"):
+    if levels and selection in _level_splits():
         return tuple(name for name, lv in levels.items() if lv.split == selection)
     raise node.fail(
         f"'all', a subset name ({', '.join(subsets) or 'none defined'}), a split or a list of games"
@@ -662,7 +667,6 @@ _TOP_OPTIONAL = (
 )
 _EPISODE_AGGREGATES: tuple[EpisodeAggregate, ...] = ("mean", "last_k")
 _SCORED: tuple[ScoredPhase, ...] = ("training", "after_training")
-_SPLITS: tuple[Split, ...] = ("train", "test")
 _PLATFORM_SECTIONS: dict[Platform, tuple[set[str], set[str]]] = {
     "atari": ({"environment", "constants"}, {"buttons", "action_sets", "retro_games", "levels"}),
     "retro": (

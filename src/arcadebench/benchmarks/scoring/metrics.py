@@ -20,7 +20,8 @@ Conventions (the papers' own, checked against their published numbers; see ``dat
 - Aggregates follow rliable (Agarwal et al. 2021, ``rliable/metrics.py``): mean and median over
   the games of each game's mean over runs; IQM (25 % trimmed mean) and optimality gap over all
   (run, game) scores pooled. Games without a score are absent from the arrays (dropped, not
-  zero-filled), as in both papers' tables.
+  zero-filled), as in both papers' tables. :data:`AGGREGATES` keys them by the statistics of
+  :mod:`arcadebench.specs.statistics`, which declare everything else about each.
 - The probability of improvement P(X > Y) is Agarwal et al.'s (2021, Section 4, rliable's
   ``probability_of_improvement``): per game the Mann-Whitney U statistic of X's runs over Y's
   divided by the number of pairs (ties count half), averaged over the games.
@@ -34,6 +35,7 @@ game_time_days.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -227,13 +229,19 @@ def probability_of_improvement(x: ArrayLike, y: ArrayLike) -> Array:
     return result
 
 
-AGGREGATES: Mapping[str, Callable[..., Array]] = {
+_AGGREGATES: dict[str, Callable[..., Array]] = {
     "mean": aggregate_mean,
     "median": aggregate_median,
     "iqm": aggregate_iqm,
     "optimality_gap": aggregate_optimality_gap,
 }
-"""The aggregate functions by the names a spec's ``scoring.aggregates`` uses."""
+AGGREGATES: Mapping[str, Callable[..., Array]] = MappingProxyType(_AGGREGATES)
+"""The aggregate functions by the keys of :data:`arcadebench.specs.statistics.STATISTICS`.
+
+Each is called with the scores, then the spec's settings its statistic's ``arguments`` name
+(the optimality gap: its threshold); everything else about a statistic (its printed name, its
+direction, its units) is its :class:`~arcadebench.specs.statistics.Statistic` there.
+"""
 
 
 # -- classes and counts ---------------------------------------------------------------------------
