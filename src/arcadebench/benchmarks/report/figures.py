@@ -52,6 +52,7 @@ from arcadebench.benchmarks.report.style import (
 )
 from arcadebench.benchmarks.scoring.bootstrap import bootstrap_distribution, percentile_interval
 from arcadebench.benchmarks.scoring.results import subset_key
+from arcadebench.specs.statistics import STATISTICS
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.artist import Artist
@@ -367,9 +368,11 @@ def aggregates_figure(data: ReportData) -> Figure | None:
             unit = "estimated 57-game median HNS (%)"
         else:
             unit = "mean return (points)"
-        if "%" in unit and stat != "optimality_gap":
+        # an Atari-X estimate (no statistic) is a level of the score, an optimality gap is not
+        level = stat is None or stat not in STATISTICS or STATISTICS[stat].level
+        if "%" in unit and level:
             ax.axvline(100.0, color="black", linestyle="--", linewidth=0.9)
-        log = needs_log(finite, percent) and stat != "optimality_gap"
+        log = needs_log(finite, percent) and level
         if log:
             _symlog(ax)
         pad = (high_edge - low_edge) * 0.06

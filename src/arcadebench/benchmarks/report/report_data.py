@@ -32,6 +32,7 @@ from arcadebench.errors import InvalidArgument, did_you_mean
 from arcadebench.records import RunLog
 from arcadebench.specs import Spec, SpecDiff
 from arcadebench.specs.model import Normalisation
+from arcadebench.specs.statistics import SPLITS, STATISTICS
 
 __all__ = [
     "Entry",
@@ -45,8 +46,6 @@ __all__ = [
 ]
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
-_STATS = {"mean": "mean", "median": "median", "iqm": "IQM", "optimality_gap": "optimality gap"}
-_SPLITS = {"raw": "raw score", "train": "train-level score", "test": "test-level score"}
 
 Interval = tuple[float, float]
 
@@ -275,7 +274,7 @@ def metric_label(spec: Spec, metric: str) -> str:
     """Axis label with units: ``HNS (%; 0 = random, 100 = human)`` or ``raw score (points)``."""
     norm = next((n for n in spec.scoring.normalised if n.name == metric), None)
     if norm is None:
-        return f"{_SPLITS.get(metric, metric)} (points)"
+        return f"{SPLITS[metric].name if metric in SPLITS else metric} (points)"
     clip = ""
     if norm.cap is not None:
         clip = f", capped at {norm.cap:g}"
@@ -294,8 +293,9 @@ def stat_label(metric: str, stat: str | None) -> str:
             name = metric.replace("atari", "Atari-").replace("_val", "-Val")
             return f"{name} estimate"
         return metric.replace("_", " ")
-    head = _SPLITS.get(metric, metric.upper())
-    return f"{head} {_STATS.get(stat, stat.replace('_', ' '))}"
+    head = SPLITS[metric].name if metric in SPLITS else metric.upper()
+    name = STATISTICS[stat].name if stat in STATISTICS else stat.replace("_", " ")
+    return f"{head} {name}"
 
 
 def expected_range(estimate: float, relative_error: float) -> Interval:

@@ -46,12 +46,11 @@ from arcadebench.errors import InvalidArgument
 from arcadebench.specs import Spec
 from arcadebench.specs.diff import diff
 from arcadebench.specs.model import PublishedScores
+from arcadebench.specs.statistics import SPLITS, STATISTICS
 
 __all__ = ["PaperResults", "latex_tables", "markdown_tables"]
 
 _NAMES = {"hns": "HNS", "hwrns": "HWRNS", "saber": "SABER", "chns": "CHNS"}
-_STATS = {"mean": "mean", "median": "median", "iqm": "IQM", "optimality_gap": "optimality gap"}
-_SPLITS = {"raw": "raw score", "train": "train-level score", "test": "test-level score"}
 _SKIPPED = frozenset({"missing", "classes"})
 _UNRANKED = frozenset({"frames", "game_time_days"})
 
@@ -265,8 +264,10 @@ def _aggregate_caption(results: PaperResults, columns: list[_Column]) -> str:
     parts = [f"Aggregate scores, protocol {_protocol(results)}{_title(results)}."]
     if any("ci" in c.aggregates for c in columns if not c.reference):
         parts.append(f"Brackets: {_brackets(results)}.")
-    gap = any("optimality_gap" in v for v in _metrics(results).values())
-    parts.append(f"Bold: the best of each row{' (the lowest optimality gap)' if gap else ''}.")
+    stats = {s for v in _metrics(results).values() for s in v}
+    lowest = [s.name for s in STATISTICS.values() if s.direction < 0 and s.key in stats]
+    best = f" (the lowest {' and '.join(lowest)})" if lowest else ""
+    parts.append(f"Bold: the best of each row{best}.")
     return " ".join(parts)
 
 
@@ -281,8 +282,8 @@ def _notes(results: PaperResults, columns: list[_Column]) -> list[str]:
     """What the aggregate table's numbers are, where the references come from, what is missing."""
     percent = percent_metrics(results.algorithms.values())
     stats = {s for v in _metrics(results).values() for s in v}
-    over_games = [_STATS[s] for s in ("mean", "median") if s in stats]
-    over_runs = [_STATS[s] for s in ("iqm", "optimality_gap") if s in stats]
+    over_games = [s.name for s in STATISTICS.values() if s.over == "games" and s.key in stats]
+    over_runs = [s.name for s in STATISTICS.values() if s.over == "runs" and s.key in stats]
     how = []
     if over_games:
         how.append(f"the {' and '.join(over_games)} over games of each game's mean over runs")
@@ -422,8 +423,8 @@ def _title(results: PaperResults) -> str:
 
 
 def _metric_unit(spec: Spec | None, metric: str) -> str:
-    if metric in _SPLITS:
-        return f"{_SPLITS[metric]} (points)"
+    if metric in SPLITS:
+        return f"{SPLITS[metric].name} (points)"
     norm = next((n for n in spec.scoring.normalised if n.name == metric), None) if spec else None
     if norm is None:
         return f"{_NAMES.get(metric, metric.upper())} (%)"
@@ -440,7 +441,7 @@ def _row_label(path: tuple[str, ...], percent: frozenset[str]) -> str:
     """The row's name with its unit: ``HNS median (%)``, ``HWRB (games)``."""
     key = path[0]
     if key == "learning_efficiency":
-        return f"{_NAMES.get(path[1], path[1])} {_STATS.get(path[2], path[2])} per frame"
+        return f"{_NAMES.get(path[1], path[1])} {_stat_name(path[2], path[2])} per frame"
     if key == "frames":
         return "training frames"
     if key == "game_time_days":
@@ -450,18 +451,23 @@ def _row_label(path: tuple[str, ...], percent: frozenset[str]) -> str:
     if len(path) == 1:
         name = re.sub(r"^atari(\d+)(_val)?$", r"Atari-\1\2 estimate", key).replace("_val", "-Val")
         return f"{name} (%)" if key in percent else name
-    stat = _STATS.get(path[1], path[1].replace("_", " "))
-    if key in _SPLITS:
-        return f"{_SPLITS[key]} {stat} (points)"
+    stat = _stat_name(path[1], path[1].replace("_", " "))
+    if key in SPLITS:
+        return f"{SPLITS[key].name} {stat} (points)"
     unit = " (%)" if key in percent else ""
     return f"{_NAMES.get(key, key.upper())} {stat}{unit}"
 
 
+def _stat_name(key: str, default: str) -> str:
+    """A statistic's printed name (``IQM``), ``default`` for a key that names none."""
+    return STATISTICS[key].name if key in STATISTICS else default
+
+
 def _direction(path: tuple[str, ...]) -> int:
-    """+1 where higher is better, -1 where lower is (optimality gap), 0 where neither is."""
+    """How a row ranks: not at all (0: frames, days), by its statistic's direction, else +1."""
     if path[0] in _UNRANKED:
         return 0
-    return -1 if path[-1] == "optimality_gap" else 1
+    return STATISTICS[path[-1]].direction if path[-1] in STATISTICS else 1
 
 
 def _bold_best(cells: list[_Cell], direction: int, digits: int) -> None:

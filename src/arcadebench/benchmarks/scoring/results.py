@@ -77,6 +77,7 @@ from arcadebench.errors import InputError, InvalidArgument, UnknownSpec
 from arcadebench.specs import Spec, load_spec
 from arcadebench.specs.model import Normalisation, Published, PublishedScores
 from arcadebench.specs.names import subset_key
+from arcadebench.specs.statistics import SPLITS, STATISTICS
 
 __all__ = ["Results", "headline_metric", "results_inputs", "score", "subset_key"]
 
@@ -359,14 +360,21 @@ def _targets(spec: Spec, names: list[str]) -> list[_Target]:
             columns = np.flatnonzero(np.isfinite(random) & np.isfinite(reference))
             targets.append(_Target(norm.name, columns, norm, random[columns], reference[columns]))
         return targets
-    targets = [_Target("raw", np.arange(len(names)))]
-    for split in ("train", "test"):  # Sonic Section 3.9: the score is the mean over test levels
+    targets = []
+    for split in SPLITS.values():  # Sonic Section 3.9: the score is the mean over test levels
+        if split.levels is None:
+            targets.append(_Target(split.key, np.arange(len(names))))
+            continue
         columns = np.array(
-            [i for i, g in enumerate(names) if g in spec.levels and spec.levels[g].split == split],
+            [
+                i
+                for i, g in enumerate(names)
+                if g in spec.levels and spec.levels[g].split == split.levels
+            ],
             dtype=np.intp,
         )
         if len(columns):
-            targets.append(_Target(split, columns))
+            targets.append(_Target(split.key, columns))
     return targets
 
 
@@ -439,7 +447,7 @@ class _Block:
             per_game[t.key] = game_means(scores)
             parts.append(per_game[t.key])
             for stat in scoring.aggregates if len(t.columns) else ():
-                extra = (scoring.optimality_gap_threshold,) if stat == "optimality_gap" else ()
+                extra = (getattr(scoring, name) for name in STATISTICS[stat].arguments)
                 parts.append(np.asarray(AGGREGATES[stat](scores, *extra))[..., None])
         if self.hns is not None:  # the subsets' estimates are of the HNS
             for _, index, coefficients in self.subsets:
@@ -564,7 +572,7 @@ class _Block:
                 t.key: {
                     s: float(learning_efficiency(v, mean))
                     for s, v in aggregates[t.key].items()
-                    if s in ("mean", "median", "iqm")  # a gap per frame means nothing
+                    if s in STATISTICS and STATISTICS[s].level  # a gap per frame means nothing
                 }
                 for t in self.targets
                 if t.norm is not None and len(t.columns)
