@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arcadebench.errors import InputError
+from arcadebench.errors import ArcadebenchError, InputError
 from arcadebench.records import ReplayEntry, ReplayIndex, index_replays, log_records, replay_path
 
 __all__ = ["LoggedEpisode", "RecordedRun", "find_logs", "read_run"]
@@ -102,6 +102,29 @@ class RecordedRun:
     def replay_file(self) -> Path:
         """The replay file beside the log."""
         return replay_path(self.log)
+
+    def chain(self, target: LoggedEpisode) -> list[LoggedEpisode]:
+        """``target`` and the episodes it continues, first to last (they are replayed first).
+
+        A lost life's game, or a batched emulator's next episode, starts where the episode
+        before it in its stream ended, so replaying it replays those first.
+
+        Raises:
+            ArcadebenchError: an episode of the chain has no recording, or continues a later one.
+        """
+        by_key = {e.key: e for e in self.episodes}
+        chain = [target]
+        while chain[0].replay is not None and "continues" in chain[0].replay.start:
+            stream, number = chain[0].key
+            key = (stream, int(chain[0].replay.start["continues"]))
+            before = by_key.get(key)
+            if key[1] >= number or before is None or before.replay is None:
+                raise ArcadebenchError(
+                    f"{target.name} of {self.log} continues episode {key[1]}, whose recording "
+                    "is missing: it cannot be replayed"
+                )
+            chain.insert(0, before)
+        return chain
 
 
 def _count(record: Mapping[str, Any], key: str, default: Any = None) -> str | None:

@@ -543,7 +543,7 @@ def _check_run(
     chosen = [e for e in chosen if e.line not in checks]
     if sample is not None and len(chosen) > sample:
         chosen = sorted(rng.sample(chosen, sample), key=lambda e: e.line)
-        chosen = _with_predecessors(chosen, run.episodes)
+        chosen = _with_predecessors(run, chosen)
     ready: list[LoggedEpisode] = []
     suspect: dict[int, str] = {}
     damaged = dict(run.replays.damaged) if run.replays is not None else {}
@@ -615,19 +615,17 @@ def _checks(run: RecordedRun, findings: Findings) -> list[str]:
     ]
 
 
-def _with_predecessors(
-    chosen: list[LoggedEpisode], episodes: list[LoggedEpisode]
-) -> list[LoggedEpisode]:
-    """``chosen`` and the episodes each one's chain of ``continues`` needs replayed before it."""
-    by_key = {e.key: e for e in episodes}
+def _with_predecessors(run: RecordedRun, chosen: list[LoggedEpisode]) -> list[LoggedEpisode]:
+    """``chosen`` and the episodes each one's chain of ``continues`` needs replayed before it.
+
+    A broken chain keeps its episode alone: replaying it says it cannot be.
+    """
     needed = {e.key: e for e in chosen}
     for episode in chosen:
-        current = episode
-        while current.replay is not None and "continues" in current.replay.start:
-            key = (current.key[0], int(current.replay.start["continues"]))
-            if key in needed or key not in by_key:
-                break
-            current = needed[key] = by_key[key]
+        try:
+            needed.update({e.key: e for e in run.chain(episode)})
+        except ArcadebenchError:
+            continue
     return sorted(needed.values(), key=lambda e: e.line)
 
 
@@ -723,7 +721,7 @@ def _on_ray(segments: Sequence[_Segment]) -> list[list[EpisodeCheck]]:
         return []
     from arcadebench.benchmarks.training.ray_run import import_ray
 
-    ray = import_ray()
+    ray = import_ray("`verify --backend ray`")
     if not ray.is_initialized():
         ray.init()
     task = ray.remote(num_cpus=1, max_retries=1)(_replay_segment)

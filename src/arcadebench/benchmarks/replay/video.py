@@ -148,27 +148,6 @@ def _numbered(
     )
 
 
-def _chain(run: RecordedRun, target: LoggedEpisode) -> list[LoggedEpisode]:
-    """``target`` and the episodes it continues, first to last (they are replayed first).
-
-    Raises:
-        ArcadebenchError: an episode of the chain has no recording, or continues a later one.
-    """
-    by_key = {e.key: e for e in run.episodes}
-    chain = [target]
-    while chain[0].replay is not None and "continues" in chain[0].replay.start:
-        stream, number = chain[0].key
-        key = (stream, int(chain[0].replay.start["continues"]))
-        before = by_key.get(key)
-        if key[1] >= number or before is None or before.replay is None:
-            raise ArcadebenchError(
-                f"{target.name} of {run.log} continues episode {key[1]}, whose recording is "
-                "missing: it cannot be replayed"
-            )
-        chain.insert(0, before)
-    return chain
-
-
 # -- rendering -------------------------------------------------------------------------------
 def render_episode(
     log: str | os.PathLike[str],
@@ -318,7 +297,7 @@ def episode_images(
     player: Player | None = None
     previous: str | None = None
     try:
-        for found in _chain(run, target):
+        for found in run.chain(target):
             replay = _decoded(run, found)
             if player is None:
                 player = _player(spec, run, replay)
