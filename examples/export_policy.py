@@ -31,7 +31,7 @@ import json
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import torch
@@ -39,7 +39,7 @@ from torch import nn
 from torch.distributions import Categorical, Distribution
 
 import arcadebench
-from arcadebench.benchmarks.training.exported import read_exported_agent
+from arcadebench.benchmarks.runner.saved import saved_kind
 
 Layer = TypeVar("Layer", nn.Conv2d, nn.Linear)
 
@@ -150,8 +150,11 @@ def play_one_step(policy: Policy, files: Sequence[Path], spec: str, game: str) -
         expected = int(policy(torch.from_numpy(obs[None])).argmax())
     chosen = []
     for path in files:
-        prefix = "onnx" if path.suffix == ".onnx" else "torchscript"
-        agent = read_exported_agent(f"{prefix}:{path}")
+        reference = f"{'onnx' if path.suffix == '.onnx' else 'torchscript'}:{path}"
+        kind = saved_kind(reference)  # what --agent reads it as
+        if kind is None:
+            raise SystemExit(f"no saved-policy kind reads {reference}")
+        agent: Any = kind.read(reference, "cpu")
         agent.load(threads=1)
         agent.check(env.observation_space, env.action_space)
         action = int(agent.act_batch(obs[None], [np.random.default_rng(0)])[0])

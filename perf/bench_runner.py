@@ -43,6 +43,7 @@ from ale_py.env import AtariEnv
 
 import arcadebench
 from arcadebench.benchmarks.envs.reload_free import ReloadFreeAtariEnv
+from arcadebench.benchmarks.runner.messages import EpisodeEnded
 from arcadebench.errors import ArcadebenchError, NonCompliantWarning
 
 
@@ -76,10 +77,10 @@ def runner_case(
     def run() -> float:
         played = 0
 
-        def count(event: tuple[Any, ...]) -> None:
+        def count(event: object) -> None:
             nonlocal played
-            if event[0] == "episode":
-                played += event[2]["frames"]
+            if isinstance(event, EpisodeEnded):
+                played += event.record["frames"]
 
         with tempfile.TemporaryDirectory() as tmp:
             start = time.perf_counter()

@@ -6,8 +6,8 @@ expected and *how to fix it*. Lookup errors offer "did you mean" suggestions.
 
 Classes: ArcadebenchError, SpecError, UnknownSpec, UnknownGame, UnknownReference, InputError,
 OtherSpec, NoScores, InvalidArgument, SubsetError, RomNotFound, MissingDependency,
-BudgetExhausted, AgentError, IncompatibleAgent, EmulatorInUse, LogInUse, JobsFailed,
-ReplayDamaged, Unreplayable; the warning NonCompliantWarning.
+BudgetExhausted, AgentError, InvalidAction, IncompatibleAgent, EmulatorInUse, LogInUse,
+JobsFailed, ReplayDamaged, Unreplayable; the warning NonCompliantWarning.
 Functions: warn_user, install_hint, did_you_mean.
 """
 
@@ -27,6 +27,7 @@ __all__ = [
     "EmulatorInUse",
     "IncompatibleAgent",
     "InputError",
+    "InvalidAction",
     "InvalidArgument",
     "JobsFailed",
     "LogInUse",
@@ -193,6 +194,10 @@ class AgentError(ArcadebenchError, RuntimeError):
     """The agent raised; the message names the game/level, run and episode where it happened."""
 
 
+class InvalidAction(AgentError):
+    """The agent chose an action outside the environment's action space (or no action at all)."""
+
+
 class IncompatibleAgent(ArcadebenchError, ValueError):
     """The agent cannot play this protocol's environment as it is: refused before it plays.
 
@@ -215,10 +220,11 @@ class JobsFailed(ArcadebenchError, RuntimeError):
     Attributes:
         results: the :class:`~arcadebench.benchmarks.scoring.results.Results` of what was played
             (``None`` if nothing could be scored).
-        failures: ``[(job key, reason), ...]``.
+        failures: ``[(job key, failure), ...]``, each failure a
+            :class:`~arcadebench.benchmarks.runner.messages.Failure` (its kind, its message).
     """
 
-    def __init__(self, results: Any, failures: list[tuple[str, str]]) -> None:
+    def __init__(self, results: Any, failures: list[tuple[str, Any]]) -> None:
         self.results = results
         self.failures = failures
         first = "; ".join(f"{key}: {reason}" for key, reason in failures[:3])

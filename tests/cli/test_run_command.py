@@ -17,7 +17,9 @@ from log_helpers import played
 from testdata import PYTHONPATH_WITH_TESTS, TESTS
 
 import arcadebench
+from arcadebench.benchmarks.runner.messages import FailureKind
 from arcadebench.cli import main
+from arcadebench.cli.run_command import ADVICE
 
 ARCADEBENCH = [sys.executable, "-m", "arcadebench"]
 ENV = {**os.environ, "PYTHONPATH": PYTHONPATH_WITH_TESTS}
@@ -212,6 +214,39 @@ def test_failed_jobs_are_listed_and_the_exit_status_is_1(tmp_path, capsys, monke
         "1 job failed" in err and "phoenix/0: the agent raised in phoenix run '0' episode 2" in err
     )
     assert "--resume" in err
+
+
+@pytest.mark.parametrize(
+    ("agent", "where", "kind"),
+    [
+        ("RaisingAgent", ["atari5", "--games", "phoenix"], FailureKind.AGENT_RAISED),
+        ("OutOfRange", ["atari100k", "--games", "pong"], FailureKind.INVALID_ACTION),
+        ("KilledAgent", ["atari5", "--games", "phoenix"], FailureKind.WORKER_DIED),
+        (
+            "HangingAgent",
+            ["atari5", "--games", "phoenix", "--episode-time-limit", "3"],
+            FailureKind.WORKER_HUNG,
+        ),
+    ],
+)
+def test_the_advice_on_failed_jobs_follows_why_they_failed(
+    tmp_path, capsys, monkeypatch, agent, where, kind
+):
+    """Each kind of failure gets its own advice, decided by its kind, never by its wording."""
+    monkeypatch.syspath_prepend(str(TESTS))
+    args = ["run", *where, "--agent", f"runner_agents:{agent}", "--episodes", "3"]
+    assert main([*args, "--out", str(tmp_path), "--reps", "0"]) == 1
+    printed = set(capsys.readouterr().err.splitlines())
+    advice = {k for k, line in ADVICE.items() if line.format(out=tmp_path) in printed}
+    assert advice == {kind}
+
+
+def test_every_kind_of_failure_has_its_advice():
+    assert set(ADVICE) == set(FailureKind)
+    assert {kind for kind in FailureKind if kind.agents_fault} == {
+        FailureKind.AGENT_RAISED,
+        FailureKind.INVALID_ACTION,
+    }
 
 
 def test_sigint_stops_the_run_within_seconds_and_keeps_finished_episodes(tmp_path):

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from arcadebench._table import count
 from arcadebench.benchmarks.runner.evaluate import RESULTS_FILE, evaluate
+from arcadebench.benchmarks.runner.messages import Failure, FailureKind
 from arcadebench.errors import JobsFailed
 
 __all__ = ["PYTHON_WORDS", "register"]
@@ -190,7 +191,7 @@ def _run(args: argparse.Namespace) -> int:
                     reps=args.reps,
                     command=command,
                 )
-                failures: list[tuple[str, str]] = []
+                failures: list[tuple[str, Failure]] = []
             except JobsFailed as error:
                 results, failures = error.results, error.failures
             finally:
@@ -221,21 +222,34 @@ def _run(args: argparse.Namespace) -> int:
         print(f"\n{count(len(failures), 'job')} failed ({scored}):", file=sys.stderr)
         for key, reason in failures:
             print(f"  {key}: {reason}", file=sys.stderr)
-        if all(_agent_failure(reason) for _, reason in failures):
-            print(
-                "the agent failed: fix it (the traceback is in each job's .stderr.txt beside its "
-                f"log), then play the missing episodes with: --out {out} --resume",
-                file=sys.stderr,
-            )
-        else:
-            print(f"re-run the missing episodes with: --out {out} --resume", file=sys.stderr)
+        kinds = dict.fromkeys(failure.kind for _, failure in failures)
+        for kind in kinds:
+            print(ADVICE[kind].format(out=out), file=sys.stderr)
         return 1
     return 0
 
 
-def _agent_failure(reason: str) -> bool:
-    """Whether a job failed because of its agent (resuming as it is cannot help)."""
-    return reason.startswith(("the agent raised", "the agent chose", "the agent returned"))
+ADVICE: dict[FailureKind, str] = {
+    FailureKind.AGENT_RAISED: "the agent raised: fix it (the traceback is in each job's "
+    ".stderr.txt beside its log), then play the missing episodes with: --out {out} --resume",
+    FailureKind.INVALID_ACTION: "the agent chose actions the environment does not have: give it "
+    "the environment's action set (or --map-actions for a model of another ALE action set), "
+    "then play the missing episodes with: --out {out} --resume",
+    FailureKind.ENVIRONMENT: "an environment failed (the traceback is in each job's .stderr.txt "
+    "beside its log); re-run the missing episodes with: --out {out} --resume",
+    FailureKind.LOG: "a job's log refused it (in use, or another run's): use another --out, or "
+    "continue it with: --out {out} --resume",
+    FailureKind.WORKER_DIED: "a worker process died (its last output is in each job's "
+    ".stderr.txt beside its log); re-run the missing episodes with: --out {out} --resume",
+    FailureKind.WORKER_HUNG: "an episode ran past --episode-time-limit (the agent or the "
+    "emulator hangs): fix the hang or raise the limit, then --out {out} --resume",
+    FailureKind.NODE_LOST: "a Ray node was lost; its finished episodes are logged: re-run the "
+    "missing ones on the nodes that remain with: --out {out} --resume",
+    FailureKind.NO_CPU: "the Ray cluster had no CPU for the workers: start a worker node "
+    "(`ray start --address=<head>`), then --out {out} --resume",
+    FailureKind.NOT_PLAYED: "re-run the missing episodes with: --out {out} --resume",
+}
+"""What to do about a run's failed jobs, by why they failed (one line per kind seen)."""
 
 
 def _command(args: argparse.Namespace) -> str:

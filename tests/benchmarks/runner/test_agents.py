@@ -1,4 +1,8 @@
-"""Every kind of agent behind the runner's one interface, driven on a real emulator in-process."""
+"""Every kind of agent resolved once at the door, and played through the runner's one interface.
+
+Driven on a real emulator in-process: each agent is resolved (:func:`resolve_agent`), loaded as a
+worker loads it, and its job's object played through an :class:`Actor`.
+"""
 
 from __future__ import annotations
 
@@ -6,15 +10,8 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from arcadebench.benchmarks.runner.agents import (
-    Actor,
-    NoopAgent,
-    RandomAgent,
-    agent_env_kwargs,
-    agent_name,
-    check_agent,
-    load_agent,
-)
+from arcadebench.benchmarks.runner.agents import Actor, NoopAgent, RandomAgent
+from arcadebench.benchmarks.runner.reference import agent_name, resolve_agent
 from arcadebench.errors import ArcadebenchError
 from arcadebench.specs import load_spec
 
@@ -26,6 +23,19 @@ def env():
     env = gym.make("arcadebench/Atari5-Qbert-v0")
     yield env
     env.close()
+
+
+def actor_of(agent, env, seed=0):
+    """The actor a worker makes for a job of ``agent`` on ``env``."""
+    loaded = resolve_agent(agent, ATARI5).load()
+    obj = loaded.make(
+        action_space=env.action_space,
+        observation_space=env.observation_space,
+        spec=ATARI5,
+        game="qbert",
+        seed=seed,
+    )
+    return Actor(obj, "qbert", seed)
 
 
 def run_episode(actor, env, seed=0, max_steps=60):
@@ -85,28 +95,28 @@ class NeedsKwargs(RandomAgent):
 
 
 def test_builtin_random_is_seeded_per_episode(env):
-    first = run_episode(Actor("random", env, ATARI5, "qbert", 0), env, seed=11)
-    again = run_episode(Actor("random", env, ATARI5, "qbert", 0), env, seed=11)
-    other = run_episode(Actor("random", env, ATARI5, "qbert", 0), env, seed=12)
+    first = run_episode(actor_of("random", env), env, seed=11)
+    again = run_episode(actor_of("random", env), env, seed=11)
+    other = run_episode(actor_of("random", env), env, seed=12)
     assert first == again != other
     assert set(first) <= set(range(18)) and len(set(first)) > 5
 
 
 def test_builtin_noop_always_plays_action_zero(env):
-    assert set(run_episode(Actor("noop", env, ATARI5, "qbert", 0), env)) == {0}
+    assert set(run_episode(actor_of("noop", env), env)) == {0}
     assert NoopAgent(gym.spaces.Discrete(4)).act(None) == 0
 
 
 def test_a_callable_is_a_policy(env):
-    assert set(run_episode(Actor(always_three, env, ATARI5, "qbert", 0), env)) == {3}
+    assert set(run_episode(actor_of(always_three, env), env)) == {3}
 
 
 def test_an_object_with_predict_is_used_sb3_style(env):
-    assert set(run_episode(Actor(Predictor(), env, ATARI5, "qbert", 0), env)) == {5}
+    assert set(run_episode(actor_of(Predictor(), env), env)) == {5}
 
 
 def test_a_learning_agent_acts_observes_and_is_reset_per_level(env):
-    actor = Actor(Learner, env, ATARI5, "qbert", 7)  # a class is a factory: a fresh agent per job
+    actor = actor_of(Learner, env, 7)  # a class is a factory: a fresh agent per job
     agent = actor.agent
     assert agent.levels == ["qbert"] and agent.game == "qbert"
     actions = run_episode(actor, env, seed=4, max_steps=40)
@@ -115,57 +125,84 @@ def test_a_learning_agent_acts_observes_and_is_reset_per_level(env):
 
 
 def test_a_zero_argument_function_is_a_factory(env):
-    actor = Actor(make_learner, env, ATARI5, "qbert", 0)
+    actor = actor_of(make_learner, env)
     assert isinstance(actor.agent, Learner) and actor.observe is not None
 
 
 def test_module_attr_paths_resolve():
-    assert load_agent("arcadebench.benchmarks.runner.agents:RandomAgent") is RandomAgent
-    assert load_agent("random") == "random"
+    ref = resolve_agent("arcadebench.benchmarks.runner.agents:RandomAgent", ATARI5)
+    assert (ref.kind, ref.name, ref.reference) == ("module", ref.reference, ref.reference)
+    assert ref.load().obj is RandomAgent
+    assert resolve_agent("random", ATARI5).kind == "builtin"
     with pytest.raises(
         ArcadebenchError,
-        match="`agent` must be 'random', 'noop', 'jerk', a saved model .* or 'module:attr'"
+        match="`agent` must be 'random', 'noop', 'jerk', a saved policy .* or 'module:attr'"
         ".*got 'nonsense'",
     ):
-        load_agent("nonsense")
+        resolve_agent("nonsense", ATARI5)
     with pytest.raises(ArcadebenchError, match="got 'randon'. Did you mean: 'random'"):
-        load_agent("randon")
+        resolve_agent("randon", ATARI5)
     with pytest.raises(ArcadebenchError, match="cannot import agent module 'no_such_module'"):
-        load_agent("no_such_module:Agent")
+        resolve_agent("no_such_module:Agent", ATARI5)
     with pytest.raises(
         ArcadebenchError,
         match="module 'arcadebench.benchmarks.runner.agents' has no attribute 'Nope'",
     ):
-        load_agent("arcadebench.benchmarks.runner.agents:Nope")
+        resolve_agent("arcadebench.benchmarks.runner.agents:Nope", ATARI5)
 
 
 def test_agents_must_be_picklable_for_worker_processes():
-    assert check_agent("random") == "random"
-    assert check_agent(Learner) is Learner
+    assert resolve_agent(Learner, ATARI5).payload is not None
     with pytest.raises(
         ArcadebenchError, match="must be picklable to run in worker processes.*lambda"
     ):
-        check_agent(lambda obs: 0)
+        resolve_agent(lambda obs: 0, ATARI5)
     with pytest.raises(
         ArcadebenchError,
-        match="`agent` must be 'random', 'noop', 'jerk', a saved model, 'module:attr', a factory",
+        match="`agent` must be 'random', 'noop', 'jerk', a saved policy, 'module:attr', a factory",
     ):
-        check_agent(42)
+        resolve_agent(42, ATARI5)
+
+
+def test_the_reference_says_what_the_agent_is_once():
+    random, learner = resolve_agent("random", ATARI5), resolve_agent(Learner, ATARI5)
+    assert (random.batched, random.learns, random.shared, random.by_name) == (
+        True,
+        False,
+        False,
+        True,
+    )
+    assert (learner.batched, learner.learns, learner.shared, learner.by_name) == (
+        False,
+        True,
+        False,
+        False,
+    )
+    shared = resolve_agent(Predictor(), ATARI5)  # an object that does not learn: one copy
+    loaded = shared.load()
+    job = {"action_space": None, "observation_space": None, "spec": ATARI5, "game": "q", "seed": 0}
+    assert shared.shared and loaded.make(**job) is loaded.make(**job) is loaded.obj
+    learning = resolve_agent(make_learner(), ATARI5).load()  # a learner: a fresh copy per job
+    made = [
+        learning.make(action_space=None, observation_space=None, spec=ATARI5, game="q", seed=0)
+        for _ in range(2)
+    ]
+    assert made[0] is not made[1] and isinstance(made[0], Learner)
 
 
 def test_agents_declare_what_they_need_from_the_environment():
-    assert agent_env_kwargs("random", ATARI5) == {}
-    assert agent_env_kwargs(NeedsKwargs, ATARI5) == {"obs_type": "grayscale"}
-    assert agent_env_kwargs(NeedsButtons, load_spec("sonic")) == {"action_set": "buttons"}
+    assert resolve_agent("random", ATARI5).env_kwargs == {}
+    assert resolve_agent(NeedsKwargs, ATARI5).env_kwargs == {"obs_type": "grayscale"}
+    assert resolve_agent(NeedsButtons, load_spec("sonic")).env_kwargs == {"action_set": "buttons"}
+    assert resolve_agent("jerk", load_spec("sonic")).env_kwargs == {"action_set": "buttons"}
     with pytest.raises(
         ArcadebenchError, match="needs action_set='buttons', which only retro protocols have"
     ):
-        agent_env_kwargs(NeedsButtons, ATARI5)
+        resolve_agent(NeedsButtons, ATARI5)
 
 
 def test_agent_names_identify_them():
-    assert agent_name("random") == "random"
-    assert agent_name("pkg.mod:Agent") == "pkg.mod:Agent"
+    assert resolve_agent("random", ATARI5).name == "random"
     assert (
         agent_name(Learner)
         == agent_name(Learner(gym.spaces.Discrete(2), "x"))

@@ -11,6 +11,7 @@ failed job's stderr), on one machine as on a cluster without a shared file syste
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import io
 import sys
@@ -25,61 +26,72 @@ from testdata import PYTHONPATH_WITH_TESTS
 import arcadebench
 from arcadebench.benchmarks.replay import verify
 from arcadebench.benchmarks.runner.agents import RandomAgent
-from arcadebench.benchmarks.runner.backends import run_local, start_method
-from arcadebench.benchmarks.runner.worker import Job
+from arcadebench.benchmarks.runner.backends import LocalBackend, start_method
+from arcadebench.benchmarks.runner.job import Job
+from arcadebench.benchmarks.runner.messages import EpisodeEnded, FailureKind
+from arcadebench.benchmarks.runner.pool import PoolSettings
+from arcadebench.benchmarks.runner.reference import resolve_agent
 from arcadebench.errors import JobsFailed, NonCompliantWarning
+from arcadebench.specs import load_spec
 
 SHORT = {"max_episode_frames": 2000}
+ATARI5 = load_spec("atari5")
 linux = pytest.mark.skipif(sys.platform != "linux", reason="workers fork on Linux only")
 
 
-def job(tmp, game="qbert", agent="random", **kwargs):
+def job(tmp, game="qbert", **kwargs):
     return Job(
         spec="atari5",
         game=game,
         seed=0,
         log_dir=str(tmp),
-        agent=agent,
-        algorithm=agent if isinstance(agent, str) else "test",
+        algorithm="test",
         episodes=kwargs.pop("episodes", 1),
         env_kwargs=SHORT,
         **kwargs,
     )
 
 
-def play(jobs, method, **kwargs):
+def play(jobs, method, agent="random", tick=None):
     events = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NonCompliantWarning)
-        outcomes = run_local(jobs, workers=2, on_event=events.append, method=method, **kwargs)
+        ref = resolve_agent(agent, ATARI5)
+        backend = LocalBackend(method)
+        outcomes = backend.run(jobs, ref, PoolSettings(workers=2), events.append, tick)
     return outcomes, events
+
+
+def method_of(agent):
+    return start_method(resolve_agent(agent, ATARI5))
 
 
 @linux
 def test_workers_fork_from_the_caller_only_when_nothing_of_it_can_reach_them(monkeypatch):
     monkeypatch.delitem(sys.modules, "stable_retro", raising=False)
     monkeypatch.delitem(sys.modules, "torch", raising=False)
-    assert start_method("random") == "fork"
-    assert start_method("noop") == "fork"
-    assert start_method("sb3:PPO:model.zip") == "fork"  # the runner loads it, in the worker
+    saved = dataclasses.replace(resolve_agent("random", ATARI5), kind="saved", framework="torch")
+    assert method_of("random") == "fork"
+    assert method_of("noop") == "fork"
+    assert start_method(saved) == "fork"  # the runner loads it, in the worker
     # user code (a path or an object) runs in the worker: it gets a fresh process
-    assert start_method("runner_agents:RaisingAgent") == "forkserver"
-    assert start_method(RandomAgent) == "forkserver"
+    assert method_of("runner_agents:RaisingAgent") == "forkserver"
+    assert method_of(RandomAgent) == "forkserver"
     # another thread might hold a lock a forked worker would then wait for forever
     release = threading.Event()
     thread = threading.Thread(target=release.wait)
     thread.start()
     try:
-        assert start_method("random") == "forkserver"
+        assert method_of("random") == "forkserver"
     finally:
         release.set()
         thread.join()
-    assert start_method("random") == "fork"
+    assert method_of("random") == "fork"
     monkeypatch.setitem(sys.modules, "torch", types.ModuleType("torch"))
-    assert start_method("sb3:PPO:model.zip") == "forkserver"  # its thread pools, a GPU context
+    assert start_method(saved) == "forkserver"  # its thread pools, a GPU context
     monkeypatch.delitem(sys.modules, "torch")
     monkeypatch.setitem(sys.modules, "stable_retro", types.ModuleType("stable_retro"))
-    assert start_method("random") == "forkserver"  # one emulator per process
+    assert method_of("random") == "forkserver"  # one emulator per process
 
 
 @linux
@@ -89,7 +101,7 @@ def test_forked_and_forkserver_workers_play_the_same_episodes(tmp_path):
         ticks = []
         outcomes, events = play(jobs, method, tick=functools.partial(ticks.append, 1))
         assert [o.status for o in outcomes] == ["done", "done"]
-        assert sum(e[0] == "episode" for e in events) == 4
+        assert sum(isinstance(e, EpisodeEnded) for e in events) == 4
         assert ticks  # the display's redraws are called back while the jobs run
     assert episodes(tmp_path / "fork") == episodes(tmp_path / "forkserver")
     assert len(episodes(tmp_path / "fork")) == 2
@@ -120,25 +132,35 @@ def test_a_forked_worker_writes_its_output_and_warnings_to_its_own_file(tmp_path
     # what the CLI (warnings collected) and a progress display (streams replaced) do here
     with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(captured):
         warnings.simplefilter("always")
-        outcomes, _ = play([job(tmp_path, agent=_ChattyFailing)], "fork")
-    assert outcomes[0].status == "failed" and "RuntimeError: after talking" in outcomes[0].message
+        outcomes, _ = play([job(tmp_path)], "fork", agent=_ChattyFailing)
+    failure = outcomes[0].failure
+    assert failure is not None and failure.kind is FailureKind.AGENT_RAISED
+    assert outcomes[0].status == "failed" and "RuntimeError: after talking" in failure.message
     assert "RuntimeError: after talking" in outcomes[0].trace  # the traceback, for the job's file
     assert not captured.getvalue() and not [w for w in caught if "worker" in str(w.message)]
 
 
 @linux
 @pytest.mark.parametrize(
-    ("agent", "reason"),
+    ("agent", "kind", "reason"),
     [
-        ("RaisingAgent", "the agent raised in phoenix run '0' episode 2 (step 9): ValueError"),
-        ("CrashingAgent", "the worker process died (SIGSEGV): Fatal Python error"),
+        (
+            "RaisingAgent",
+            FailureKind.AGENT_RAISED,
+            "the agent raised in phoenix run '0' episode 2 (step 9): ValueError",
+        ),
+        (
+            "CrashingAgent",
+            FailureKind.WORKER_DIED,
+            "the worker process died (SIGSEGV): Fatal Python error",
+        ),
     ],
 )
-def test_a_forked_worker_that_fails_fails_its_job_only(tmp_path, agent, reason):
-    jobs = [job(tmp_path, game, agent=f"runner_agents:{agent}", episodes=3) for game in GAMES]
-    outcomes, _ = play(jobs, "fork")
+def test_a_forked_worker_that_fails_fails_its_job_only(tmp_path, agent, kind, reason):
+    jobs = [job(tmp_path, game, episodes=3) for game in GAMES]
+    outcomes, _ = play(jobs, "fork", agent=f"runner_agents:{agent}")
     assert [o.status for o in outcomes] == ["done", "failed"]
-    assert reason in outcomes[1].message
+    assert outcomes[1].failure.kind is kind and reason in outcomes[1].failure.message
     assert len(episodes(tmp_path)[("phoenix", "0")]) == 2
 
 
@@ -244,7 +266,8 @@ def failing_run(tmp, agent, **kwargs) -> JobsFailed:
 def test_a_ray_job_that_fails_fails_alone(tmp_path, local_ray):
     failed = failing_run(tmp_path, "runner_agents:RaisingAgent")
     ((key, reason),) = failed.failures
-    assert key == "phoenix/0" and "episode 2 (step 9): ValueError: boom" in reason
+    assert key == "phoenix/0" and "episode 2 (step 9): ValueError: boom" in reason.message
+    assert reason.kind is FailureKind.AGENT_RAISED
     assert [len(v) for v in episodes(tmp_path).values()] == [2, 3]
     # the task's stderr came back with its result: the traceback is on the driver
     logs = tmp_path / "runner_agents_RaisingAgent" / "atari5"
@@ -255,9 +278,9 @@ def test_a_ray_job_that_fails_fails_alone(tmp_path, local_ray):
 def test_a_ray_worker_that_crashes_fails_its_job_with_its_last_words(tmp_path, local_ray):
     failed = failing_run(tmp_path, "runner_agents:CrashingAgent")
     ((key, reason),) = failed.failures
-    assert key == "phoenix/0"
-    assert "the Ray worker process died (ActorDiedError)" in reason
-    assert "Segmentation fault" in reason  # faulthandler's trace, read on the task's node
+    assert key == "phoenix/0" and reason.kind is FailureKind.WORKER_DIED
+    assert "the Ray worker process died (ActorDiedError)" in reason.message
+    assert "Segmentation fault" in reason.message  # faulthandler's trace, read on its node
     stderr = tmp_path / "runner_agents_CrashingAgent" / "atari5" / "phoenix" / "0.stderr.txt"
     assert "Segmentation fault" in stderr.read_text()
     assert [len(v) for v in episodes(tmp_path).values()] == [2, 3]
@@ -273,8 +296,6 @@ def test_a_hanging_ray_task_is_cancelled_by_the_episode_time_limit(tmp_path, loc
         env_kwargs={"max_episode_frames": 400},
     )
     ((key, reason),) = failed.failures
-    assert (
-        key == "phoenix/0"
-        and "episode 2 of phoenix run '0' ran past the wall-clock limit of 5 s" in reason
-    )
+    assert key == "phoenix/0" and reason.kind is FailureKind.WORKER_HUNG
+    assert "episode 2 of phoenix run '0' ran past the wall-clock limit of 5 s" in reason.message
     assert [len(v) for v in episodes(tmp_path).values()] == [2, 3]

@@ -12,6 +12,7 @@ from log_helpers import episodes, played, records
 
 import arcadebench
 from arcadebench.benchmarks.runner import backends
+from arcadebench.benchmarks.runner.messages import FailureKind
 from arcadebench.benchmarks.scoring.results import Results
 from arcadebench.errors import (
     ArcadebenchError,
@@ -163,7 +164,9 @@ def test_logs_of_earlier_versions_are_continued_where_they_are(tmp_path):
 def test_a_raising_agent_fails_its_job_only_and_keeps_its_finished_episodes(tmp_path):
     with pytest.raises(JobsFailed) as failed:
         run(tmp_path, agent="runner_agents:RaisingAgent", episodes=4, workers=2)
-    ((key, reason),) = failed.value.failures
+    ((key, failure),) = failed.value.failures
+    reason = failure.message
+    assert failure.kind is FailureKind.AGENT_RAISED
     assert key == "phoenix/0"
     assert "the agent raised in phoenix run '0' episode 2 (step 9): ValueError: boom" in reason
     logs = episodes(tmp_path)
@@ -187,7 +190,9 @@ def test_a_raising_agent_fails_its_job_only_and_keeps_its_finished_episodes(tmp_
 def test_a_worker_that_dies_fails_its_job_only(tmp_path, agent, death):
     with pytest.raises(JobsFailed) as failed:
         run(tmp_path, agent=f"runner_agents:{agent}", episodes=3, workers=2)
-    ((key, reason),) = failed.value.failures
+    ((key, failure),) = failed.value.failures
+    reason = failure.message
+    assert failure.kind is FailureKind.WORKER_DIED
     assert key == "phoenix/0" and f"the worker process died ({death})" in reason
     if death == "SIGSEGV":
         assert "Segmentation fault" in reason  # faulthandler's trace, from the worker's stderr
@@ -215,7 +220,9 @@ def test_the_episodes_are_the_same_whatever_the_batch_and_the_workers(tmp_path):
 def test_an_agent_that_raises_in_a_batch_fails_its_job_only(tmp_path):
     with pytest.raises(JobsFailed) as failed:
         run(tmp_path, agent="runner_agents:BatchedRaisingAgent", episodes=4, workers=2)
-    ((key, reason),) = failed.value.failures
+    ((key, failure),) = failed.value.failures
+    reason = failure.message
+    assert failure.kind is FailureKind.AGENT_RAISED
     assert key == "phoenix/0"  # one call per job's agent: no other job's rows in it
     assert reason.startswith("the agent raised in ") and reason.endswith(": ValueError: boom")
     assert "phoenix run '0' episode 2 (step 9)" in reason  # alone, or with its batch's others
@@ -238,7 +245,8 @@ def test_an_agent_that_raises_in_a_batch_fails_its_job_only(tmp_path):
 def test_a_worker_that_dies_in_a_batch_fails_the_jobs_it_was_playing(tmp_path):
     with pytest.raises(JobsFailed) as failed:
         run(tmp_path, agent="runner_agents:BatchedKilledAgent", episodes=3, workers=2)
-    failures = dict(failed.value.failures)
+    assert {f.kind for _, f in failed.value.failures} == {FailureKind.WORKER_DIED}
+    failures = {key: failure.message for key, failure in failed.value.failures}
     assert "phoenix/0" in failures
     assert all("the worker process died (SIGKILL)" in reason for reason in failures.values())
     logs = played(tmp_path)
@@ -259,7 +267,9 @@ def test_a_hanging_batch_is_stopped_by_the_episode_time_limit(tmp_path):
             episode_time_limit=3,
             env_kwargs={"max_episode_frames": 400},
         )
-    ((key, reason),) = failed.value.failures
+    ((key, failure),) = failed.value.failures
+    reason = failure.message
+    assert failure.kind is FailureKind.WORKER_HUNG
     assert key == "phoenix/0" and "ran past the wall-clock limit of 3 s" in reason
 
 
@@ -275,7 +285,9 @@ def test_an_action_outside_the_action_set_fails_the_job_in_one_line(tmp_path):
             progress="off",
             reps=0,
         )
-    ((key, reason),) = failed.value.failures
+    ((key, failure),) = failed.value.failures
+    reason = failure.message
+    assert failure.kind is FailureKind.INVALID_ACTION
     assert key == "pong/0"
     assert reason.startswith(
         "the agent chose action 17 in pong run '0' episode 0 (step 0), outside the environment's "
@@ -316,7 +328,9 @@ def test_a_hanging_agent_is_stopped_by_the_episode_time_limit(tmp_path):
             episode_time_limit=3,
             env_kwargs={"max_episode_frames": 400},  # 100 steps: far inside 3 s, even under load
         )
-    ((key, reason),) = failed.value.failures
+    ((key, failure),) = failed.value.failures
+    reason = failure.message
+    assert failure.kind is FailureKind.WORKER_HUNG
     assert key == "phoenix/0"
     assert "episode 2 of phoenix run '0' ran past the wall-clock limit of 3 s" in reason
     logs = episodes(tmp_path)

@@ -6,13 +6,13 @@ import dataclasses
 
 import pytest
 
+from arcadebench.benchmarks.runner.job import Job
 from arcadebench.benchmarks.runner.limits import episode_end, job_limit
-from arcadebench.benchmarks.runner.worker import Job
 from arcadebench.specs import load_spec
 
 
 def job(spec, game="pong", **quota):
-    return Job(spec, game, 0, "logs", None, "random", **quota)
+    return Job(spec, game, 0, "logs", "random", **quota)
 
 
 @pytest.mark.parametrize(

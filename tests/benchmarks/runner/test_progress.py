@@ -1,11 +1,18 @@
-"""The progress display's lines: what each job played, and which limit ended it (issue 31)."""
+"""The progress display's lines: what each job played, and which limit ended it."""
 
 from __future__ import annotations
 
 import io
 
+from arcadebench.benchmarks.runner.job import Job
+from arcadebench.benchmarks.runner.messages import (
+    EpisodeEnded,
+    EpisodeStarted,
+    JobDone,
+    JobStarted,
+    Steps,
+)
 from arcadebench.benchmarks.runner.progress import RunProgress
-from arcadebench.benchmarks.runner.worker import Job
 from arcadebench.specs import load_spec
 
 
@@ -34,7 +41,7 @@ def lines(spec, jobs, quota, unit, events):
 
 
 def test_a_step_quota_is_named_as_what_ended_the_job():
-    job = Job("hwr", "breakout", 0, "logs", None, "random", steps=500)
+    job = Job("hwr", "breakout", 0, "logs", "random", steps=500)
     done = {"episodes": 1, "total_steps": 500, "total_frames": 2000, "budget": True}
     assert lines(
         "hwr",
@@ -42,10 +49,10 @@ def test_a_step_quota_is_named_as_what_ended_the_job():
         500,
         "steps",
         [
-            ("start", "breakout/0", 0, 0, 0),
-            ("episode", "breakout/0", episode(0, 300, 1200, 300, 1200)),
-            ("episode", "breakout/0", episode(1, 200, 800, 500, 2000, False, "budget")),
-            ("done", "breakout/0", done),
+            JobStarted("breakout/0", 0, 0, 0),
+            EpisodeEnded("breakout/0", episode(0, 300, 1200, 300, 1200)),
+            EpisodeEnded("breakout/0", episode(1, 200, 800, 500, 2000, False, "budget")),
+            JobDone("breakout/0", done),
         ],
     ) == [
         "breakout/0 episode 0: return -21, 300 steps, 1,200 frames, 1.5 s",
@@ -58,7 +65,7 @@ def test_a_step_quota_is_named_as_what_ended_the_job():
 
 
 def test_an_episode_the_protocols_cap_ended_says_so():
-    job = Job("saber", "pong", 0, "logs", None, "random", episodes=1)
+    job = Job("saber", "pong", 0, "logs", "random", episodes=1)
     done = {"episodes": 1, "total_steps": 4500, "total_frames": 18000, "budget": False}
     assert lines(
         "saber",
@@ -66,9 +73,9 @@ def test_an_episode_the_protocols_cap_ended_says_so():
         1,
         "episodes",
         [
-            ("start", "pong/0", 0, 0, 0),
-            ("episode", "pong/0", episode(0, 4500, 18000, 4500, 18000, True, "stuck")),
-            ("done", "pong/0", done),
+            JobStarted("pong/0", 0, 0, 0),
+            EpisodeEnded("pong/0", episode(0, 4500, 18000, 4500, 18000, True, "stuck")),
+            JobDone("pong/0", done),
         ],
     ) == [
         "pong/0 episode 0: return -21, 4,500 steps, 18,000 frames, 1.5 s "
@@ -78,11 +85,10 @@ def test_an_episode_the_protocols_cap_ended_says_so():
 
 
 def test_a_learner_shows_its_training_then_its_evaluation_episodes():
-    # issue 31: `run atari100k ... --steps 2000 --episodes 3` showed no training at all
-    job = Job("atari100k", "pong", 0, "logs", None, "me", episodes=3, steps=2000)
+    job = Job("atari100k", "pong", 0, "logs", "me", episodes=3, steps=2000)
     done = {"episodes": 3, "total_steps": 2400, "total_frames": 9600, "budget": False}
     evaluation = [
-        ("episode", "pong/0", episode(i, 800, 3200, 800 * (i + 1), 3200 * (i + 1)))
+        EpisodeEnded("pong/0", episode(i, 800, 3200, 800 * (i + 1), 3200 * (i + 1)))
         for i in range(3)
     ]
     assert lines(
@@ -91,15 +97,15 @@ def test_a_learner_shows_its_training_then_its_evaluation_episodes():
         3,
         "episodes",
         [
-            ("start", "pong/0", 0, 0, 0),
-            ("steps", "pong/0", 150, 600),  # below a tenth of 2,000 steps: no line
-            ("steps", "pong/0", 512, 2048),  # 2 tenths
-            ("steps", "pong/0", 1000, 4000),  # 5 tenths
-            ("steps", "pong/0", 1024, 4096),  # still 5: no line
-            ("steps", "pong/0", 2000, 8000),
-            ("episode_start", "pong/0", 0),
+            JobStarted("pong/0", 0, 0, 0),
+            Steps("pong/0", 150, 600),  # below a tenth of 2,000 steps: no line
+            Steps("pong/0", 512, 2048),  # 2 tenths
+            Steps("pong/0", 1000, 4000),  # 5 tenths
+            Steps("pong/0", 1024, 4096),  # still 5: no line
+            Steps("pong/0", 2000, 8000),
+            EpisodeStarted("pong/0", 0),
             *evaluation,
-            ("done", "pong/0", done),
+            JobDone("pong/0", done),
         ],
     ) == [
         "pong/0 training: 512 of 2,000 steps, 2,048 frames",
@@ -116,14 +122,14 @@ def test_a_learner_shows_its_training_then_its_evaluation_episodes():
 
 
 def test_a_policy_under_a_protocol_scored_after_training_plays_its_evaluation_only():
-    job = Job("atari100k", "pong", 0, "logs", None, "random", episodes=100, phase="evaluation")
+    job = Job("atari100k", "pong", 0, "logs", "random", episodes=100, phase="evaluation")
     done = {"episodes": 100, "total_steps": 80000, "total_frames": 320000, "budget": False}
     shown = lines(
         "atari100k",
         [job],
         100,
         "episodes",
-        [("start", "pong/0", 0, 0, 0), ("steps", "pong/0", 512, 2048), ("done", "pong/0", done)],
+        [JobStarted("pong/0", 0, 0, 0), Steps("pong/0", 512, 2048), JobDone("pong/0", done)],
     )
     assert shown == [
         "pong/0 done: 100 evaluation episodes, 80,000 steps, 320,000 frames "
@@ -132,13 +138,13 @@ def test_a_policy_under_a_protocol_scored_after_training_plays_its_evaluation_on
 
 
 def test_the_frame_rate_counts_the_training_and_the_evaluation_frames():
-    job = Job("atari100k", "pong", 0, "logs", None, "me", episodes=1, steps=2000)
+    job = Job("atari100k", "pong", 0, "logs", "me", episodes=1, steps=2000)
     shown = RunProgress([job], 1, "episodes", spec=load_spec("atari100k"), mode="off")
     for event in [
-        ("start", "pong/0", 0, 0, 0),
-        ("steps", "pong/0", 2000, 8000),
-        ("episode_start", "pong/0", 0),
-        ("episode", "pong/0", episode(0, 800, 3200, 800, 3200)),
+        JobStarted("pong/0", 0, 0, 0),
+        Steps("pong/0", 2000, 8000),
+        EpisodeStarted("pong/0", 0),
+        EpisodeEnded("pong/0", episode(0, 800, 3200, 800, 3200)),
     ]:
         shown(event)
     assert shown.frames["pong/0"] == 8000 + 3200  # the evaluation log counts from 0

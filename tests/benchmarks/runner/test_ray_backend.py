@@ -13,7 +13,9 @@ import re
 import pytest
 
 from arcadebench.benchmarks.envs.factory import make
-from arcadebench.benchmarks.runner.worker import Job, run_job
+from arcadebench.benchmarks.runner.job import Job
+from arcadebench.benchmarks.runner.reference import resolve_agent
+from arcadebench.benchmarks.runner.worker import run_job
 from arcadebench.errors import ArcadebenchError, InputError
 from arcadebench.records import Relay, RunReceiver, log_path, read_totals, replay_path
 from arcadebench.specs import load_spec
@@ -24,6 +26,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::arcadebench.errors.NonCompliant
 SPEC = load_spec("atari5")
 SHORT = {"max_episode_frames": 2000}
 VOLATILE = {"time", "wall_time", "versions"}
+RANDOM = resolve_agent("random", SPEC).load()
 
 
 def job(tmp, episodes, resume=False):
@@ -32,7 +35,6 @@ def job(tmp, episodes, resume=False):
         "qbert",
         0,
         str(tmp),
-        "random",
         "random",
         episodes=episodes,
         resume=resume,
@@ -59,13 +61,13 @@ def relayed(played, sent=None):
     )
     try:
         relay = Relay(receiver.start, send)
-        return receiver.start, run_job(played, lambda event: None, {"training": relay})
+        return receiver.start, run_job(played, lambda event: None, RANDOM, {"training": relay})
     finally:
         receiver.close()
 
 
 def test_a_relayed_job_logs_what_a_local_worker_logs(tmp_path):
-    run_job(job(tmp_path / "local", 2), lambda event: None)
+    run_job(job(tmp_path / "local", 2), lambda event: None, RANDOM)
     sent = []
     start, summary = relayed(job(tmp_path / "relayed", 2), sent)
     assert start.slot == 0 and start.header and start.streams == {0: (0, 0, 0, 0)}
@@ -82,7 +84,7 @@ def test_a_relayed_job_logs_what_a_local_worker_logs(tmp_path):
 
 
 def test_a_relayed_job_resumes_from_the_driver_log(tmp_path):
-    run_job(job(tmp_path / "local", 3), lambda event: None)
+    run_job(job(tmp_path / "local", 3), lambda event: None, RANDOM)
     relayed(job(tmp_path / "relayed", 1))
     start, summary = relayed(job(tmp_path / "relayed", 3, resume=True))
     first = lines(tmp_path / "relayed")[1]
@@ -117,7 +119,7 @@ def test_a_local_environment_joining_a_relayed_run_sees_its_episodes(tmp_path):
     receiver = RunReceiver(SPEC, "qbert", "0", path, resume=False)
     try:
         relay = Relay(receiver.start, receiver.append)
-        run_job(job(tmp_path, 1), lambda event: None, {"training": relay})
+        run_job(job(tmp_path, 1), lambda event: None, RANDOM, {"training": relay})
         env = make(SPEC, "qbert", log_dir=tmp_path, run="0", **SHORT)
         try:
             mon = find_monitor(env)

@@ -168,17 +168,25 @@ def test_a_node_that_dies_mid_run_fails_only_its_jobs_and_resume_completes_them(
 NO_CPU_DRIVER = """
 import json, sys, time
 import ray
-from arcadebench.benchmarks.runner.ray_backend import run_ray
-from arcadebench.benchmarks.runner.worker import Job
+from arcadebench.benchmarks.runner.job import Job
+from arcadebench.benchmarks.runner.pool import PoolSettings
+from arcadebench.benchmarks.runner.ray_backend import RayBackend
+from arcadebench.benchmarks.runner.reference import resolve_agent
+from arcadebench.specs import load_spec
 
 ray.init(address=sys.argv[1], log_to_driver=False, configure_logging=False)
 deadline = time.monotonic() + 60
 while ray.cluster_resources().get("CPU", 0) and time.monotonic() < deadline:
     time.sleep(0.1)  # the head notices the dead node within 1-2 s
-jobs = [Job("saber", "pong", seed, sys.argv[2], "random", "random", episodes=1) for seed in (0, 1)]
+jobs = [Job("saber", "pong", seed, sys.argv[2], "random", episodes=1) for seed in (0, 1)]
 events = []
-outcomes = run_ray(jobs, workers=1, on_event=events.append, cpu_wait=1)
-print(json.dumps([[[o.job.key, o.status, o.message] for o in outcomes], events]))
+agent = resolve_agent("random", load_spec("saber"))
+backend = RayBackend(cpu_wait=1)
+outcomes = backend.run(jobs, agent, PoolSettings(workers=1), events.append)
+print(json.dumps([
+    [[o.job.key, o.status, o.failure.kind.name, o.failure.message] for o in outcomes],
+    [[type(e).__name__, getattr(e, "message", "")] for e in events],
+]))
 """
 
 
@@ -195,13 +203,13 @@ def test_jobs_waiting_for_a_cpu_fail_with_the_reason_when_no_node_has_one(cluste
     )
     assert done.returncode == 0, done.stderr[-3000:]
     outcomes, events = json.loads(done.stdout.strip().splitlines()[-1])
-    assert [(key, status) for key, status, _ in outcomes] == [
-        ("pong/0", "failed"),
-        ("pong/1", "failed"),
+    assert [(key, status, kind) for key, status, kind, _ in outcomes] == [
+        ("pong/0", "failed", "NO_CPU"),
+        ("pong/1", "failed", "NO_CPU"),
     ]
-    for _, _, message in outcomes:
+    for *_, message in outcomes:
         assert message.startswith("no node of the Ray cluster had a CPU for 1 s")
-    assert [e[0] for e in events] == ["waiting", "failed", "failed"]
-    assert "wait up to 1 s for one (start a worker node" in events[0][2]
+    assert [e[0] for e in events] == ["Waiting", "JobFailed", "JobFailed"]
+    assert "wait up to 1 s for one (start a worker node" in events[0][1]
     # nothing was played: the logs the driver opened hold nothing
     assert all(not p.read_text() for p in out.rglob("*.jsonl"))

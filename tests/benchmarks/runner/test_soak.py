@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import arcadebench
+from arcadebench.benchmarks.runner.messages import EpisodeEnded
 from arcadebench.errors import NonCompliantWarning
 
 SHORT = {"max_episode_frames": 100}  # 25 agent steps an episode
@@ -74,7 +75,9 @@ def test_soak_short(tmp_path):
     processes, fds = descendants(os.getpid()), open_fds()
     seen = []
     results = soak(
-        tmp_path / "soak", 25, on_event=lambda e: seen.append(e[0]) if e[0] == "episode" else None
+        tmp_path / "soak",
+        25,
+        on_event=lambda e: seen.append(e) if isinstance(e, EpisodeEnded) else None,
     )
     assert len(seen) == 100
     (scored,) = results.algorithms.values()  # one algorithm: random, under SHORT's settings
@@ -91,8 +94,8 @@ def test_soak_long(tmp_path):
     parent: list[int] = []
 
     def watch(event):
-        if event[0] == "episode":
-            workers.setdefault(event[1], []).append(event[2]["rss_kb"])
+        if isinstance(event, EpisodeEnded):
+            workers.setdefault(event.key, []).append(event.record["rss_kb"])
             parent.append(rss_kb())
 
     soak(tmp_path / "soak", 130, seeds=(0, 1), on_event=watch)  # 8 jobs x 130 = 1,040 episodes

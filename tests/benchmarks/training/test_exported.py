@@ -1,4 +1,4 @@
-"""TorchScript and ONNX files as batched runner agents (issue 29): real torch and onnxruntime."""
+"""TorchScript and ONNX files as batched runner agents: real torch and onnxruntime."""
 
 from __future__ import annotations
 
@@ -16,11 +16,9 @@ from torch import nn
 from torch_helpers import one_torch_thread  # noqa: F401 - a module fixture
 
 import arcadebench
-from arcadebench.benchmarks.training.exported import (
-    OnnxPolicy,
-    TorchScriptPolicy,
-    read_exported_agent,
-)
+from arcadebench.benchmarks.runner.saved import saved_kind
+from arcadebench.benchmarks.training.onnx_policy import OnnxPolicy
+from arcadebench.benchmarks.training.torchscript_policy import TorchScriptPolicy
 from arcadebench.errors import IncompatibleAgent, InvalidArgument, MissingDependency
 
 STANDARD = gym.spaces.Box(0, 255, (4, 84, 84), np.uint8)
@@ -421,23 +419,32 @@ def test_pickling_sends_the_path_and_settings_not_the_model(cls, suffix, files, 
     assert copy.act_batch(obs, [np.random.default_rng(3)] * 5).tolist() == before.tolist()
 
 
-def test_read_exported_agent_parses_both_prefixes(files):
+def read(text: str, device: str = "cpu"):
+    """What ``--agent text`` reads: the kind its prefix names."""
+    kind = saved_kind(text)
+    assert kind is not None
+    return kind.read(text, device)
+
+
+def test_both_kinds_read_their_prefixes(files):
     script, onnx = files["policy.pt"], files["policy.onnx"]
-    agent = read_exported_agent(f"torchscript:{script}")
+    agent = read(f"torchscript:{script}")
     assert (
         isinstance(agent, TorchScriptPolicy) and agent.deterministic and agent.path == str(script)
     )
-    agent = read_exported_agent(f"onnx:{onnx}:stochastic", device="cuda:0")
+    agent = read(f"onnx:{onnx}:stochastic", device="cuda:0")
     assert isinstance(agent, OnnxPolicy) and not agent.deterministic and agent.device == "cuda:0"
-    for text in ("pt:policy.pt", "torchscript:", "onnx::stochastic", "policy.onnx"):
+    assert saved_kind("pt:policy.pt") is None and saved_kind("policy.onnx") is None
+    for text in ("torchscript:", "onnx::stochastic"):
         with pytest.raises(InvalidArgument) as error:
-            read_exported_agent(text)
+            read(text)
         assert one_line(error).endswith(f"got {text!r}")
 
 
 CONSTRUCT = """
 import sys
-from arcadebench.benchmarks.training.exported import OnnxPolicy, TorchScriptPolicy
+from arcadebench.benchmarks.training.onnx_policy import OnnxPolicy
+from arcadebench.benchmarks.training.torchscript_policy import TorchScriptPolicy
 policies = [TorchScriptPolicy(sys.argv[1]), OnnxPolicy(sys.argv[2])]
 print(policies[1].observation_space.shape, policies[1].action_space)
 print(sorted({"torch", "onnxruntime"} & set(sys.modules)))

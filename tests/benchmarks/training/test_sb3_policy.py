@@ -22,9 +22,9 @@ from stable_baselines3 import PPO
 from testdata import DATA
 from torch_helpers import one_torch_thread  # noqa: F401 - a module fixture
 
-from arcadebench.benchmarks.runner.agents import agent_env_kwargs, agent_name, load_agent
+from arcadebench.benchmarks.runner.reference import resolve_agent
 from arcadebench.benchmarks.training.sb3 import make_sb3_vec_env
-from arcadebench.benchmarks.training.sb3_policy import SB3Policy
+from arcadebench.benchmarks.training.sb3_policy import SB3_KIND, SB3Policy
 from arcadebench.cli import main
 from arcadebench.errors import IncompatibleAgent
 from arcadebench.specs import load_spec
@@ -58,10 +58,11 @@ def observations():
 
 def test_a_saved_model_is_read_without_its_framework(model_zip):
     code = (
-        "import sys; from arcadebench.benchmarks.runner.agents import load_agent; "
-        f"a = load_agent('sb3:PPO:{model_zip}'); "
+        "import sys; from arcadebench.benchmarks.runner.reference import resolve_agent; "
+        "from arcadebench.specs import load_spec; "
+        f"a = resolve_agent('sb3:PPO:{model_zip}', load_spec('{SPEC}')); "
         "print('torch' in sys.modules, 'stable_baselines3' in sys.modules, "
-        "a.observation_space.shape, a.action_space.n, a.env_kwargs, a.name)"
+        "a.observation_space.shape, a.action_space.n, dict(a.env_kwargs), a.name)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == [
@@ -75,12 +76,14 @@ def test_a_saved_model_is_read_without_its_framework(model_zip):
         "'standard'}",
         "ppo_tiny",
     ]
-    assert agent_name(f"sb3:PPO:{model_zip}") == "ppo_tiny"
-    assert agent_env_kwargs(f"sb3:PPO:{model_zip}", load_spec(SPEC)) == {"obs_type": "standard"}
+    ref = resolve_agent(f"sb3:PPO:{model_zip}", load_spec(SPEC))
+    assert (ref.kind, ref.framework, ref.batched, ref.shared) == ("saved", "torch", True, True)
+    without_zip = resolve_agent(f"sb3:PPO:{str(model_zip).removesuffix('.zip')}", load_spec(SPEC))
+    assert without_zip.name == "ppo_tiny"  # SB3's own save name, as PPO.load takes it
 
 
 def test_greedy_batches_are_the_models_own_actions(model_zip, observations):
-    agent = load_agent(f"sb3:PPO:{model_zip}")
+    agent = SB3_KIND.read(f"sb3:PPO:{model_zip}", "cpu")
     assert isinstance(agent, SB3Policy) and agent.deterministic
     agent.load(threads=1)
     rngs = [np.random.default_rng(i) for i in range(8)]
@@ -90,7 +93,7 @@ def test_greedy_batches_are_the_models_own_actions(model_zip, observations):
 
 
 def test_sampled_actions_of_a_row_do_not_depend_on_the_batch(model_zip, observations):
-    agent = load_agent(f"sb3:PPO:{model_zip}:stochastic")
+    agent = SB3_KIND.read(f"sb3:PPO:{model_zip}:stochastic", "cpu")
     assert not agent.deterministic
     together = agent.act_batch(observations[:5], [np.random.default_rng(i) for i in range(5)])
     alone = [
@@ -112,12 +115,13 @@ def test_sampled_actions_of_a_row_do_not_depend_on_the_batch(model_zip, observat
 def test_bad_models_are_one_line_errors(tmp_path, model_zip):
     def refused(text, match):
         with pytest.raises(IncompatibleAgent, match=match) as error:
-            agent = load_agent(text)
+            agent = SB3_KIND.read(text, "cpu")
             agent.load()
         assert "\n" not in str(error.value)
 
     refused(f"sb3:PPO:{tmp_path / 'missing.zip'}", re.escape("must be a saved stable-baselines3"))
     refused("sb3:PPO", "must be sb3:<Algorithm>:<model.zip>")
+    refused("sb3:ppo", "did you mean sb3:PPO:<model.zip>")
     (tmp_path / "garbage.zip").write_bytes(b"not a zip")
     refused(f"sb3:PPO:{tmp_path / 'garbage.zip'}", "is not a stable-baselines3 model.*BadZipFile")
     with zipfile.ZipFile(tmp_path / "other.zip", "w") as archive:

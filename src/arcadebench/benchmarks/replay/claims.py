@@ -156,7 +156,7 @@ def read_claim(path: str | os.PathLike[str]) -> ResultsClaim:
     logs = [log for item in inputs if item.exists() for log in _logs_of(item, name)]
     provenance = document.get("provenance") if isinstance(document, dict) else None
     run = provenance if isinstance(provenance, dict) else {}
-    episodes, agent = run.get("episodes"), run.get("agent")
+    episodes, player = run.get("episodes"), run.get("agent")
     games, seeds = run.get("games"), run.get("seeds")
     jobs = (
         [(str(g), str(s)) for g in games for s in seeds]
@@ -168,7 +168,7 @@ def read_claim(path: str | os.PathLike[str]) -> ResultsClaim:
         document,
         inputs,
         logs,
-        agent if isinstance(agent, str) else None,
+        player if isinstance(player, str) else None,
         episodes if type(episodes) is int and episodes > 0 else None,
         jobs,
         note,

@@ -17,14 +17,14 @@ The runner accepts, in this order of precedence:
   0.001) and return a short description of it, recorded with the evaluation episodes;
 - an object with ``predict(obs)`` (stable-baselines3 style, returning ``(action, state)``);
 - a policy: a callable ``obs -> action``;
-- a *batched* agent (:class:`BatchedAgent`): an object with ``act_batch(obs)``, or a callable
-  with ``batched = True``, answering the observations of every episode in flight (stacked on a
-  first axis) with one action each, in one call. A saved model is one: ``sb3:PPO:model.zip``,
-  ``torchscript:policy.pt`` or ``onnx:policy.onnx`` (loaded once per worker process, on
-  ``device``). If ``act_batch`` takes a second parameter ``rngs``, it gets one
-  ``numpy.random.Generator`` per row, seeded for that row's episode from (job seed, episode
-  index): drawn from them, an episode's actions do not depend on the episodes that share its
-  batch. The built-in ``random`` and ``noop`` are batched.
+- a *batched* agent (:class:`BatchedAgent`): an object with ``act_batch(obs)``, or a callable with
+  ``batched = True``, answering the observations of every episode in flight (stacked on a first
+  axis) with one action each, in one call. A saved policy is one: ``sb3:PPO:model.zip``,
+  ``torchscript:policy.pt``, ``onnx:policy.onnx`` or a plug-in's kind (:mod:`~.saved`; loaded once
+  per worker process, on ``device``). If ``act_batch`` takes a second parameter ``rngs``, it gets
+  one ``numpy.random.Generator`` per row, seeded for that row's episode from (job seed, episode
+  index): drawn from them, an episode's actions do not depend on the episodes that share its batch.
+  The built-in ``random`` and ``noop`` are batched.
 
 Any agent may define ``seed(seed)``, called before every episode with a seed derived from
 (job seed, episode index); an agent that draws its randomness from it replays exactly when a
@@ -40,18 +40,18 @@ The kinds are typed for a user's editor and type checker: :class:`ActingAgent`,
 :class:`LearningAgent`, :class:`PredictingAgent`, :class:`BatchedAgent`, :data:`Policy`, and
 :data:`Agent` for whatever :func:`~arcadebench.evaluate` takes.
 
+What an agent given in any of these forms *is* (its kind, name, whether it learns or batches)
+is worked out once, before anything runs (:mod:`~.reference`); a worker then plays it through
+an :class:`Actor`.
+
 Classes: ActingAgent, LearningAgent, PredictingAgent, BatchedAgent, RandomAgent, NoopAgent, Actor.
-Functions: load_agent, make_agent, make_actor, agent_name, is_batched, learns, shared_by_jobs.
+Functions: is_batched.
 """
 
 from __future__ import annotations
 
-import importlib
 import inspect
-import pickle
-import sys
-from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 import gymnasium as gym
@@ -61,13 +61,10 @@ from arcadebench.benchmarks.runner.jerk import JerkAgent
 from arcadebench.errors import (
     AgentError,
     ArcadebenchError,
-    did_you_mean,
 )
-from arcadebench.specs import Spec
 
 __all__ = [
     "BUILTIN_AGENTS",
-    "SAVED_MODEL_PREFIXES",
     "ActingAgent",
     "Actor",
     "Agent",
@@ -77,15 +74,7 @@ __all__ = [
     "Policy",
     "PredictingAgent",
     "RandomAgent",
-    "agent_env_kwargs",
-    "agent_name",
-    "check_agent",
     "is_batched",
-    "learns",
-    "load_agent",
-    "make_actor",
-    "make_agent",
-    "shared_by_jobs",
 ]
 
 
@@ -211,169 +200,6 @@ class NoopAgent:
 BUILTIN_AGENTS: dict[str, type] = {"random": RandomAgent, "noop": NoopAgent, "jerk": JerkAgent}
 
 
-def _builtin_names() -> str:
-    """``'random', 'noop', 'jerk'``: the built-in agents, for messages."""
-    return ", ".join(repr(name) for name in BUILTIN_AGENTS)
-
-
-SAVED_MODEL_PREFIXES = ("sb3:", "torchscript:", "onnx:")
-"""Saved models: ``sb3:<Algorithm>:<model.zip>``, ``torchscript:<file>``, ``onnx:<file>``, each
-with ``:stochastic`` appended for sampled actions; loaded in the workers, on ``device``."""
-
-
-def load_agent(path: str, device: str = "cpu") -> Any:
-    """Resolve a built-in name, a saved model (``"sb3:PPO:model.zip"``...) or ``"module:attr"``.
-
-    A saved model is read as far as it can be without its framework (its spaces, to check them
-    before anything is played); the workers load it (``load()``).
-
-    Raises:
-        ArcadebenchError: an unknown name, a module that does not import or a missing attribute.
-        IncompatibleAgent: a saved model that cannot be read.
-    """
-    if path in BUILTIN_AGENTS:
-        return path
-    if path.startswith("sb3:"):
-        from arcadebench.benchmarks.training.sb3_policy import read_sb3_agent
-
-        return read_sb3_agent(path, device=device)
-    if path.startswith(SAVED_MODEL_PREFIXES):
-        from arcadebench.benchmarks.training.exported import read_exported_agent
-
-        return read_exported_agent(path, device=device)
-    module_name, sep, attr = path.partition(":")
-    if not sep or not module_name or not attr:
-        raise ArcadebenchError(
-            f"`agent` must be {_builtin_names()}, a saved model ('sb3:<Algorithm>:<model.zip>', "
-            "'torchscript:<file>', 'onnx:<file>') or 'module:attr' (e.g. 'my_agents:MyAgent'), "
-            f"got {path!r}.{did_you_mean(path, BUILTIN_AGENTS)}"
-        )
-    try:
-        obj: Any = importlib.import_module(module_name)
-    except Exception as error:  # noqa: BLE001 - any import failure is the user's module
-        raise ArcadebenchError(
-            f"cannot import agent module {module_name!r} ({type(error).__name__}: {error}); "
-            "is it on PYTHONPATH (run from its directory or install it)?"
-        ) from None
-    for part in attr.split("."):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError:
-            raise ArcadebenchError(
-                f"module {module_name!r} has no attribute {attr!r}; check the agent path {path!r}"
-            ) from None
-    return obj
-
-
-def agent_name(agent: Agent) -> str:
-    """A stable identifier for results: the built-in name, the path, or ``module.qualname``.
-
-    Example:
-        >>> agent_name("random"), agent_name(RandomAgent)
-        ('random', 'arcadebench.benchmarks.runner.agents.RandomAgent')
-    """
-    if isinstance(agent, str):
-        if agent.startswith(SAVED_MODEL_PREFIXES):  # a saved model is named after its file
-            kept = 2 if agent.startswith("sb3:") else 1
-            return Path(agent.removesuffix(":stochastic").split(":", kept)[-1]).stem
-        return agent
-    name = getattr(agent, "name", None)
-    if isinstance(name, str) and not inspect.isclass(agent):
-        return name
-    target = agent if inspect.isclass(agent) or inspect.isroutine(agent) else type(agent)
-    module = getattr(target, "__module__", None) or "?"
-    if module == "__main__":  # a script's agent: name it after the script
-        main = getattr(sys.modules.get("__main__"), "__file__", None)
-        module = Path(main).stem if main else module
-    return f"{module}.{getattr(target, '__qualname__', type(target).__name__)}"
-
-
-def _is_factory(obj: Any) -> bool:
-    """A class, or a function whose parameters all have defaults (zero-arg callable)."""
-    if inspect.isclass(obj):
-        return True
-    if not inspect.isroutine(obj):
-        return False
-    try:
-        params = inspect.signature(obj).parameters.values()
-    except (TypeError, ValueError):
-        return False
-    return all(
-        p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params
-    )
-
-
-def _call_factory(factory: Callable[..., Any], **available: Any) -> Any:
-    params: Mapping[str, inspect.Parameter]
-    try:
-        params = inspect.signature(factory).parameters
-    except (TypeError, ValueError):
-        params = {}
-    takes_all = any(p.kind is p.VAR_KEYWORD for p in params.values())
-    kwargs = {k: v for k, v in available.items() if takes_all or k in params}
-    return factory(**kwargs)
-
-
-def check_agent(agent: Agent) -> Agent:
-    """Check ``agent`` before any job starts; returns what to send to the workers.
-
-    Raises:
-        ArcadebenchError: not a usable agent, or not picklable (workers are separate processes).
-    """
-    if isinstance(agent, str):
-        obj = load_agent(agent)
-        if obj in BUILTIN_AGENTS:
-            return agent
-    else:
-        obj = agent
-    kinds = ActingAgent | PredictingAgent | BatchedAgent
-    if not (_is_factory(obj) or callable(obj) or isinstance(obj, kinds)):
-        raise ArcadebenchError(
-            f"`agent` must be {_builtin_names()}, a saved model, 'module:attr', a factory, an "
-            f"object with act/observe, act_batch or predict, or a callable obs -> action, got "
-            f"{obj!r}"
-        )
-    if isinstance(agent, str):
-        return agent
-    try:
-        pickle.dumps(agent)
-    except Exception as error:  # noqa: BLE001 - pickle raises many types
-        raise ArcadebenchError(
-            f"`agent` must be picklable to run in worker processes, got {agent!r} ({error}); "
-            "define it at "
-            "module level (not a lambda or a local function) or pass 'module:attr'"
-        ) from None
-    return agent
-
-
-def agent_env_kwargs(agent: Agent, spec: Spec) -> dict[str, Any]:
-    """What ``agent`` (or its class) asks of the environment: ``env_kwargs``, ``action_set``.
-
-    Raises:
-        ArcadebenchError: an ``action_set`` the spec does not define, or on a non-retro protocol.
-    """
-    if isinstance(agent, str):
-        agent = load_agent(agent)
-        if agent in BUILTIN_AGENTS:
-            agent = BUILTIN_AGENTS[agent]  # e.g. jerk plays the raw buttons
-    kwargs = dict(getattr(agent, "env_kwargs", None) or {})
-    action_set = getattr(agent, "action_set", None)
-    if isinstance(action_set, str):
-        if spec.platform != "retro":
-            raise ArcadebenchError(
-                f"agent {agent_name(agent)} needs action_set={action_set!r}, which only retro "
-                f"protocols have; {spec.name!r} is an {spec.platform} protocol"
-            )
-        choices = ("buttons", *spec.action_sets)
-        if action_set not in choices:
-            raise ArcadebenchError(
-                f"`action_set` of agent {agent_name(agent)} must be one of {', '.join(choices)}, "
-                f"got {action_set!r}"
-            )
-        kwargs["action_set"] = action_set
-    return kwargs
-
-
 def is_batched(obj: Any) -> bool:
     """Whether ``obj`` answers batches: ``act_batch``, or a callable with ``batched = True``.
 
@@ -386,94 +212,17 @@ def is_batched(obj: Any) -> bool:
     return callable(obj) and getattr(obj, "batched", False) is True
 
 
-def learns(agent: Any) -> bool:
-    """Whether ``agent`` (or what its path names) learns from ``observe``.
-
-    A learner's episodes depend on the ones before them, so a job plays them one at a time.
-    """
-    saved = isinstance(agent, str) and agent.startswith(SAVED_MODEL_PREFIXES)
-    obj = load_agent(agent) if isinstance(agent, str) and not saved else agent
-    obj = BUILTIN_AGENTS.get(obj, obj) if isinstance(obj, str) else obj
-    return callable(getattr(obj, "observe", None))
-
-
-def shared_by_jobs(agent: Any) -> bool:
-    """Whether one copy of ``agent`` may play every job of a worker process.
-
-    A saved model or an agent object that does not learn is the same for every job, so a worker
-    loads it once (and batches the episodes of several jobs together); a factory makes a fresh
-    agent per job, and a learner is copied afresh for each job, as if each ran alone.
-    """
-    if isinstance(agent, str):
-        if agent.startswith(SAVED_MODEL_PREFIXES):
-            return True
-        if agent in BUILTIN_AGENTS:
-            return False
-        agent = load_agent(agent)
-    return not _is_factory(agent) and not learns(agent)
-
-
-def make_agent(
-    agent: Agent,
-    *,
-    action_space: gym.Space[Any],
-    observation_space: gym.Space[Any],
-    spec: Spec,
-    game: str,
-    seed: int,
-    device: str = "cpu",
-) -> Any:
-    """The agent object a job plays: a built-in's or a factory's new one, or ``agent`` itself.
-
-    Raises:
-        ArcadebenchError: a path that does not resolve.
-    """
-    obj: Any = load_agent(agent, device=device) if isinstance(agent, str) else agent
-    if isinstance(obj, str):
-        return BUILTIN_AGENTS[obj](action_space)
-    if _is_factory(obj):
-        return _call_factory(
-            obj,
-            action_space=action_space,
-            observation_space=observation_space,
-            spec=spec,
-            game=game,
-            seed=seed,
-            device=device,
-        )
-    return obj
-
-
 class Actor:
     """One interface over every kind of agent, as the runner drives it.
 
     Args:
-        agent: anything :func:`check_agent` accepts, or an object :func:`make_agent` made.
-        env: the job's environment (for the spaces).
-        spec: the protocol.
-        game: the game or level of the job.
-        seed: the job seed.
-        device: where a saved model runs.
+        agent: the object a job plays (:meth:`~.reference.LoadedAgent.make` made it).
+        game: the game or level of the job (``reset_level(game)`` is called, else ``reset()``).
+        seed: the job seed (a batched agent's generator for a single row, until an episode's).
     """
 
-    def __init__(
-        self,
-        agent: Agent,
-        env: gym.Env[Any, Any] | Any,
-        spec: Spec,
-        game: str,
-        seed: int,
-        device: str = "cpu",
-    ) -> None:
-        obj = make_agent(
-            agent,
-            action_space=env.action_space,
-            observation_space=env.observation_space,
-            spec=spec,
-            game=game,
-            seed=seed,
-            device=device,
-        )
+    def __init__(self, agent: Any, game: str, seed: int) -> None:
+        obj = agent
         self.agent = obj
         self.batched = is_batched(obj)
         self._batch: Callable[..., Any] | None = None
@@ -501,7 +250,7 @@ class Actor:
             self.act = obj
         else:
             raise ArcadebenchError(
-                f"agent {agent_name(obj)} has no act(obs), act_batch(obs), predict(obs) or "
+                f"agent {type(obj).__name__} has no act(obs), act_batch(obs), predict(obs) or "
                 "__call__(obs); it cannot choose actions"
             )
         self.observe: Callable[..., Any] | None = (
@@ -556,15 +305,3 @@ def _positional_parameters(function: Callable[..., Any]) -> int:
     if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params):
         return 2
     return sum(p.kind in kinds for p in params)
-
-
-def make_actor(
-    agent: Agent,
-    env: gym.Env[Any, Any] | Any,
-    spec: Spec,
-    game: str,
-    seed: int,
-    device: str = "cpu",
-) -> Actor:
-    """Build the job's :class:`Actor` (a fresh agent when ``agent`` is a factory or a path)."""
-    return Actor(agent, env, spec, game, seed, device)

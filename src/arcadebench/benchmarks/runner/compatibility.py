@@ -20,6 +20,7 @@ import gymnasium as gym
 import numpy as np
 
 from arcadebench.benchmarks.envs.spaces import obs_type_for_shape
+from arcadebench.benchmarks.runner.reference import AgentRef
 from arcadebench.errors import IncompatibleAgent
 from arcadebench.specs import Spec
 
@@ -133,11 +134,11 @@ def action_set_override(
 
 
 def fit_agent(
-    agent: Any, spec: Spec, game: str, env_kwargs: dict[str, Any], *, map_actions: bool
+    agent: AgentRef, spec: Spec, game: str, env_kwargs: dict[str, Any], *, map_actions: bool
 ) -> dict[str, Any]:
     """Check ``agent`` against ``game``'s environment before any worker starts; the kwargs to use.
 
-    Only an agent that says what it was trained on is checked here (a saved model's file says
+    Only an agent that says what it was trained on is checked here (a saved policy's file says
     it; reading it loads no framework), against the first game's environment (made once, 0.1 s);
     the workers check every environment again before its first episode. With ``map_actions``
     a model of another ALE action set gets ``full_action_space`` set to its own.
@@ -146,16 +147,11 @@ def fit_agent(
         IncompatibleAgent: the agent does not fit (see :func:`check_compatible`).
     """
     from arcadebench.benchmarks.envs.factory import make
-    from arcadebench.benchmarks.runner.agents import SAVED_MODEL_PREFIXES, agent_name, load_agent
 
-    if isinstance(agent, str):
-        if not agent.startswith(SAVED_MODEL_PREFIXES):
-            return env_kwargs
-        agent = load_agent(agent)
-    declared = getattr(agent, "observation_space", None) or getattr(agent, "action_space", None)
-    if spec.platform != "atari" or isinstance(agent, type) or declared is None:
+    declared = agent.observation_space or agent.action_space
+    if spec.platform != "atari" or declared is None:
         return env_kwargs  # nothing to compare; retro: no emulator in this process
-    label = agent_name(agent)
+    label = agent.name
     settings = spec.environment
     full = bool(env_kwargs.get("full_action_space", getattr(settings, "full_action_space", True)))
     spaces = _spaces(make, spec, game, env_kwargs)

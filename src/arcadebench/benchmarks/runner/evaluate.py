@@ -13,7 +13,7 @@ Reruns are normal (:mod:`~arcadebench.benchmarks.runner.plan`): jobs whose logs 
 quota are not played again, so running the same command twice plays once and prints the same
 table twice.
 
-Failure handling (issue 10):
+Failure handling:
 
 - A job whose worker dies (SIGKILL, an emulator crash), whose agent raises, or whose episode runs
   past ``episode_time_limit`` fails alone; the others finish, the results cover what was
@@ -36,28 +36,23 @@ import os
 import shlex
 import sys
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from arcadebench.benchmarks.envs.resolve import resolve, warn_deviations
 from arcadebench.benchmarks.envs.roms import require_roms
-from arcadebench.benchmarks.runner.agents import (
-    BUILTIN_AGENTS,
-    Agent,
-    agent_env_kwargs,
-    agent_name,
-    check_agent,
-    learns,
-)
-from arcadebench.benchmarks.runner.backends import run_local
+from arcadebench.benchmarks.runner.agents import Agent
+from arcadebench.benchmarks.runner.backends import LocalBackend
 from arcadebench.benchmarks.runner.compatibility import fit_agent
+from arcadebench.benchmarks.runner.job import Job
 from arcadebench.benchmarks.runner.plan import agent_log_dir, plan_jobs, plays_in_lanes
+from arcadebench.benchmarks.runner.pool import Backend, PoolSettings
 from arcadebench.benchmarks.runner.progress import ProgressMode, RunProgress
-from arcadebench.benchmarks.runner.ray_backend import check_reachable, import_ray, run_ray
-from arcadebench.benchmarks.runner.schedule import JobOutcome
+from arcadebench.benchmarks.runner.ray_backend import RayBackend
+from arcadebench.benchmarks.runner.reference import resolve_agent
+from arcadebench.benchmarks.runner.schedule import Events, JobOutcome
 from arcadebench.benchmarks.runner.serve import WorkerOptions
-from arcadebench.benchmarks.runner.worker import Job
 from arcadebench.benchmarks.scoring.results import Results, score
 from arcadebench.errors import ArcadebenchError, JobsFailed, NoScores
 from arcadebench.records import spec_logs
@@ -205,7 +200,7 @@ def evaluate(
     progress: ProgressMode = "auto",
     reps: int = 2000,
     command: str | None = None,
-    on_event: Callable[[tuple[Any, ...]], None] | None = None,
+    on_event: Events | None = None,
 ) -> Results:
     """Play ``agent`` through ``spec``'s games in parallel worker processes, and score it.
 
@@ -254,9 +249,10 @@ def evaluate(
         progress: ``"auto"``, ``"bars"``, ``"lines"`` or ``"off"``.
         reps: bootstrap repetitions of the scorer.
         command: the command line for the provenance (default: ``sys.argv``).
-        on_event: also called with every progress event (``("episode", job key, record)``...;
-            see :mod:`~arcadebench.benchmarks.runner.backends`), e.g. to watch a long run.
-            With the Ray backend, events arrive in batches (every quarter second).
+        on_event: also called with every progress message (:mod:`~.messages`:
+            :class:`~.messages.EpisodeEnded` with the episode's record, :class:`~.messages.JobDone`,
+            :class:`~.messages.JobFailed` with its :class:`~.messages.Failure`...), e.g. to watch a
+            long run. With the Ray backend, they arrive in batches (every quarter second).
 
     Returns:
         The scored :class:`~arcadebench.benchmarks.scoring.results.Results` of every agent in
@@ -292,16 +288,16 @@ def evaluate(
         raise ArcadebenchError(
             f"`progress` must be 'auto', 'bars', 'lines' or 'off', got {progress!r}"
         )
-    sent = check_agent(agent)
-    algorithm = agent_name(agent)
-    env_kwargs = {**agent_env_kwargs(sent, spec), **env_kwargs}
-    env_kwargs = fit_agent(sent, spec, games[0], env_kwargs, map_actions=map_actions)
+    ref = resolve_agent(agent, spec, device)
+    algorithm = ref.name
+    env_kwargs = {**ref.env_kwargs, **env_kwargs}
+    env_kwargs = fit_agent(ref, spec, games[0], env_kwargs, map_actions=map_actions)
     resolved = resolve(spec, env_kwargs)
     warn_deviations(resolved, f"this {spec.name} run")
+    runs_on: Backend = LocalBackend()
     if backend == "ray":
-        import_ray()  # fail before anything runs when Ray is missing
-        if address is not None:
-            check_reachable(address)
+        runs_on = RayBackend(address)
+        runs_on.check()  # fail before anything runs when Ray is missing or unreachable
     out = Path(log_dir)
     plan = plan_jobs(
         spec,
@@ -309,18 +305,17 @@ def evaluate(
         seeds,
         log_dir=agent_log_dir(out, spec, algorithm),
         spec_ref=spec_reference(spec),
-        agent=sent,
         algorithm=algorithm,
         episodes=episodes,
         steps=steps,
         resume=resume,
         env_kwargs=env_kwargs,
         deviations=resolved.deviations,
-        learns=learns(sent),
-        lanes=plays_in_lanes(sent, spec, episodes, steps),
+        learns=ref.learns,
+        lanes=plays_in_lanes(ref, spec, episodes, steps),
     )
     to_run = plan.to_run
-    if any(job.resume for job in to_run) and learns(sent):
+    if any(job.resume for job in to_run) and ref.learns:
         warnings.warn(
             f"resumed jobs start {algorithm} afresh (what it learnt before the interruption is not "
             "restored), so their remaining episodes differ from an uninterrupted run's",
@@ -338,7 +333,7 @@ def evaluate(
             )
         num_envs = 1
     if num_envs is None:
-        builtin = isinstance(sent, str) and sent in BUILTIN_AGENTS
+        builtin = ref.kind == "builtin"
         num_envs = 1 if builtin else GPU_ENVS if device.startswith("cuda") else DEFAULT_ENVS
     # one of the two quotas is set (_check_arguments)
     quota, unit = (episodes, "episodes") if episodes is not None else (steps or 0, "steps")
@@ -357,29 +352,10 @@ def evaluate(
             auto_refresh=not local,
         ) as display:
             events = display if on_event is None else _both(display, on_event)
-            if local:
-                outcomes = run_local(
-                    to_run,
-                    agent=sent,
-                    workers=workers,
-                    lanes=num_envs,
-                    options=options,
-                    on_event=events,
-                    episode_time_limit=episode_time_limit,
-                    tick=display.tick,
-                )
-            else:
-                outcomes = run_ray(
-                    to_run,
-                    agent=sent,
-                    workers=workers,
-                    lanes=num_envs,
-                    options=options,
-                    on_event=events,
-                    episode_time_limit=episode_time_limit,
-                    address=address,
-                )
-    failures = [(o.job.key, o.message) for o in outcomes if o.status == "failed"]
+            settings = PoolSettings(workers, num_envs, options, episode_time_limit)
+            tick = display.tick if local else None
+            outcomes = runs_on.run(to_run, ref, settings, events, tick)
+    failures = [(o.job.key, o.failure) for o in outcomes if o.failure is not None]
     for outcome in outcomes:
         _keep_output(outcome)
     results = _score(
@@ -419,10 +395,8 @@ def _keep_output(outcome: JobOutcome) -> None:
     path.write_text(outcome.trace)
 
 
-def _both(
-    first: Callable[[tuple[Any, ...]], None], second: Callable[[tuple[Any, ...]], None]
-) -> Callable[[tuple[Any, ...]], None]:
-    def call(event: tuple[Any, ...]) -> None:
+def _both(first: Events, second: Events) -> Events:
+    def call(event: Any) -> None:
         first(event)
         second(event)
 

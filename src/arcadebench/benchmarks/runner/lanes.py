@@ -1,10 +1,11 @@
 """A worker's lanes: the environments in which a batched agent plays many episodes at once.
 
 SB3's ``evaluate_policy`` is fast because it calls the policy once per step of a batch of
-environments; one ``predict`` per environment step costs 2.4 times more, and a process per job
-costs far more again (issue 29: 13x slower than SB3, measured). So a worker process holds up to
-``lanes`` environments, each playing one episode of some job, and each step calls the agent once
-for all of them (once per agent: jobs whose factory makes an agent each are called apart).
+environments; one ``predict`` per environment step costs 2.4 times more, and a process per job costs
+far more again (13x slower than SB3, measured by perf/bench_evaluation.py). So a worker process
+holds up to ``lanes`` environments, each playing one episode of some job, and each step calls the
+agent once for all of them (once per agent: jobs whose factory makes an agent each are called
+apart).
 
 A lane is one stream of a job's run (:mod:`arcadebench.records.live`): it opens the job's
 environment and log when the parent gives it the job, plays the episode indices it is given one
@@ -30,21 +31,31 @@ from typing import Any
 
 import numpy as np
 
-from arcadebench.benchmarks.runner.agents import Actor, agent_name
-from arcadebench.benchmarks.runner.compatibility import check_compatible
+from arcadebench.benchmarks.envs.factory import make
+from arcadebench.benchmarks.runner.agents import Actor
+from arcadebench.benchmarks.runner.job import Job
+from arcadebench.benchmarks.runner.messages import (
+    EpisodeEnded,
+    EpisodeStarted,
+    Exhausted,
+    Failure,
+    FailureKind,
+    JobFailed,
+    failure_of,
+)
+from arcadebench.benchmarks.runner.reference import LoadedAgent
 from arcadebench.benchmarks.runner.worker import (
-    Job,
+    Send,
     attach_log,
     checked_actions,
     event_fields,
-    full_action_space,
+    job_actor,
 )
 from arcadebench.errors import AgentError, ArcadebenchError, IncompatibleAgent
 from arcadebench.records import Relay, episode_seeds
+from arcadebench.specs import Spec, load_spec
 
 __all__ = ["Lanes"]
-
-Send = Callable[[tuple[Any, ...]], None]
 
 
 @dataclass
@@ -71,28 +82,21 @@ class Lanes:
     """The batched lanes of one worker process (module docstring).
 
     Args:
-        agent: what the worker plays: a factory makes one agent per job; anything else is
-            ``shared`` by every job (a saved model, loaded once).
-        shared: the loaded agent every job plays, or ``None`` (a factory).
+        loaded: the worker's agent: one object every job plays (a saved model, loaded once),
+            or one made for each job (a factory).
         send: where events go (the parent).
         line_sender: for a stream whose log the parent holds (Ray), how its lines go there.
-        device: where a factory's saved model runs.
     """
 
     def __init__(
         self,
-        agent: Any,
-        shared: Any,
+        loaded: LoadedAgent,
         send: Send,
         line_sender: Callable[[int], Callable[[bytes], Any]] | None = None,
-        device: str = "cpu",
     ) -> None:
-        self.agent = agent
-        self.shared = shared
+        self.loaded = loaded
         self.send = send
         self.line_sender = line_sender
-        self.device = device
-        self.label = agent_name(agent)
         self.lanes: dict[int, _Lane] = {}
         self._actors: dict[str, Actor] = {}
         self._policies: dict[str, str] = {}
@@ -109,27 +113,15 @@ class Lanes:
         Raises:
             IncompatibleAgent: the agent does not fit the environment (the run stops).
         """
-        from arcadebench.benchmarks.envs.factory import make
-        from arcadebench.specs import load_spec
-
         self.close(lane_id)
         spec = load_spec(job.spec)
         try:
             env = make(spec, job.game, phase=job.phase, **job.env_kwargs)
         except ArcadebenchError as error:
-            self.send(("lane_failed", job.key, str(error), lane_id, ""))
+            self.send(JobFailed(job.key, failure_of(error), lane=lane_id))
             return
         try:
             actor = self._actor(job, env, spec)
-            check_compatible(
-                actor.agent,
-                env.observation_space,
-                env.action_space,
-                label=self.label,
-                spec=spec,
-                game=job.game,
-                full_action_space=full_action_space(env),
-            )
             policy = self._policy(job, actor)
             relay = None
             if start is not None and self.line_sender is not None and stream is not None:
@@ -140,11 +132,13 @@ class Lanes:
             raise
         except ArcadebenchError as error:
             env.close()
-            self.send(("lane_failed", job.key, str(error), lane_id, ""))
+            self.send(JobFailed(job.key, failure_of(error), lane=lane_id))
             return
         except Exception as error:
             env.close()
-            self._agent_failed(job, lane_id, f"{job.game} run {job.run!r}", error)
+            message = f"the agent raised in {job.game} run {job.run!r}: {type(error).__name__}: "
+            failure = Failure(FailureKind.AGENT_RAISED, message + str(error))
+            self.send(JobFailed(job.key, failure, traceback.format_exc(), lane_id))
             return
         self.lanes[lane_id] = _Lane(lane_id, job, env, mon, actor)
 
@@ -193,33 +187,27 @@ class Lanes:
             )
         except AgentError as error:
             for lane in group:
-                self._fail(lane, str(error), traceback.format_exc())
+                self._fail(lane, failure_of(error), traceback.format_exc())
         except Exception as error:
             where = (
                 group[0].where()
                 if len(group) == 1
                 else f"a batch of {len(group)} episodes ({', '.join(g.where() for g in group)})"
             )
+            message = f"the agent raised in {where}: {type(error).__name__}: {error}"
             for lane in group:
-                self._fail(
-                    lane,
-                    f"the agent raised in {where}: {type(error).__name__}: {error}",
-                    traceback.format_exc(),
-                )
+                self._fail(lane, Failure(FailureKind.AGENT_RAISED, message), traceback.format_exc())
         return None
 
     def _step(self, lane: _Lane, action: Any) -> None:
         try:
             obs, _, terminated, truncated, _ = lane.env.step(action)
         except ArcadebenchError as error:
-            self._fail(lane, str(error), traceback.format_exc())
+            self._fail(lane, failure_of(error), traceback.format_exc())
             return
         except Exception as error:
-            self._fail(
-                lane,
-                f"the environment raised in {lane.where()}: {type(error).__name__}: {error}",
-                traceback.format_exc(),
-            )
+            message = f"the environment raised in {lane.where()}: {type(error).__name__}: {error}"
+            self._fail(lane, Failure(FailureKind.ENVIRONMENT, message), traceback.format_exc())
             return
         lane.steps += 1
         lane.obs = obs
@@ -232,42 +220,37 @@ class Lanes:
         lane.index, lane.steps = index, 0
         lane.rng = np.random.default_rng(agent_seed)
         lane.mon.recorder.index = index
-        self.send(("episode_start", lane.job.key, index, lane.id))
+        self.send(EpisodeStarted(lane.job.key, index, lane.id))
         try:
             lane.obs, info = lane.env.reset(seed=env_seed)
         except ArcadebenchError as error:
-            self._fail(lane, str(error), traceback.format_exc())
+            self._fail(lane, failure_of(error), traceback.format_exc())
             return
         if info.get("arcadebench", {}).get("budget_exhausted"):
             lane.index = None
             lane.queue.clear()
-            self.send(("exhausted", lane.job.key, lane.id))
+            self.send(Exhausted(lane.job.key, lane.id))
 
     def _finished(self, lane: _Lane) -> None:
         record = dict(lane.mon.last_episode or {})
-        self.send(("episode", lane.job.key, event_fields(record), lane.id))
+        self.send(EpisodeEnded(lane.job.key, event_fields(record), lane.id))
         lane.index = None
         if lane.mon.exhausted:
             lane.queue.clear()
-            self.send(("exhausted", lane.job.key, lane.id))
+            self.send(Exhausted(lane.job.key, lane.id))
         elif lane.queue:
             self._begin(lane)
 
-    def _fail(self, lane: _Lane, message: str, trace: str) -> None:
-        self.send(("lane_failed", lane.job.key, message, lane.id, trace))
+    def _fail(self, lane: _Lane, failure: Failure, trace: str) -> None:
+        self.send(JobFailed(lane.job.key, failure, trace, lane.id))
         self.close(lane.id)
 
-    def _agent_failed(self, job: Job, lane_id: int, where: str, error: Exception) -> None:
-        message = f"the agent raised in {where}: {type(error).__name__}: {error}"
-        self.send(("lane_failed", job.key, message, lane_id, traceback.format_exc()))
-
     # -- agents --------------------------------------------------------------------------------
-    def _actor(self, job: Job, env: Any, spec: Any) -> Actor:
-        """The job's actor: of the shared agent, or of the agent its factory makes for it."""
+    def _actor(self, job: Job, env: Any, spec: Spec) -> Actor:
+        """The job's actor (of the shared agent, or of one made for it), checked on ``env``."""
         actor = self._actors.get(job.key)
         if actor is None:
-            agent = self.shared if self.shared is not None else self.agent
-            actor = self._actors[job.key] = Actor(agent, env, spec, job.game, job.seed, self.device)
+            actor = self._actors[job.key] = job_actor(self.loaded, job, env, spec)
         return actor
 
     def _policy(self, job: Job, actor: Actor) -> str | None:

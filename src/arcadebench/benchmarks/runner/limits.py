@@ -1,7 +1,7 @@
 """Which limit ended a job, its training or an episode, in the words the progress display prints.
 
 A job stops at the first of several limits, and a user who asked for 2,000 steps must not read
-that the protocol's budget is used up (issue 31): the quota given (``--episodes``, ``--steps``),
+that the protocol's budget is used up: the quota given (``--episodes``, ``--steps``),
 the protocol's budget (SABER's and HWR's 200M frames, Sonic's 1M steps, Atari 100k's 100k
 steps), or, for one episode, the protocol's cap (Atari-5's 108,000 frames, SABER's 18,000 frames
 without reward). The monitor knows only that the run's budget, which a step quota tightens, is
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from arcadebench.benchmarks.runner.worker import Job
+from arcadebench.benchmarks.runner.job import Job
 from arcadebench.specs import Spec
 from arcadebench.specs.model import AtariSettings, RetroSettings
 
@@ -37,7 +37,7 @@ def job_limit(
 
     Example:
         >>> from arcadebench.specs import load_spec
-        >>> job = Job("hwr", "breakout", 0, "logs", None, "random", steps=2000)
+        >>> job = Job("hwr", "breakout", 0, "logs", "random", steps=2000)
         >>> job_limit(load_spec("hwr"), job, steps=2000, frames=7982, exhausted=True)
         'the 2,000-step quota is reached'
         >>> job_limit(load_spec("sonic"), job, steps=1_000_000, frames=4_000_000, exhausted=True)
@@ -76,7 +76,7 @@ def episode_end(
     Example:
         >>> from arcadebench.specs import load_spec
         >>> saber = load_spec("saber")
-        >>> job = Job("saber", "pong", 0, "logs", None, "random", episodes=1)
+        >>> job = Job("saber", "pong", 0, "logs", "random", episodes=1)
         >>> episode_end(saber, job, saber.environment, {"complete": True, "end_reason": "stuck"})
         'ended by the stuck limit: 18,000 frames without reward'
     """

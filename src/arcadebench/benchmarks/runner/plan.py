@@ -30,10 +30,12 @@ from pathlib import Path
 from typing import Any
 
 from arcadebench._table import count
-from arcadebench.benchmarks.runner.worker import Job
+from arcadebench.benchmarks.runner.job import Job
+from arcadebench.benchmarks.runner.reference import AgentRef
 from arcadebench.errors import ArcadebenchError
 from arcadebench.records import RunLog, log_path, parse_log, phase_run
 from arcadebench.specs import Spec
+from arcadebench.specs.model import AtariSettings
 
 __all__ = ["Plan", "agent_log_dir", "plan_jobs", "plays_in_lanes"]
 
@@ -116,7 +118,7 @@ def _same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     return canonical(a) == canonical(b)
 
 
-def plays_in_lanes(agent: Any, spec: Spec, episodes: int | None, steps: int | None) -> bool:
+def plays_in_lanes(agent: AgentRef, spec: Spec, episodes: int | None, steps: int | None) -> bool:
     """Whether a run's episodes are spread over lanes (:mod:`~.lanes`) rather than played whole.
 
     Only episodes that do not depend on each other can be: a batched agent that does not learn,
@@ -125,25 +127,14 @@ def plays_in_lanes(agent: Any, spec: Spec, episodes: int | None, steps: int | No
     signal continues the game in the next episode).
 
     Example:
+        >>> from arcadebench.benchmarks.runner.reference import resolve_agent
         >>> from arcadebench.specs import load_spec
-        >>> plays_in_lanes("random", load_spec("saber"), 2, None)
+        >>> saber = load_spec("saber")
+        >>> plays_in_lanes(resolve_agent("random", saber), saber, 2, None)
         True
-        >>> plays_in_lanes("random", load_spec("saber"), None, 2000)
+        >>> plays_in_lanes(resolve_agent("random", saber), saber, None, 2000)
         False
     """
-    from arcadebench.benchmarks.runner.agents import (
-        BUILTIN_AGENTS,
-        SAVED_MODEL_PREFIXES,
-        is_batched,
-        learns,
-        load_agent,
-    )
-    from arcadebench.specs.model import AtariSettings
-
-    if isinstance(agent, str) and not agent.startswith(SAVED_MODEL_PREFIXES):
-        agent = load_agent(agent)
-        agent = BUILTIN_AGENTS.get(agent, agent) if isinstance(agent, str) else agent
-    batched = isinstance(agent, str) or is_batched(agent)  # a saved model is batched
     after_training = spec.evaluation.scored == "after_training"
     settings = spec.environment
     continued = (
@@ -151,7 +142,7 @@ def plays_in_lanes(agent: Any, spec: Spec, episodes: int | None, steps: int | No
         and settings.life_loss_terminal_in_training
         and not after_training
     )
-    return batched and not learns(agent) and episodes is not None and not continued
+    return agent.batched and not agent.learns and episodes is not None and not continued
 
 
 def _with_todo(job: Job, state: RunLog | None, episodes: int) -> Job:
@@ -177,7 +168,6 @@ def plan_jobs(
     *,
     log_dir: Path,
     spec_ref: str,
-    agent: Any,
     algorithm: str,
     episodes: int | None,
     steps: int | None,
@@ -195,7 +185,6 @@ def plan_jobs(
         seeds: one job per game and seed.
         log_dir: the agent's log directory (:func:`agent_log_dir`).
         spec_ref: what a worker passes to ``load_spec``.
-        agent: what :func:`~arcadebench.benchmarks.runner.agents.check_agent` returned.
         algorithm: the agent's name (log headers, results).
         episodes: complete episodes per job (or ``None``).
         steps: agent steps per job (or ``None``).
@@ -232,7 +221,6 @@ def plan_jobs(
                 game=game,
                 seed=seed,
                 log_dir=str(log_dir),
-                agent=agent,
                 algorithm=algorithm,
                 episodes=episodes,
                 steps=steps,

@@ -23,8 +23,19 @@ from collections.abc import Sequence
 from typing import Any, Literal, TextIO, TypeAlias
 
 from arcadebench._table import count
+from arcadebench.benchmarks.runner.job import Job
 from arcadebench.benchmarks.runner.limits import episode_end, job_limit
-from arcadebench.benchmarks.runner.worker import Job
+from arcadebench.benchmarks.runner.messages import (
+    EpisodeEnded,
+    EpisodeStarted,
+    Failure,
+    JobDone,
+    JobFailed,
+    JobStarted,
+    Progress,
+    Steps,
+    Waiting,
+)
 from arcadebench.specs import Spec
 from arcadebench.specs.model import AtariSettings, RetroSettings
 
@@ -87,7 +98,7 @@ class RunProgress:
         self.started: dict[str, float] = {}
         self.units_at_start = 0
         self.start = time.monotonic()
-        self.failures: list[tuple[str, str]] = []
+        self.failures: list[tuple[str, Failure]] = []
         self._last_line = time.monotonic()
         self._auto_refresh = auto_refresh
         self._last_redraw = 0.0
@@ -160,75 +171,84 @@ class RunProgress:
         return (self.total - self.completed) * (time.monotonic() - self.start) / done
 
     # -- events ---------------------------------------------------------------------------
-    def __call__(self, event: tuple[Any, ...]) -> None:
-        """Handle one backend event."""
-        kind, key = event[0], event[1]
-        if key in self.training and kind in ("episode_start", "episode"):
+    def __call__(self, event: Progress | Waiting) -> None:
+        """Handle one progress message."""
+        if isinstance(event, Waiting):
+            if self.mode != "off":
+                self._line(event.message)
+            return
+        key = event.key
+        if key in self.training and isinstance(event, EpisodeStarted | EpisodeEnded):
             self._trained(key)  # its first evaluation episode: the training is over
-        if kind == "start":
-            episodes, steps, frames = event[2], event[3], event[4]
-            self.done[key] = episodes if self.unit == "episodes" else steps
-            self.units_at_start += min(self.done[key], self.quota)
-            self.frames[key] = self.frames_at_start[key] = frames
-            self.started[key] = time.monotonic()
-            trains = self._trains_first(key)
-            if trains:
-                self.training[key] = (steps, frames)
-            if self._bars is not None:
-                self._tasks[key] = self._bars.add_task(
-                    f"{key} training" if trains else key,
-                    total=(self.jobs[key].steps if trains else None) or self.quota,
-                    completed=steps if trains else self.done[key],
-                    rate="",
-                    unit="steps" if trains else self.unit,
-                )
-        elif kind == "steps":
+        if isinstance(event, JobStarted):
+            self._started(event)
+        elif isinstance(event, Steps):
             if key in self.training:
-                self._training_steps(key, event[2], event[3])
+                self._training_steps(key, event.steps, event.frames)
             else:
                 if self.unit == "steps":
-                    self.done[key] = event[2]
-                self.frames[key] = self._trained_frames.get(key, 0) + event[3]
+                    self.done[key] = event.steps
+                self.frames[key] = self._trained_frames.get(key, 0) + event.frames
             self._plain_heartbeat()
-        elif kind == "episode":
-            record = event[2]
-            self.frames[key] = self._trained_frames.get(key, 0) + record["total_frames"]
-            if self.unit == "episodes":
-                self.done[key] += bool(record["complete"])
-            else:
-                self.done[key] = record["total_steps"]
-            if self.mode == "lines":
-                end = episode_end(self.spec, self.jobs[key], self.settings, record)
-                self._line(
-                    f"{key} episode {record.get('index', record['episode'])}: "
-                    f"return {record['return']:g}, "
-                    f"{record['steps']:,} steps, "
-                    f"{record['frames']:,} frames, {record['wall_time']:.1f} s"
-                    + (f" ({end})" if end else "")
-                    + f"  [{self._summary()}]"
-                )
-        elif kind == "done":
-            summary = event[2]
-            if self.mode != "off" and (self.mode == "lines" or summary.get("budget")):
-                # a budget or step quota cuts the episode in flight: it is not one of them
-                cut = "complete episode" if summary.get("budget") else "episode"
-                episodes = "evaluation episode" if self._after_training else cut
-                limit = self._limit(key, summary)
-                self._line(
-                    f"{key} done: {count(summary['episodes'], episodes)}, "
-                    f"{summary['total_steps']:,} steps, {summary['total_frames']:,} frames"
-                    + (f" ({limit})" if limit else "")
-                )
-            self._remove(key)
-        elif kind == "failed":
+        elif isinstance(event, EpisodeEnded):
+            self._episode(key, event.record)
+        elif isinstance(event, JobDone):
+            self._done(key, event.summary)
+        elif isinstance(event, JobFailed):
             self.training.pop(key, None)
-            self.failures.append((key, event[2]))
+            self.failures.append((key, event.failure))
             if self.mode != "off":
-                self._line(f"{key} FAILED: {event[2]}")
+                self._line(f"{key} FAILED: {event.failure}")
             self._remove(key)
-        elif kind == "waiting" and self.mode != "off":
-            self._line(event[2])
         self._refresh(key)
+
+    def _started(self, event: JobStarted) -> None:
+        key, steps, frames = event.key, event.steps, event.frames
+        self.done[key] = event.complete if self.unit == "episodes" else steps
+        self.units_at_start += min(self.done[key], self.quota)
+        self.frames[key] = self.frames_at_start[key] = frames
+        self.started[key] = time.monotonic()
+        trains = self._trains_first(key)
+        if trains:
+            self.training[key] = (steps, frames)
+        if self._bars is not None:
+            self._tasks[key] = self._bars.add_task(
+                f"{key} training" if trains else key,
+                total=(self.jobs[key].steps if trains else None) or self.quota,
+                completed=steps if trains else self.done[key],
+                rate="",
+                unit="steps" if trains else self.unit,
+            )
+
+    def _episode(self, key: str, record: dict[str, Any]) -> None:
+        self.frames[key] = self._trained_frames.get(key, 0) + record["total_frames"]
+        if self.unit == "episodes":
+            self.done[key] += bool(record["complete"])
+        else:
+            self.done[key] = record["total_steps"]
+        if self.mode == "lines":
+            end = episode_end(self.spec, self.jobs[key], self.settings, record)
+            self._line(
+                f"{key} episode {record.get('index', record['episode'])}: "
+                f"return {record['return']:g}, "
+                f"{record['steps']:,} steps, "
+                f"{record['frames']:,} frames, {record['wall_time']:.1f} s"
+                + (f" ({end})" if end else "")
+                + f"  [{self._summary()}]"
+            )
+
+    def _done(self, key: str, summary: dict[str, Any]) -> None:
+        if self.mode != "off" and (self.mode == "lines" or summary.get("budget")):
+            # a budget or step quota cuts the episode in flight: it is not one of them
+            cut = "complete episode" if summary.get("budget") else "episode"
+            episodes = "evaluation episode" if self._after_training else cut
+            limit = self._limit(key, summary)
+            self._line(
+                f"{key} done: {count(summary['episodes'], episodes)}, "
+                f"{summary['total_steps']:,} steps, {summary['total_frames']:,} frames"
+                + (f" ({limit})" if limit else "")
+            )
+        self._remove(key)
 
     # -- a job's training before its evaluation ------------------------------------------------
     def _trains_first(self, key: str) -> bool:

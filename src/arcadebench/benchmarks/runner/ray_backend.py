@@ -31,13 +31,13 @@ actor Ray placed on the dying node and never started, goes back to the queue. Wo
 yet waits for a node (an autoscaler may be adding one); when the cluster has had no CPU at all
 for ``cpu_wait`` seconds, the jobs left fail with a message saying so.
 
-Functions: run_ray, import_ray, check_reachable.
+Classes: RayBackend.
+Functions: check_reachable.
 """
 
 from __future__ import annotations
 
 import faulthandler
-import functools
 import itertools
 import os
 import queue
@@ -45,54 +45,48 @@ import socket
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from arcadebench.benchmarks.runner.agents import learns
-from arcadebench.benchmarks.runner.backends import (
-    Events,
-    hung_reason,
+from arcadebench.benchmarks.runner.job import Job
+from arcadebench.benchmarks.runner.messages import (
+    ActorStarted,
+    Ended,
+    Failure,
+    FailureKind,
+    Line,
+    Order,
+    Report,
+    Stop,
+    Waiting,
+)
+from arcadebench.benchmarks.runner.pool import (
+    Loss,
+    PoolSettings,
+    WorkerPool,
     tail_summary,
     worker_count,
 )
-from arcadebench.benchmarks.runner.schedule import JobOutcome, Scheduler
-from arcadebench.benchmarks.runner.serve import Worker, WorkerOptions
-from arcadebench.benchmarks.runner.worker import Job
-from arcadebench.errors import (
-    ArcadebenchError,
-    IncompatibleAgent,
-    MissingDependency,
-    first_line,
-    install_hint,
-)
+from arcadebench.benchmarks.runner.reference import AgentRef
+from arcadebench.benchmarks.runner.schedule import Events, JobOutcome, Scheduler
+from arcadebench.benchmarks.runner.serve import Worker, WorkerOptions, limit_threads
+from arcadebench.benchmarks.training.ray_run import import_ray
+from arcadebench.errors import ArcadebenchError, first_line
 from arcadebench.records import RunReceiver, log_path, phase_run
 from arcadebench.specs import load_spec
 
-__all__ = ["CPU_WAIT", "RAY_INSTALL", "check_reachable", "import_ray", "run_ray"]
+__all__ = ["CPU_WAIT", "RayBackend", "check_reachable"]
 
-RAY_INSTALL = install_hint("ray", "ray")
 CPU_WAIT = 300.0
 """Seconds the work left waits for a node with CPUs (a cluster whose last worker node died, or
 an autoscaler still starting one) before its jobs fail."""
 
-_POLL = 0.25  # seconds between two looks at the mailbox
 _CLUSTER_POLL = 1.0  # seconds between two looks at the cluster's CPUs
 _STDERR_BYTES = 64 * 1024  # the end of a dead actor's output that travels back
 _STOP_GRACE = 5.0  # seconds the actors have to close their lanes when the run ends
-_UNSTARTED_LIMIT = 5  # actors ending before running, none started between: Ray cannot start one
-
-
-def import_ray() -> Any:
-    """The ``ray`` module, or a one-line error saying how to install it."""
-    try:
-        import ray
-    except ImportError:
-        raise MissingDependency(
-            f"`--backend ray` needs Ray, which is not installed: {RAY_INSTALL}"
-        ) from None
-    return ray
+_PURPOSE = "`--backend ray`"
 
 
 def check_reachable(address: str) -> None:
@@ -144,13 +138,13 @@ class _Mailbox:
     """What the actors send the driver, kept on the driver's node until the driver takes it."""
 
     def __init__(self) -> None:
-        self._items: list[tuple[Any, ...]] = []
+        self._items: list[tuple[int, Report | ActorStarted | Line | Ended]] = []
 
-    def put(self, item: tuple[Any, ...]) -> None:
+    def put(self, item: tuple[int, Report | ActorStarted | Line | Ended]) -> None:
         """Keep one message (actor calls from one caller run in the order it made them)."""
         self._items.append(item)
 
-    def take(self) -> list[tuple[Any, ...]]:
+    def take(self) -> list[tuple[int, Report | ActorStarted | Line | Ended]]:
         """Everything kept so far, in the order it came."""
         items, self._items = self._items, []
         return items
@@ -164,10 +158,6 @@ def _read_end(path: str) -> str:
             return handle.read().decode(errors="replace")
     except OSError:
         return ""
-
-
-def _same_reason(reason: str, job: str, episode: int | None) -> str:
-    return reason
 
 
 def _take_stderr(path: str) -> str:
@@ -184,7 +174,7 @@ class _RayWorker:
     report of a crash), whose end travels back when the actor dies.
     """
 
-    def __init__(self, worker: int, agent: Any, options: WorkerOptions, mailbox: Any) -> None:
+    def __init__(self, worker: int, agent: AgentRef, options: WorkerOptions, mailbox: Any) -> None:
         import ray
 
         fd, self.stderr = tempfile.mkstemp(prefix="arcadebench-", suffix=".stderr.txt")
@@ -192,26 +182,25 @@ class _RayWorker:
         os.dup2(fd, 2)
         os.close(fd)
         faulthandler.enable()
-        for variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-            os.environ.setdefault(variable, str(options.threads))
+        limit_threads(options.threads)
         self.id = worker
         self.put = mailbox.put.remote  # not awaited: see the module docstring
-        self.inbox: queue.Queue[list[tuple[Any, ...]]] = queue.Queue()
-        self.put((worker, ("node", ray.get_runtime_context().get_node_id(), self.stderr)))
+        self.inbox: queue.Queue[list[Order]] = queue.Queue()
+        self.put((worker, ActorStarted(ray.get_runtime_context().get_node_id(), self.stderr)))
         self.worker = Worker(agent, options, self._send, self._line_sender)
 
-    def _send(self, event: tuple[Any, ...]) -> None:
-        self.put((self.id, event))
+    def _send(self, report: Report) -> None:
+        self.put((self.id, report))
 
-    def _line_sender(self, stream: int) -> Any:
+    def _line_sender(self, stream: int) -> Callable[[bytes], Any]:
         put, worker = self.put, self.id
-        return lambda line: put((worker, ("line", stream, line)))
+        return lambda line: put((worker, Line(stream, line)))
 
-    def give(self, messages: list[tuple[Any, ...]]) -> None:
+    def give(self, orders: list[Order]) -> None:
         """More work (runs in the actor's second thread while :meth:`serve` plays)."""
-        self.inbox.put(messages)
+        self.inbox.put(orders)
 
-    def _receive(self, block: bool) -> list[tuple[Any, ...]]:
+    def _receive(self, block: bool) -> list[Order]:
         found = list(self.inbox.get()) if block else []
         while True:
             try:
@@ -227,10 +216,10 @@ class _RayWorker:
             if self.worker.start():
                 self.worker.serve(self._receive)
             else:
-                while not any(m[0] == "stop" for m in self._receive(True)):
+                while not any(isinstance(m, Stop) for m in self._receive(True)):
                     pass
         finally:
-            ray.get(self.put((self.id, ("end",))))
+            ray.get(self.put((self.id, Ended())))
             Path(self.stderr).unlink(missing_ok=True)
 
 
@@ -323,35 +312,33 @@ class _Actor:
     serve: Any
     node: str | None = None
     stderr: str | None = None
-    hung: tuple[str, int | None] | None = None
-    ready: bool = False
 
 
-class _RayRun:
-    """The driver's loop: start actors, send them the scheduler's work, write what they send."""
+class _RayPool(WorkerPool):
+    """The Ray actors of one run (:class:`~.pool.WorkerPool`'s transport), and the logs' writer.
+
+    Its loop empties the mailbox every quarter second: it appends the lines to the logs and
+    passes the reports to the scheduler; an actor that ended is noticed through its ``serve``
+    call's reference.
+    """
 
     def __init__(
         self,
         ray: Any,
         scheduler: Scheduler,
         streams: _Streams,
-        *,
-        agent: Any,
-        options: WorkerOptions,
+        agent: AgentRef,
+        settings: PoolSettings,
         wanted: int,
-        limit: float | None,
+        cpu_wait: float,
     ) -> None:
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
+        super().__init__(scheduler, agent, settings, wanted)
         self.ray = ray
-        self.scheduler = scheduler
         self.streams = streams
-        self.agent = agent
-        self.options = options
-        self.wanted = wanted
-        self.limit = limit
+        self.cpu_wait = cpu_wait
         self.actors: dict[int, _Actor] = {}
-        self._ids = itertools.count()
         self._pinned = NodeAffinitySchedulingStrategy(
             ray.get_runtime_context().get_node_id(), soft=False
         )
@@ -362,38 +349,31 @@ class _RayRun:
         self._cpus = 0.0
         self._cpus_at = -float("inf")
         self._no_cpu_since: float | None = None
-        self._unstarted = 0  # actors that ended before running since one started (see _lost)
 
-    def spawn(self) -> None:
-        """Start one more actor."""
-        worker = next(self._ids)
-        handle = self.actor_class.remote(worker, self.agent, self.options, self.mailbox)
+    def start_worker(self, worker: int) -> None:
+        handle = self.actor_class.remote(worker, self.agent, self.settings.options, self.mailbox)
         self.actors[worker] = _Actor(handle, handle.serve.remote())
-        self.scheduler.add_worker(worker)
 
-    def run(self, cpu_wait: float) -> None:
-        """Until every job has an outcome (or the agent is refused)."""
-        for _ in range(self.wanted):
-            self.spawn()
-        while not self.scheduler.finished:
-            for worker, messages in self.scheduler.fill().items():
-                self.actors[worker].handle.give.remote(messages)
-            refs = [actor.serve for actor in self.actors.values()]
-            ended: list[Any] = []
-            if refs:
-                self.ray.wait(refs, num_returns=1, timeout=_POLL)
-                ended, _ = self.ray.wait(refs, num_returns=len(refs), timeout=0)
-            self._drain()
-            if self.scheduler.refused is not None:
-                return
-            for worker in [w for w, a in self.actors.items() if a.serve in ended]:
-                self._lost(worker)
-            self._stop_hung()
-            self._check_cpus(time.monotonic(), cpu_wait)
+    def send(self, worker: int, orders: list[Order]) -> None:
+        self.actors[worker].handle.give.remote(orders)
 
-    # -- what the actors send -------------------------------------------------------------------
-    def _drain(self) -> None:
-        """Write the lines and pass on the events the mailbox holds."""
+    def wait(self, timeout: float) -> None:
+        refs = [actor.serve for actor in self.actors.values()]
+        if refs:
+            self.ray.wait(refs, num_returns=1, timeout=timeout)
+        else:
+            time.sleep(timeout)
+        self._check_cpus(time.monotonic())
+
+    def ended(self) -> list[int]:
+        refs = [actor.serve for actor in self.actors.values()]
+        if not refs:
+            return []
+        done, _ = self.ray.wait(refs, num_returns=len(refs), timeout=0)
+        return [w for w, actor in self.actors.items() if actor.serve in done]
+
+    def collect(self) -> None:
+        """Write the lines and pass on the reports the mailbox holds."""
         try:
             items = self.ray.get(self.mailbox.take.remote())
         except self.ray.exceptions.RayActorError as error:
@@ -402,70 +382,49 @@ class _RayRun:
                 "episodes can no longer reach the logs; the episodes written so far are kept: "
                 "continue with resume=True"
             ) from None
-        for worker, event in items:
-            kind = event[0]
+        for worker, message in items:
             actor = self.actors.get(worker)
-            if kind == "line":
-                broken = self.streams.append(event[1], event[2])
+            if isinstance(message, Line):
+                broken = self.streams.append(message.stream, message.line)
                 if broken is not None:
-                    self.scheduler.fail(broken, self.streams.broken[event[1]])
-            elif kind == "node":
-                self._unstarted = 0  # an actor started: Ray can start them
+                    failure = Failure(FailureKind.LOG, self.streams.broken[message.stream])
+                    self.scheduler.fail(broken, failure)
+            elif isinstance(message, ActorStarted):
+                self.ran()
                 if actor is not None:
-                    actor.node, actor.stderr = event[1], event[2]
-            elif kind != "end":
-                if kind == "ready" and actor is not None:
-                    actor.ready = True
-                self.scheduler.receive(worker, event)
+                    actor.node, actor.stderr = message.node, message.stderr
+            elif not isinstance(message, Ended):
+                self.deliver(worker, message)
 
-    # -- actors that die or hang ----------------------------------------------------------------
-    def _lost(self, worker: int) -> None:
-        actor = self.actors.pop(worker)
+    # -- actors that end --------------------------------------------------------------------
+    def loss(self, worker: int) -> Loss:
+        actor = self.actors[worker]
         try:
             self.ray.get(actor.serve)
             error: Exception | None = None
         except Exception as found:  # noqa: BLE001 - a dead actor or node
             error = found
-        self._drain()  # what it sent before it ended
+        self.collect()  # what it sent before it ended
+        del self.actors[worker]
         never_ran = actor.node is None  # Ray never started it (its node died first...)
         node_died = self._unreachable(error) or (
             not never_ran and not self._node_alive(str(actor.node))
         )
         text = "" if node_died else self._fetch_stderr(actor)
         name = type(error).__name__ if error is not None else "it returned"
-        if not actor.ready and not (never_ran or node_died):
-            self.scheduler.refused = self.scheduler.refused or (
-                f"a Ray worker died while loading the agent ({name}){tail_summary(text)}"
-            )
-            return
-        if never_ran:
-            self._unstarted += 1
-        if self._unstarted >= _UNSTARTED_LIMIT:
-            self.scheduler.refused = self.scheduler.refused or (
-                f"Ray could not start a worker: {self._unstarted} ended before running and none "
-                f"started ({name}: {first_line(error)}); check the cluster's nodes and runtime "
-                "environment"
-            )
-            return
-        if actor.hung is not None:
-            reason = hung_reason(*actor.hung, self.limit or 0.0)
-        else:
-            reason = functools.partial(_same_reason, self._death(node_died, error, text))
-        self.scheduler.lost(worker, reason, text, requeue_unstarted=never_ran or node_died)
-        if self.scheduler.work_left and len(self.actors) < self.wanted:
-            self.spawn()
-
-    def _death(self, node_died: bool, error: Exception | None, text: str) -> str:
-        """One line on an actor that ended: its node or its process died."""
-        name = type(error).__name__
         if node_died:
-            return (
+            death = (
                 f"the Ray node running it died or became unreachable ({name}); its finished "
                 "episodes are in the driver's log"
             )
-        if isinstance(error, self.ray.exceptions.RayActorError):
-            return f"the Ray worker process died ({name})" + tail_summary(text)
-        return f"the Ray worker failed ({name}: {first_line(error)})" + tail_summary(text)
+        elif never_ran:
+            death = f"Ray did not start it ({name}: {first_line(error)})"
+        elif isinstance(error, self.ray.exceptions.RayActorError):
+            death = f"the Ray worker process died ({name})" + tail_summary(text)
+        else:
+            death = f"the Ray worker failed ({name}: {first_line(error)})" + tail_summary(text)
+        kind = FailureKind.NODE_LOST if node_died else FailureKind.WORKER_DIED
+        return Loss(death, kind, text, unstarted=never_ran, blameless=never_ran or node_died)
 
     def _unreachable(self, error: Exception | None) -> bool:
         """Whether the actor's node stopped answering (a killed node, or the network to it).
@@ -498,16 +457,12 @@ class _RayRun:
         except Exception:  # noqa: BLE001 - the node is gone: no stderr to read
             return ""
 
-    def _stop_hung(self) -> None:
-        if self.limit is None:
-            return
-        for worker, key, episode in self.scheduler.overdue(time.monotonic(), self.limit):
-            actor = self.actors.get(worker)
-            if actor is not None and actor.hung is None:
-                actor.hung = (key, episode)
-                self.ray.kill(actor.handle, no_restart=True)
+    def kill(self, worker: int) -> None:
+        actor = self.actors.get(worker)
+        if actor is not None:
+            self.ray.kill(actor.handle, no_restart=True)
 
-    # -- a cluster without CPUs -----------------------------------------------------------------
+    # -- a cluster without CPUs -------------------------------------------------------------
     def _cluster_cpus(self) -> float:
         now = time.monotonic()
         if now - self._cpus_at > _CLUSTER_POLL:
@@ -515,7 +470,7 @@ class _RayRun:
             self._cpus_at = now
         return self._cpus
 
-    def _check_cpus(self, now: float, cpu_wait: float) -> None:
+    def _check_cpus(self, now: float) -> None:
         """Fail the jobs left when the cluster has had no CPU for ``cpu_wait`` seconds."""
         if self.scheduler.finished or self._cluster_cpus() > 0:
             self._no_cpu_since = None
@@ -523,27 +478,26 @@ class _RayRun:
         if self._no_cpu_since is None:
             self._no_cpu_since = now
             self.scheduler.on_event(
-                (
-                    "waiting",
-                    "",
+                Waiting(
                     f"no node of the Ray cluster has a CPU for the runner's workers: the jobs wait "
-                    f"up to {cpu_wait:g} s for one (start a worker node: `ray start "
-                    "--address=<head>`)",
+                    f"up to {self.cpu_wait:g} s for one (start a worker node: `ray start "
+                    "--address=<head>`)"
                 )
             )
-        if now - self._no_cpu_since < cpu_wait:
+        if now - self._no_cpu_since < self.cpu_wait:
             return
-        reason = (
-            f"no node of the Ray cluster had a CPU for {cpu_wait:g} s, so the job could not run; "
-            "start a worker node (`ray start --address=<head>`) and continue with resume=True"
+        message = (
+            f"no node of the Ray cluster had a CPU for {self.cpu_wait:g} s, so the job could not "
+            "run; start a worker node (`ray start --address=<head>`) and continue with "
+            "resume=True"
         )
-        self.scheduler.fail_all(reason)
+        self.scheduler.fail_all(Failure(FailureKind.NO_CPU, message))
 
     def stop(self) -> None:
         """Stop the actors (letting them close their lanes), write what they sent, clean up."""
         for actor in self.actors.values():
             try:
-                actor.handle.give.remote([("stop",)])
+                actor.handle.give.remote([Stop()])
             except Exception:  # noqa: BLE001 - best effort
                 pass
         refs = [actor.serve for actor in self.actors.values()]
@@ -553,7 +507,7 @@ class _RayRun:
             except Exception:  # noqa: BLE001 - best effort
                 pass
         try:
-            self._drain()  # the episodes that reached the mailbox are finished: keep them
+            self.collect()  # the episodes that reached the mailbox are finished: keep them
         except Exception:  # noqa: BLE001 - best effort: the mailbox may be gone
             pass
         for actor in self.actors.values():
@@ -569,61 +523,54 @@ class _RayRun:
             pass
 
 
-def run_ray(
-    jobs: Sequence[Job],
-    *,
-    workers: int,
-    on_event: Events,
-    agent: Any = None,
-    lanes: int = 8,
-    options: WorkerOptions | None = None,
-    episode_time_limit: float | None = None,
-    address: str | None = None,
-    cpu_wait: float = CPU_WAIT,
-) -> list[JobOutcome]:
-    """Play ``jobs`` in Ray actors that live for the whole run (module docstring).
+class RayBackend:
+    """Ray actors that live for the whole run (:class:`~.pool.Backend`; module docstring).
 
     Without ``address`` and without a running Ray instance, a local one with ``workers`` CPUs is
     started and shut down afterwards. On a cluster the actors run on any node and write nothing
     there: this process writes the logs, so the log directory only has to be on this machine.
 
     Args:
-        jobs: what to play.
-        workers: actors at most on a local instance (a cluster's CPUs decide there).
-        on_event: called with every progress event, in this process.
-        agent: the agent every job plays (default: the first job's).
-        lanes: environments per actor for a batched agent.
-        options: device and threads of the actors.
-        episode_time_limit: seconds one episode may take before its actor is stopped.
         address: a running cluster's head (``host:port``, ``auto``); default a local instance.
         cpu_wait: seconds the work left waits for a node with CPUs before its jobs fail.
-
-    Raises:
-        IncompatibleAgent: the actors refused the agent.
     """
-    ray = import_ray()
-    agent = jobs[0].agent if agent is None and jobs else agent
-    started = _connect(ray, address, workers)
-    streams = _Streams(learner=learns(agent))
-    scheduler = Scheduler(jobs, lanes=lanes, depth=2, on_event=on_event, streams=streams)
-    try:
-        cpus = int(ray.cluster_resources().get("CPU", 0)) if address is not None else workers
-        runner = _RayRun(
-            ray,
-            scheduler,
-            streams,
-            agent=agent,
-            options=options or WorkerOptions(),
-            wanted=worker_count(jobs, max(workers, cpus), lanes),
-            limit=episode_time_limit,
+
+    def __init__(self, address: str | None = None, cpu_wait: float = CPU_WAIT) -> None:
+        self.address = address
+        self.cpu_wait = cpu_wait
+
+    def check(self) -> None:
+        """Fail before anything runs: Ray missing, or a cluster address nobody answers at."""
+        import_ray(_PURPOSE)
+        if self.address is not None:
+            check_reachable(self.address)
+
+    def run(
+        self,
+        jobs: Sequence[Job],
+        agent: AgentRef,
+        settings: PoolSettings,
+        on_event: Events,
+        tick: Callable[[], None] | None = None,
+    ) -> list[JobOutcome]:
+        """Play ``jobs`` in Ray actors (module docstring).
+
+        Raises:
+            IncompatibleAgent: the actors refused the agent.
+        """
+        ray = import_ray(_PURPOSE)
+        started = _connect(ray, self.address, settings.workers)
+        streams = _Streams(learner=agent.learns)
+        scheduler = Scheduler(
+            jobs, lanes=settings.lanes, depth=2, on_event=on_event, streams=streams
         )
         try:
-            runner.run(cpu_wait)
+            cpus = settings.workers
+            if self.address is not None:
+                cpus = int(ray.cluster_resources().get("CPU", 0))
+            wanted = worker_count(jobs, max(settings.workers, cpus), settings.lanes)
+            pool = _RayPool(ray, scheduler, streams, agent, settings, wanted, self.cpu_wait)
+            return pool.run(tick)
         finally:
-            runner.stop()
-    finally:
-        if started:
-            ray.shutdown()
-    if scheduler.refused is not None:
-        raise IncompatibleAgent(scheduler.refused)
-    return scheduler.outcomes()
+            if started:
+                ray.shutdown()

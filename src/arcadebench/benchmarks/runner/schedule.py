@@ -10,11 +10,10 @@ dead or hung worker is noticed. The scheduler:
   time (``depth`` ahead where messages are slow, as on Ray), lane by lane across the workers so
   a few episodes still use every worker; a lane keeps its job while the job has indices left,
   and then takes another job's (closing one stream of the run, opening another);
-- turns the workers' events into the progress events of :mod:`~.backends` (``start``,
-  ``episode_start``, ``episode``, ``steps``, ``done``, ``failed``);
+- turns the workers' reports into the caller's progress (:data:`~.messages.Progress`);
 - fails a job whose agent raised in it, whose environment failed, or whose episodes were in
-  flight in a worker that died or hung; the other jobs go on. An agent the workers refuse
-  (its spaces do not fit) stops the run.
+  flight in a worker that died or hung, with the :class:`~.messages.Failure` that says which;
+  the other jobs go on. An agent the workers refuse (its spaces do not fit) stops the run.
 
 Classes: JobOutcome, Scheduler, StreamHooks.
 """
@@ -28,26 +27,50 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from arcadebench.benchmarks.runner.worker import Job
+from arcadebench.benchmarks.runner.job import Job, job_summary
+from arcadebench.benchmarks.runner.messages import (
+    CloseLane,
+    EpisodeEnded,
+    EpisodeStarted,
+    Exhausted,
+    Failure,
+    FailureKind,
+    JobDone,
+    JobFailed,
+    JobStarted,
+    OpenLane,
+    Order,
+    PlayEpisode,
+    PlayJob,
+    Progress,
+    Ready,
+    Refused,
+    Report,
+    Steps,
+    Waiting,
+)
 from arcadebench.records import log_path, phase_run
 from arcadebench.specs import load_spec
 
-__all__ = ["JobOutcome", "Scheduler", "StreamHooks"]
+__all__ = ["Events", "JobOutcome", "Scheduler", "StreamHooks"]
 
-Events = Callable[[tuple[Any, ...]], None]
-Message = tuple[Any, ...]
+Events = Callable[[Progress | Waiting], None]
+"""Where the progress of a run goes (the display, the caller's ``on_event``)."""
+
+Reason = Callable[[str, int | None], Failure]
+"""Why each job of a lost worker failed: ``reason(job key, episode in flight)``."""
 
 
 @dataclass
 class JobOutcome:
-    """How a job ended: ``status`` is ``"done"`` or ``"failed"`` (``message`` says why).
+    """How a job ended: ``status`` is ``"done"`` or ``"failed"`` (``failure`` says why).
 
     ``trace`` is what the worker printed for a failure (a traceback), kept with the job.
     """
 
     job: Job
     status: str
-    message: str = ""
+    failure: Failure | None = None
     summary: dict[str, Any] = field(default_factory=dict)
     trace: str = ""
 
@@ -82,7 +105,7 @@ class _JobState:
     frames: int
     played: int = 0
     started: bool = False
-    failure: str | None = None
+    failure: Failure | None = None
     trace: str = ""
     exhausted: bool = False
     summary: dict[str, Any] | None = None
@@ -165,9 +188,9 @@ class Scheduler:
         return state.job is not None or any(lane.queue for lane in state.lanes)
 
     # -- what to send -------------------------------------------------------------------------
-    def fill(self) -> dict[int, list[Message]]:
+    def fill(self) -> dict[int, list[Order]]:
         """The messages that give every alive worker as much as it may have now."""
-        out: dict[int, list[Message]] = {}
+        out: dict[int, list[Order]] = {}
         alive = [w for w, s in self.workers.items() if s.alive]
         for worker in alive:
             state = self.workers[worker]
@@ -183,18 +206,18 @@ class Scheduler:
                         out.setdefault(worker, []).extend(messages)
         return out
 
-    def _give_job(self, worker: int) -> list[Message]:
+    def _give_job(self, worker: int) -> list[Order]:
         while self.whole:
             key = self.whole.popleft()
             state = self.states[key]
             try:
                 starts = self.streams.open_job(state.job) if self.streams is not None else None
             except Exception as error:  # noqa: BLE001 - the log refuses the job: it fails alone
-                self._fail(key, str(error))
+                self._fail(key, Failure(FailureKind.LOG, str(error)))
                 continue
             self.workers[worker].job = key
             state.started = True
-            return [("job", dataclasses.replace(state.job, agent=None), starts)]
+            return [PlayJob(state.job, starts)]
         return []
 
     def _next_job(self) -> str | None:
@@ -203,7 +226,7 @@ class Scheduler:
                 return key
         return None
 
-    def _feed(self, worker: int, lane_id: int, ahead: int) -> list[Message]:
+    def _feed(self, worker: int, lane_id: int, ahead: int) -> list[Order]:
         """One more episode index for a lane, opening it on another job if it must."""
         lane = self.workers[worker].lanes[lane_id]
         if len(lane.queue) > ahead:
@@ -213,17 +236,17 @@ class Scheduler:
             if state.todo and state.failure is None and not state.exhausted:
                 index = state.todo.popleft()
                 lane.queue.append(index)
-                return [("play", lane_id, index)]
+                return [PlayEpisode(lane_id, index)]
             if lane.queue:
                 return []
-        messages: list[Message] = []
+        messages: list[Order] = []
         while True:
             key = self._next_job()
             if key is None:
                 return messages
             state = self.states[key]
             if lane.job is not None:
-                messages.append(("close", lane_id))
+                messages.append(CloseLane(lane_id))
                 if self.streams is not None:
                     self.streams.close_lane(worker, lane_id)
                 lane.job = None
@@ -234,84 +257,80 @@ class Scheduler:
                     else (None, None)
                 )
             except Exception as error:  # noqa: BLE001 - the log refuses the job: it fails alone
-                self._fail(key, str(error))
+                self._fail(key, Failure(FailureKind.LOG, str(error)))
                 continue
             lane.job = key
             if not state.started:
                 state.started = True
-                self.on_event(("start", key, *state.job.before))
+                self.on_event(JobStarted(key, *state.job.before))
             index = state.todo.popleft()
             lane.queue.append(index)
-            job = dataclasses.replace(state.job, agent=None)
-            return [*messages, ("open", lane_id, job, start, stream), ("play", lane_id, index)]
+            return [
+                *messages,
+                OpenLane(lane_id, state.job, start, stream),
+                PlayEpisode(lane_id, index),
+            ]
 
     # -- what the workers say -----------------------------------------------------------------
-    def receive(self, worker: int, event: tuple[Any, ...]) -> None:
-        """One event of ``worker``."""
-        kind = event[0]
+    def receive(self, worker: int, event: Report) -> None:
+        """One report of ``worker``."""
         state = self.workers.get(worker)
         if state is None or not state.alive:
             return  # late words of a worker given up on
-        if state.job is not None and kind not in ("ready", "refused"):
+        if state.job is not None and not isinstance(event, Ready | Refused):
             state.heard = True  # the whole job's own start, steps or episodes: it has begun
-        if kind == "refused":
-            self.refused = self.refused or event[1]
-        elif kind == "ready":
-            pass
-        elif kind == "episode_start":
-            lane = event[3] if len(event) > 3 else None
+        if isinstance(event, Refused):
+            self.refused = self.refused or event.message
+        elif isinstance(event, EpisodeStarted):
             now = time.monotonic()
-            if lane is None:
-                state.episode, state.since = event[2], now
+            if event.lane is None:
+                state.episode, state.since = event.index, now
             else:
-                state.lanes[lane].since = now
-            self.on_event(event[:3])
-        elif kind == "episode":
+                state.lanes[event.lane].since = now
+            self.on_event(dataclasses.replace(event, lane=None))
+        elif isinstance(event, EpisodeEnded):
             self._episode(state, event)
-        elif kind == "exhausted":
-            job = self.states[event[1]]
+        elif isinstance(event, Exhausted):
+            job = self.states[event.key]
             job.exhausted = True
             job.todo.clear()
-            state.lanes[event[2]].queue.clear()
-            self._finish(event[1])
-        elif kind == "lane_failed":
-            key, message, lane_id, trace = event[1:5]
-            lane = state.lanes[lane_id]
+            state.lanes[event.lane].queue.clear()
+            self._finish(event.key)
+        elif isinstance(event, JobFailed) and event.lane is not None:
+            lane = state.lanes[event.lane]
             lane.job, lane.since = None, None
             lane.queue.clear()
             if self.streams is not None:
-                self.streams.close_lane(worker, lane_id)
-            self._fail(key, message, trace)
-        elif kind in ("done", "error"):
-            key = event[1]
+                self.streams.close_lane(worker, event.lane)
+            self._fail(event.key, event.failure, event.trace)
+        elif isinstance(event, JobDone | JobFailed):
             state.job, state.heard, state.episode, state.since = None, False, None, None
             if self.streams is not None:
-                self.streams.close_job(key)
-            if kind == "done":
-                self.states[key].summary = event[2]
+                self.streams.close_job(event.key)
+            if isinstance(event, JobDone):
+                self.states[event.key].summary = event.summary
                 self.on_event(event)
             else:
-                self._fail(key, event[2], event[3] if len(event) > 3 else "")
-        else:  # start, steps: a whole job's progress
+                self._fail(event.key, event.failure, event.trace)
+        elif isinstance(event, JobStarted | Steps):  # a whole job's progress
             self.on_event(event)
 
-    def _episode(self, worker: _WorkerState, event: tuple[Any, ...]) -> None:
-        key, record = event[1], event[2]
-        job = self.states[key]
-        if len(event) > 3:  # a lane's episode
-            lane = worker.lanes[event[3]]
+    def _episode(self, worker: _WorkerState, event: EpisodeEnded) -> None:
+        job = self.states[event.key]
+        if event.lane is not None:
+            lane = worker.lanes[event.lane]
             if lane.queue:
                 lane.queue.popleft()
             lane.since = None
             job.played += 1
-            job.complete += bool(record.get("complete"))
-            job.steps = max(job.steps, int(record.get("total_steps") or 0))
-            job.frames = max(job.frames, int(record.get("total_frames") or 0))
+            job.complete += bool(event.record.get("complete"))
+            job.steps = max(job.steps, int(event.record.get("total_steps") or 0))
+            job.frames = max(job.frames, int(event.record.get("total_frames") or 0))
         else:
             worker.since = None
-        self.on_event(event[:3])
-        if len(event) > 3:
-            self._finish(key)
+        self.on_event(dataclasses.replace(event, lane=None))
+        if event.lane is not None:
+            self._finish(event.key)
 
     def _finish(self, key: str) -> None:
         """A lanes job is done once nothing of it is left to give or in flight."""
@@ -322,42 +341,35 @@ class Scheduler:
             if any(lane.job == key and lane.queue for lane in worker.lanes):
                 return
         spec = load_spec(job.job.spec)
-        job.summary = {
-            "episodes": job.complete,
-            "played": job.played,
-            "total_steps": job.steps,
-            "total_frames": job.frames,
-            "budget": job.exhausted,
-            "log": str(
-                log_path(
-                    job.job.log_dir, spec.name, job.job.game, phase_run(job.job.run, job.job.phase)
-                )
-            ),
-        }
+        run = phase_run(job.job.run, job.job.phase)
+        job.summary = job_summary(
+            episodes=job.complete,
+            played=job.played,
+            steps=job.steps,
+            frames=job.frames,
+            budget=job.exhausted,
+            log=str(log_path(job.job.log_dir, spec.name, job.job.game, run)),
+        )
         if job.started:
-            self.on_event(("done", key, job.summary))
+            self.on_event(JobDone(key, job.summary))
 
-    def fail(self, key: str, message: str) -> None:
+    def fail(self, key: str, failure: Failure) -> None:
         """Fail a job for a reason the transport found (its log cannot be written...)."""
-        self._fail(key, message)
+        self._fail(key, failure)
 
-    def fail_all(self, message: str) -> None:
+    def fail_all(self, failure: Failure) -> None:
         """Fail every job without an outcome (the cluster has no CPU for the work left)."""
         self.whole.clear()
         for key in self.states:
-            self._fail(key, message)
+            self._fail(key, failure)
 
-    @staticmethod
-    def _run(job: Job) -> str:
-        return phase_run(job.run, "evaluation" if job.phase == "evaluation" else "training")
-
-    def _fail(self, key: str, message: str, trace: str = "") -> None:
+    def _fail(self, key: str, failure: Failure, trace: str = "") -> None:
         job = self.states[key]
         if job.failure is not None or job.summary is not None:
             return
-        job.failure, job.trace = message, trace
+        job.failure, job.trace = failure, trace
         job.todo.clear()
-        self.on_event(("failed", key, message))
+        self.on_event(JobFailed(key, failure))
 
     # -- workers that die or hang -------------------------------------------------------------
     def in_flight(self, worker: int) -> list[tuple[str, int | None, float | None]]:
@@ -374,7 +386,7 @@ class Scheduler:
     def lost(
         self,
         worker: int,
-        reason: Callable[[str, int | None], str],
+        reason: Reason,
         trace: str = "",
         *,
         requeue_unstarted: bool = False,
@@ -440,7 +452,6 @@ class Scheduler:
             if state.summary is not None:
                 found.append(JobOutcome(job, "done", summary=state.summary))
             else:
-                found.append(
-                    JobOutcome(job, "failed", state.failure or "not played", trace=state.trace)
-                )
+                failure = state.failure or Failure(FailureKind.NOT_PLAYED, "not played")
+                found.append(JobOutcome(job, "failed", failure, trace=state.trace))
         return found

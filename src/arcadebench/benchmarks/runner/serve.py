@@ -1,29 +1,27 @@
 """A worker process of the runner: it loads the agent once and plays whatever the parent sends.
 
-Issue 29 measured a process per (game, seed) job: torch and stable-baselines3 imported and the
-model loaded again for every job, 10-12 s of wall time for a 764-step episode. A worker lives
-for the whole run instead: it loads a saved model (or any agent that does not change from job
-to job) once, on its device, with the thread pools sized for the number of workers, and plays
-what the parent sends it, in one of two ways (:mod:`~.worker`):
+A worker lives for the whole run: it loads a saved policy (or any agent) once, on its device,
+with the thread pools sized for the number of workers (:meth:`~.reference.AgentRef.load`), and
+plays what the parent sends it (:mod:`~.messages`), in one of two ways (:mod:`~.worker`):
 
-- ``("job", job, starts)``: a whole job, one episode at a time (:func:`~.worker.run_job`);
-- ``("open", lane, job, start, stream)``, ``("play", lane, index)``, ``("close", lane)``: the
-  episodes of batched lanes (:class:`~.lanes.Lanes`), stepped together between messages;
-- ``("stop",)``: close everything and return.
+- :class:`~.messages.PlayJob`: a whole job, one episode at a time (:func:`~.worker.run_job`);
+- :class:`~.messages.OpenLane`, :class:`~.messages.PlayEpisode`, :class:`~.messages.CloseLane`:
+  the episodes of batched lanes (:class:`~.lanes.Lanes`), stepped together between messages;
+- :class:`~.messages.Stop`: close everything and return.
 
-What it says back: ``("ready",)`` once the agent is loaded, ``("refused", message)`` when the
-agent cannot play (the run stops), and the events of its jobs and lanes (``episode_start``,
-``episode``, ``steps``, ``start``, ``done``, ``error``, ``lane_failed``, ``exhausted``).
+What it says back: :class:`~.messages.Ready` once the agent is loaded,
+:class:`~.messages.Refused` when it cannot play (the run stops), and the progress of its jobs
+and lanes. The same :class:`Worker` runs in a local process (:func:`worker_main`) and in a Ray
+actor (:mod:`~.ray_backend`).
 
 Classes: WorkerOptions, Worker.
-Functions: worker_main.
+Functions: worker_main, limit_threads.
 """
 
 from __future__ import annotations
 
 import faulthandler
 import os
-import pickle
 import signal
 import sys
 import traceback
@@ -31,20 +29,30 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from arcadebench.benchmarks.runner.agents import (
-    SAVED_MODEL_PREFIXES,
-    load_agent,
-    shared_by_jobs,
-)
 from arcadebench.benchmarks.runner.lanes import Lanes
-from arcadebench.benchmarks.runner.worker import Job, run_job
+from arcadebench.benchmarks.runner.messages import (
+    CloseLane,
+    JobDone,
+    JobFailed,
+    OpenLane,
+    Order,
+    PlayEpisode,
+    PlayJob,
+    Ready,
+    Refused,
+    Report,
+    Stop,
+    failure_of,
+)
+from arcadebench.benchmarks.runner.reference import AgentRef, LoadedAgent
+from arcadebench.benchmarks.runner.worker import run_job
 from arcadebench.errors import ArcadebenchError, IncompatibleAgent
 from arcadebench.records import Relay
 
-__all__ = ["Worker", "WorkerOptions", "worker_main"]
+__all__ = ["Worker", "WorkerOptions", "limit_threads", "worker_main"]
 
-Send = Callable[[tuple[Any, ...]], None]
-Receive = Callable[[bool], list[tuple[Any, ...]]]
+Send = Callable[[Report], None]
+Receive = Callable[[bool], list[Order]]
 """``receive(block)``: the messages waiting (at least one when ``block``)."""
 
 
@@ -65,7 +73,7 @@ class Worker:
     """One worker: its agent, its lanes, and the loop over the parent's messages.
 
     Args:
-        agent: what the run plays (as :func:`~.agents.check_agent` returned it).
+        agent: what the run plays, resolved at the door.
         options: device and threads.
         send: how events reach the parent.
         line_sender: for streams whose log the parent holds (Ray), ``line_sender(stream)``
@@ -74,7 +82,7 @@ class Worker:
 
     def __init__(
         self,
-        agent: Any,
+        agent: AgentRef,
         options: WorkerOptions,
         send: Send,
         line_sender: Callable[[int], Callable[[bytes], Any]] | None = None,
@@ -83,95 +91,92 @@ class Worker:
         self.options = options
         self.send = send
         self.line_sender = line_sender
-        self.shared: Any = None
-        self._fresh = pickle.dumps(agent) if not isinstance(agent, str) else None
-        self.lanes = Lanes(agent, None, send, line_sender, options.device)
+        self.loaded: LoadedAgent | None = None
+        self.lanes: Lanes | None = None
 
     def start(self) -> bool:
-        """Load the agent a worker shares between its jobs; whether it can play."""
+        """Load the agent, once; whether it can play."""
         try:
-            if shared_by_jobs(self.agent):
-                obj = load_agent(self.agent, self.options.device)
-                if isinstance(self.agent, str) and self.agent.startswith(SAVED_MODEL_PREFIXES):
-                    obj.load(threads=self.options.threads)
-                self.shared = self.lanes.shared = obj
+            self.loaded = self.agent.load(self.options.device, self.options.threads)
         except ArcadebenchError as error:
-            self.send(("refused", str(error)))
+            self.send(Refused(str(error)))
             return False
         except Exception as error:  # noqa: BLE001 - the user's agent: whatever it raises
             traceback.print_exc()
-            self.send(
-                ("refused", f"the agent could not be loaded: {type(error).__name__}: {error}")
-            )
+            self.send(Refused(f"the agent could not be loaded: {type(error).__name__}: {error}"))
             return False
-        self.send(("ready",))
+        self.lanes = Lanes(self.loaded, self.send, self.line_sender)
+        self.send(Ready())
         return True
 
     def serve(self, receive: Receive) -> None:
-        """Handle messages until ``stop``; step the lanes in between."""
+        """Handle messages until :class:`~.messages.Stop`; step the lanes in between."""
+        lanes = self.lanes
+        if lanes is None:  # pragma: no cover - serve follows a successful start
+            return
         try:
             while True:
-                for message in receive(not self.lanes.busy):
+                for message in receive(not lanes.busy):
                     if not self.handle(message):
                         return
-                if self.lanes.busy:
-                    self.lanes.step()
+                if lanes.busy:
+                    lanes.step()
         finally:
-            self.lanes.close_all()
+            lanes.close_all()
 
-    def handle(self, message: tuple[Any, ...]) -> bool:
-        """Carry out one message; ``False`` on ``stop``."""
-        kind = message[0]
-        if kind == "play":
-            self.lanes.play(message[1], message[2])
-        elif kind == "open":
+    def handle(self, message: Order) -> bool:
+        """Carry out one message; ``False`` on :class:`~.messages.Stop`."""
+        lanes = self.lanes
+        if lanes is None:  # pragma: no cover - messages follow a successful start
+            return not isinstance(message, Stop)
+        if isinstance(message, PlayEpisode):
+            lanes.play(message.lane, message.index)
+        elif isinstance(message, OpenLane):
             try:
-                self.lanes.open(*message[1:])
+                lanes.open(message.lane, message.job, message.start, message.stream)
             except IncompatibleAgent as error:
-                self.send(("refused", str(error)))
-        elif kind == "close":
-            self.lanes.close(message[1])
-        elif kind == "job":
-            self._job(message[1], message[2])
-        elif kind == "stop":
-            return False
-        return True
+                self.send(Refused(str(error)))
+        elif isinstance(message, CloseLane):
+            lanes.close(message.lane)
+        elif isinstance(message, PlayJob):
+            self._job(message)
+        return not isinstance(message, Stop)
 
-    def _job(self, job: Job, starts: dict[str, tuple[Any, int]] | None) -> None:
-        """Play a whole job one episode at a time; report ``done``, ``error`` or ``refused``."""
+    def _job(self, order: PlayJob) -> None:
+        """Play a whole job one episode at a time; report it done, failed or refused."""
+        job, loaded = order.job, self.loaded
+        if loaded is None:  # pragma: no cover - jobs follow a successful start
+            return
         relays = {
             phase: Relay(start, self.line_sender(stream))
-            for phase, (start, stream) in (starts or {}).items()
+            for phase, (start, stream) in (order.starts or {}).items()
             if self.line_sender is not None
         }
-        if self.shared is not None:
-            agent = self.shared
-        elif self._fresh is not None:  # a learner object: a fresh copy per job
-            agent = pickle.loads(self._fresh)  # noqa: S301 - the caller's own agent
-        else:
-            agent = self.agent
         try:
-            summary = run_job(job, self.send, relays, agent=agent, device=self.options.device)
+            summary = run_job(job, self.send, loaded, relays)
         except IncompatibleAgent as error:
-            self.send(("refused", str(error)))
+            self.send(Refused(str(error)))
         except Exception as error:  # noqa: BLE001 - reported as the job's failure
             trace = traceback.format_exc()
             sys.stderr.write(trace)
-            reason = (
-                str(error)
-                if isinstance(error, ArcadebenchError)
-                else f"{type(error).__name__}: {error}"
-            )
-            self.send(("error", job.key, reason, trace))
+            self.send(JobFailed(job.key, failure_of(error), trace))
         else:
-            self.send(("done", job.key, summary))
+            self.send(JobDone(job.key, summary))
+
+
+def limit_threads(threads: int) -> None:
+    """One worker's share of the cores for the agent's numerical libraries' thread pools."""
+    for variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(variable, str(threads))
 
 
 def _stop(signum: int, frame: Any) -> None:
     raise SystemExit(128 + signum)
 
 
-def worker_main(agent: Any, conn: Any, stderr_path: str | None, options: WorkerOptions) -> None:
+def worker_main(
+    agent: AgentRef, conn: Any, stderr_path: str | None, options: WorkerOptions
+) -> None:
     """Entry point of a local worker process: load the agent, then serve the parent's pipe.
 
     SIGINT is ignored (the parent decides when to stop); SIGTERM exits through ``finally``, so
@@ -181,8 +186,7 @@ def worker_main(agent: Any, conn: Any, stderr_path: str | None, options: WorkerO
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _stop)
-    for variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-        os.environ.setdefault(variable, str(options.threads))
+    limit_threads(options.threads)
     if stderr_path is not None:
         os.makedirs(os.path.dirname(stderr_path) or ".", exist_ok=True)
         fd = os.open(stderr_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -193,13 +197,13 @@ def worker_main(agent: Any, conn: Any, stderr_path: str | None, options: WorkerO
         os.close(fd)
     faulthandler.enable()
 
-    def send(message: tuple[Any, ...]) -> None:
+    def send(message: Report) -> None:
         try:
             conn.send(message)
         except OSError:  # the parent is gone: stop (the logs are closed on the way out)
             raise SystemExit(1) from None
 
-    def receive(block: bool) -> list[tuple[Any, ...]]:
+    def receive(block: bool) -> list[Order]:
         try:
             messages = [conn.recv()] if block else []
             while conn.poll():

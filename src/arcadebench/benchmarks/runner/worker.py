@@ -17,86 +17,52 @@ Episodes therefore do not depend on the ones before them (for agents that do not
 on the batch, the number of workers or the backend, so a resumed job, which plays the indices
 missing from its log, plays exactly the episodes an uninterrupted job would.
 
-Progress goes to the parent as small tuples through ``send``; the log is the record. A job
-whose log another process holds (a Ray driver) plays through a
+Progress goes to the parent as typed messages (:mod:`~.messages`) through ``send``; the log is
+the record. A job whose log another process holds (a Ray driver) plays through a
 :class:`~arcadebench.records.Relay` per phase.
 
-Classes: Job.
-Functions: run_job, attach_log, checked_actions, event_fields, full_action_space.
+Functions: run_job, job_actor, attach_log, checked_actions, event_fields, full_action_space.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
-from arcadebench.errors import AgentError, ArcadebenchError
+from arcadebench.benchmarks.envs.factory import make
+from arcadebench.benchmarks.runner.agents import Actor
+from arcadebench.benchmarks.runner.compatibility import check_compatible
+from arcadebench.benchmarks.runner.job import Job, job_summary
+from arcadebench.benchmarks.runner.messages import (
+    EpisodeEnded,
+    EpisodeStarted,
+    JobStarted,
+    Report,
+    Steps,
+)
+from arcadebench.benchmarks.runner.reference import LoadedAgent
+from arcadebench.errors import AgentError, ArcadebenchError, InvalidAction
 from arcadebench.records import Relay, episode_seeds
+from arcadebench.specs import Spec, load_spec
+
+Send = Callable[[Report], None]
+"""How a worker's reports reach the parent."""
 
 __all__ = [
     "HEARTBEAT_STEPS",
-    "Job",
     "attach_log",
     "checked_actions",
     "event_fields",
     "full_action_space",
+    "job_actor",
     "run_job",
 ]
 
 HEARTBEAT_STEPS = 512  # progress message every this many steps (frames/s in the display)
-
-
-@dataclass(frozen=True)
-class Job:
-    """What one (game, seed) of a run plays.
-
-    Attributes:
-        spec: a built-in spec name or a spec YAML path (loaded in the worker).
-        game: the canonical game or level.
-        seed: the job seed (also the run id).
-        log_dir: the root of the episode logs.
-        agent: what :func:`~arcadebench.benchmarks.runner.agents.check_agent` returned (the
-            workers hold it once; jobs sent to them leave it out).
-        algorithm: the agent's name, for the log header and the results.
-        episodes: complete episodes to play (or ``None``).
-        steps: agent steps to play (or ``None``).
-        resume: continue the job's existing log.
-        env_kwargs: extra ``make`` arguments (e.g. what the agent needs).
-        todo: the episode indices still to play, spread over lanes; ``None``: the job is played
-            one episode at a time, in one worker.
-        before: ``(complete episodes, steps, frames)`` already in its log.
-        phase: the environment its episodes are played in (``"evaluation"``: a policy of a
-            protocol scored after training, evaluated directly).
-    """
-
-    spec: str
-    game: str
-    seed: int
-    log_dir: str
-    agent: Any
-    algorithm: str
-    episodes: int | None = None
-    steps: int | None = None
-    resume: bool = False
-    env_kwargs: dict[str, Any] = field(default_factory=dict)
-    todo: tuple[int, ...] | None = None
-    before: tuple[int, int, int] = (0, 0, 0)
-    phase: str = "training"
-
-    @property
-    def run(self) -> str:
-        """The run id: the seed."""
-        return str(self.seed)
-
-    @property
-    def key(self) -> str:
-        """``game/run``: the job's name in progress and failure reports."""
-        return f"{self.game}/{self.run}"
 
 
 def checked_actions(
@@ -129,12 +95,12 @@ def checked_actions(
         bad = np.flatnonzero((array < low) | (array >= high))
         row = int(bad[0])  # the range check above failed: some row is out of range
         found: Any = array[row] if rows else array
-        raise AgentError(
+        raise InvalidAction(
             f"the agent chose action {int(found)} in {where(row)}, outside the environment's "
             f"{space} ({int(space.n)} actions): was it trained on another action set? "
             "Give it the environment's action set, or evaluate it with map_actions=True"
         )
-    raise AgentError(
+    raise InvalidAction(
         f"the agent returned {actions!r} in {where(0)}: expected "
         + (f"{rows} integer actions (one per row)" if rows else "one integer action")
         + f" of {space}"
@@ -148,12 +114,11 @@ def event_fields(record: Mapping[str, Any]) -> dict[str, Any]:
 
 def run_job(
     job: Job,
-    send: Callable[[tuple[Any, ...]], None],
+    send: Send,
+    loaded: LoadedAgent,
     relays: Mapping[str, Relay] | None = None,
-    agent: Any = None,
-    device: str = "cpu",
 ) -> dict[str, Any]:
-    """Play ``job`` one episode at a time to its quota; returns a summary (the ``done`` event's).
+    """Play ``job`` one episode at a time to its quota; returns its summary (:class:`JobDone`'s).
 
     A protocol scored on its training episodes (SABER, HWR, Atari-5, Machado et al. 2018,
     Sonic) plays ``episodes`` or ``steps`` of training. One scored on evaluation episodes after
@@ -164,42 +129,28 @@ def run_job(
 
     With ``relays`` (by phase: ``"training"``, ``"evaluation"``) the logs are the caller's (a
     Ray driver's): the episodes are sent there, and the job starts where the driver's log says.
-    ``agent`` is what to play (default ``job.agent``): a factory or path makes a fresh agent.
+    ``loaded`` is the worker's agent: it gives the job its object (a factory's fresh one, a
+    learner's fresh copy, or the shared one).
 
     Raises:
         AgentError: the agent raised (names game, run and episode; earlier episodes are logged).
         IncompatibleAgent: the agent does not fit the environment's spaces.
         ArcadebenchError: bad input (the log is in use, belongs to another run...).
     """
-    from arcadebench.benchmarks.envs.factory import make
-    from arcadebench.benchmarks.runner.agents import agent_name, make_actor
-    from arcadebench.benchmarks.runner.compatibility import check_compatible
-    from arcadebench.specs import load_spec
-
-    agent = job.agent if agent is None else agent
     relays = relays or {}
     spec = load_spec(job.spec)
     env = make(spec, job.game, **job.env_kwargs)
     try:
-        actor = make_actor(agent, env, spec, job.game, job.seed, device)
-        check_compatible(
-            actor.agent,
-            env.observation_space,
-            env.action_space,
-            label=agent_name(agent),
-            spec=spec,
-            game=job.game,
-            full_action_space=full_action_space(env),
-        )
+        actor = job_actor(loaded, job, env, spec)
         if spec.evaluation.scored == "training":
             mon = attach_log(env, job, relays.get("training"), steps=job.steps)
-            send(("start", job.key, mon.complete_episodes, mon.total_steps, mon.total_frames))
+            send(JobStarted(job.key, mon.complete_episodes, mon.total_steps, mon.total_frames))
             played = _play(env, mon, actor, job, send, episodes=job.episodes, learn=True)
             return _summary(mon, played)
         played = 0
         if actor.observe is not None:  # a learner trains first, for the budget
             mon = attach_log(env, job, relays.get("training"), steps=job.steps)
-            send(("start", job.key, 0, mon.total_steps, mon.total_frames))
+            send(JobStarted(job.key, 0, mon.total_steps, mon.total_frames))
             # its episodes are not the job's: the progress counts the evaluation's
             played += _play(env, mon, actor, job, send, episodes=None, learn=True, quiet=True)
         env.close()
@@ -207,12 +158,37 @@ def run_job(
         policy = actor.evaluation_policy()
         mon = attach_log(env, job, relays.get("evaluation"), steps=None, policy=policy)
         if actor.observe is None:
-            send(("start", job.key, mon.complete_episodes, mon.total_steps, mon.total_frames))
+            send(JobStarted(job.key, mon.complete_episodes, mon.total_steps, mon.total_frames))
         episodes = job.episodes or spec.evaluation.episodes
         played += _play(env, mon, actor, job, send, episodes=episodes, learn=False)
         return _summary(mon, played)
     finally:
         env.close()
+
+
+def job_actor(loaded: LoadedAgent, job: Job, env: Any, spec: Spec) -> Actor:
+    """The :class:`Actor` of ``job``'s agent on ``env``, checked against its spaces.
+
+    Raises:
+        IncompatibleAgent: the agent does not fit the environment.
+    """
+    agent = loaded.make(
+        action_space=env.action_space,
+        observation_space=env.observation_space,
+        spec=spec,
+        game=job.game,
+        seed=job.seed,
+    )
+    check_compatible(
+        agent,
+        env.observation_space,
+        env.action_space,
+        label=loaded.ref.name,
+        spec=spec,
+        game=job.game,
+        full_action_space=full_action_space(env),
+    )
+    return Actor(agent, job.game, job.seed)
 
 
 def full_action_space(env: Any) -> bool | None:
@@ -259,7 +235,7 @@ def _play(
     mon: Any,
     actor: Any,
     job: Job,
-    send: Callable[[tuple[Any, ...]], None],
+    send: Send,
     *,
     episodes: int | None,
     learn: bool,
@@ -281,7 +257,7 @@ def _play(
         episode = mon.episode
         env_seed, agent_seed = episode_seeds(job.seed, episode)
         if not quiet:
-            send(("episode_start", job.key, episode))
+            send(EpisodeStarted(job.key, episode))
         step = 0
 
         def where(_: int) -> str:  # called at once, with this episode's and step's values
@@ -300,7 +276,7 @@ def _play(
                 if terminated or truncated or mon.exhausted:
                     break
                 if not step % HEARTBEAT_STEPS:
-                    send(("steps", job.key, mon.total_steps, mon.total_frames))
+                    send(Steps(job.key, mon.total_steps, mon.total_frames))
         except ArcadebenchError:
             raise
         except Exception as error:
@@ -311,9 +287,9 @@ def _play(
         record: dict[str, Any] = dict(mon.last_episode or {})
         continues = record.get("end_reason") == "life_lost"
         if quiet:
-            send(("steps", job.key, mon.total_steps, mon.total_frames))
+            send(Steps(job.key, mon.total_steps, mon.total_frames))
         else:
-            send(("episode", job.key, event_fields(record)))
+            send(EpisodeEnded(job.key, event_fields(record)))
     return played
 
 
@@ -332,14 +308,14 @@ _EVENT_FIELDS = (
 
 
 def _summary(mon: Any, played: int) -> dict[str, Any]:
-    return {
-        "episodes": mon.complete_episodes,
-        "played": played,
-        "total_steps": mon.total_steps,
-        "total_frames": mon.total_frames,
-        "budget": mon.exhausted,
-        "log": str(mon.log),
-    }
+    return job_summary(
+        episodes=mon.complete_episodes,
+        played=played,
+        steps=mon.total_steps,
+        frames=mon.total_frames,
+        budget=mon.exhausted,
+        log=str(mon.log),
+    )
 
 
 def _rss_kb() -> int | None:

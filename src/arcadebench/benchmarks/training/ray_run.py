@@ -75,13 +75,13 @@ __all__ = [
 RAY_INSTALL = install_hint("ray", "ray")
 
 
-def import_ray() -> Any:
-    """The ``ray`` module, or a one-line error saying how to install it."""
+def import_ray(purpose: str = "a training run on Ray") -> Any:
+    """The ``ray`` module, or a one-line error saying how to install it for ``purpose``."""
     try:
         import ray
     except ImportError:
         raise MissingDependency(
-            f"a training run on Ray needs Ray, which is not installed: {RAY_INSTALL}"
+            f"{purpose} needs Ray, which is not installed: {RAY_INSTALL}"
         ) from None
     return ray
 

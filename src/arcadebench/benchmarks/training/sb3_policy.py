@@ -22,6 +22,7 @@ own ``evaluate_policy`` and must never play a model on spaces it was not trained
 
 Classes: SB3Policy.
 Functions: read_sb3_agent.
+Constants: SB3_KIND, the ``sb3:`` kind of :mod:`arcadebench.benchmarks.runner.saved`.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ import numpy as np
 from arcadebench.benchmarks.envs.spaces import obs_type_for_shape
 from arcadebench.errors import IncompatibleAgent, MissingDependency, first_line, install_hint
 
-__all__ = ["SB3Policy", "read_sb3_agent"]
+__all__ = ["SB3_KIND", "SB3Policy", "read_sb3_agent"]
 
 _ALGORITHM_PACKAGES = ("stable_baselines3", "sb3_contrib")
 
@@ -339,16 +340,47 @@ def _trainers(policy_class: str, first: bool = False) -> str:
 def read_sb3_agent(text: str, device: str = "cpu") -> SB3Policy:
     """Parse ``sb3:<Algorithm>:<path>[:stochastic]`` into an :class:`SB3Policy`.
 
+    ``path`` may leave out ``.zip``, as ``model.save(name)`` and ``PPO.load(name)`` do.
+
     Raises:
         IncompatibleAgent: not of that form, or the file is not a usable model.
+
+    Example:
+        >>> read_sb3_agent("sb3:ppo")
+        Traceback (most recent call last):
+        ...
+        arcadebench.errors.IncompatibleAgent: `agent` must be \
+sb3:<Algorithm>:<model.zip>[:stochastic], e.g. sb3:PPO:runs/ppo_pong.zip, got 'sb3:ppo'; \
+did you mean sb3:PPO:<model.zip>?
     """
     body = text.removeprefix("sb3:")
     algorithm, _, path = body.partition(":")
     deterministic = not path.endswith(":stochastic")
     path = path.removesuffix(":stochastic")
     if not algorithm or not path:
+        known = {name.lower(): name for names in _TRAINERS.values() for name in names}
+        hint = known.get(algorithm.lower())
         raise IncompatibleAgent(
             f"`agent` must be sb3:<Algorithm>:<model.zip>[:stochastic], e.g. "
             f"sb3:PPO:runs/ppo_pong.zip, got {text!r}"
+            + (f"; did you mean sb3:{hint}:<model.zip>?" if hint else "")
         )
+    if not Path(path).is_file() and Path(f"{path}.zip").is_file():
+        path = f"{path}.zip"  # SB3's own save name
     return SB3Policy(algorithm, path, deterministic=deterministic, device=device)
+
+
+class _SB3Kind:
+    """The ``sb3:`` saved-policy kind (:mod:`arcadebench.benchmarks.runner.saved`)."""
+
+    prefix = "sb3"
+    usage = "sb3:<Algorithm>:<model.zip>[:stochastic]"
+    framework = "torch"
+
+    def read(self, reference: str, device: str) -> SB3Policy:
+        """The model's policy, read from its zip without torch."""
+        return read_sb3_agent(reference, device)
+
+
+SB3_KIND = _SB3Kind()
+"""A stable-baselines3 zip as a saved policy: ``sb3:PPO:model.zip``."""
