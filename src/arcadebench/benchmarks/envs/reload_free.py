@@ -1,6 +1,6 @@
 """Seeded Atari resets without a ROM reload: the emulator state a reload gives, restored.
 
-Why (issue 9): ale-py's
+Why: ale-py's
 ``reset(seed=...)`` reloads the ROM to re-seed ALE, 90-180 ms per episode (mostly ALE rebuilding
 its phosphor palette), which the runner pays for every episode it seeds. The emulator state
 right after that reload does not depend on the seed, except for the sticky-action generator

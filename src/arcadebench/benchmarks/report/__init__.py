@@ -1,4 +1,4 @@
-"""Reports people would rather look at: figures and one self-contained HTML page (issue 8).
+"""Reports people would rather look at: figures and one self-contained HTML page.
 
 ``arcadebench report <results.json | logs>... --out report/`` (or :func:`report`) reads results
 or scores logs, adds published references (``--compare``), draws the figures and writes

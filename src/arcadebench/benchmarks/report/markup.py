@@ -6,7 +6,7 @@ The report's HTML is assembled only from :func:`element` calls: every child that
 and attribute names are checked against fixed patterns, event-handler attributes (``on*``) are
 refused, ``href`` must be an ``http(s)`` URL or an ``#anchor`` and ``src`` an inlined PNG or
 GIF. So an algorithm named ``<script>alert(1)</script>`` or ``" onmouseover="...`` can only ever
-become text (issue 10.6); the page's Content-Security-Policy (no scripts at all) is a second,
+become text; the page's Content-Security-Policy (no scripts at all) is a second,
 independent guard.
 
 Classes: Markup.

@@ -3,7 +3,7 @@
 One file to mail or archive: no network access (the Content-Security-Policy allows nothing but
 inlined images and the inline style sheet, and there is no script), figures as base64 PNGs.
 Every piece of text goes through :func:`~arcadebench.benchmarks.report.markup.element`, so
-whatever the inputs contain is shown as text (issue 10.6).
+whatever the inputs contain is shown as text.
 
 Sections: the protocol card (:func:`arcadebench.specs.card.protocol_card`, the data behind
 ``arcadebench show``), the entries and their sources, the aggregates with intervals, the Atari-X

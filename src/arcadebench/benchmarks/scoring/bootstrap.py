@@ -4,7 +4,8 @@ Agarwal et al. (2021, "Deep RL at the Edge of the Statistical Precipice", Sectio
 the uncertainty of an aggregate over a few runs by resampling runs *within each game* (the
 stratified bootstrap), evaluating the aggregate on every resample and taking percentiles. rliable
 implements this with one Python call per repetition and draws from numpy's global RNG, which
-ignores its ``random_state`` (see ``shared/research/style.md``). Here every repetition is drawn
+ignores its ``random_state`` (rliable 1.2.0, ``library.py``'s ``update_indices``: two calls
+with ``RandomState(1)`` give different intervals). Here every repetition is drawn
 at once from a seeded :class:`numpy.random.Generator` and the statistic is evaluated on a
 ``(reps, runs, games)`` batch, so 2,000 repetitions cost one vectorised call.
 

@@ -18,7 +18,7 @@ The pipeline, one module per step::
 The search scores every subset of a size at once: the Gram matrices of all subsets that share the
 same algorithms with complete data are slices of one matrix per such "mask", so all C(n, k) fits
 are batched normal equations; subsets with a negative weight are dropped before the k-fold
-cross-validation, which uses the same per-mask, per-fold statistics (issue 7.3).
+cross-validation, which uses the same per-mask, per-fold statistics.
 
 Classes: ScoreTable, SubsetData, SubsetFit, SubsetSearch, GameModel, PredictionFit, and
 SubsetError (defined in :mod:`arcadebench.errors`). The names of ``__all__`` are imported from
