@@ -76,6 +76,7 @@ from arcadebench.records.reader import bounded_json, bounded_lines
 
 __all__ = [
     "DIGEST_EVERY",
+    "ENGINES",
     "MAX_LINE_BYTES",
     "MAX_STEPS",
     "REPLAY_FORMAT",
@@ -109,6 +110,10 @@ MAX_STEPS = 2**24
 
 MAX_SNAPSHOT_BYTES = 16 * 2**20
 """The largest emulator state a snapshot may decompress to (ALE's is 14.5 KB)."""
+
+ENGINES = ("single", "ale-vector")
+"""What played a recording, which a replay must play it with: one environment, or a stream of
+ale-py's batched emulator (:class:`~arcadebench.benchmarks.replay.simulate.Player` plays both)."""
 
 _STARTS = ("seed", "snapshot", "continues", "unknown")
 _DTYPE = re.compile(r"[<>|=]?[biuf][1248]")  # what numpy writes for actions: |u1, <i8, <f4...
@@ -374,8 +379,8 @@ def _entry(record: Any, line: int, offset: int, length: int) -> ReplayEntry:
     if not isinstance(shape, list) or len(shape) > 4 or any(_dimension(d) for d in shape):
         raise ReplayDamaged(f"its 'shape' must be a short list of sizes, got {_short(shape)}")
     engine = record.get("engine", "single")
-    if engine not in ("single", "ale-vector"):
-        raise ReplayDamaged(f"its engine must be 'single' or 'ale-vector', got {_short(engine)}")
+    if engine not in ENGINES:
+        raise ReplayDamaged(f"its engine must be one of {', '.join(ENGINES)}, got {_short(engine)}")
     start = _start(record)
     text = json.dumps(start, sort_keys=True) + record["dtype"] + repr(shape) + record["actions"]
     return ReplayEntry(

@@ -36,6 +36,7 @@ import numpy as np
 
 from arcadebench.records.replay_format import (
     DIGEST_EVERY,
+    ENGINES,
     MAX_SNAPSHOT_BYTES,
     decode_array,
     encode_array,
@@ -209,7 +210,7 @@ class BatchRecording:
         obs_type: the batch's observation type (``None``: no digests).
     """
 
-    engine = "ale-vector"
+    engine = ENGINES[1]
     """What plays the batch (ale-py's batched emulator), which a replay must use too."""
 
     def __init__(self, num_envs: int, obs_type: str | None = None) -> None:

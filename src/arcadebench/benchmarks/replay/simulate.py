@@ -29,7 +29,7 @@ import gymnasium as gym
 import numpy as np
 
 from arcadebench.errors import ArcadebenchError, Unreplayable, first_line
-from arcadebench.records import Digests, Replay
+from arcadebench.records.replay_format import ENGINES, Digests, Replay
 from arcadebench.specs import Spec
 from arcadebench.wrappers.recording import (
     observation_digest,
@@ -95,7 +95,7 @@ class Player:
             ALEInterface.setLoggerMode(LoggerMode.Error)
         settings = dict(header.get("settings") or {})
         game = str(header.get("game", ""))
-        self.vector = engine == "ale-vector"
+        self.vector = engine == ENGINES[1]
         self.obs_type = (digests.obs_type if digests is not None else None) or "standard"
         options: dict[str, Any] = {"log_dir": False, "record_actions": False}
         if spec.platform == "atari":
