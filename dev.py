@@ -18,7 +18,7 @@ that exists where you stand is passed on as that file.
 
 PyTorch (the ``sb3``, ``rllib`` and ``test`` extras): pip's default build on Linux is the CUDA
 one, several GB of libraries that a machine without an NVIDIA GPU never loads (``.venv`` 6.0 GB
-for the SB3 example, issue 31). Where no NVIDIA driver is present, PyTorch's CPU build is
+for the SB3 example). Where no NVIDIA driver is present, PyTorch's CPU build is
 installed first (the version the test extra pins, from PyTorch's CPU index), and the extra's own
 ``torch`` requirement is then already met.
 """

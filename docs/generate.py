@@ -90,7 +90,8 @@ STACKS = (
         needs="envpool",
     ),
 )
-"""The rows of docs/audit.md: the envs of issue 24, on Phoenix (examples/audit_stacks.py)."""
+"""The rows of docs/audit.md: the Atari env stacks people train on, on Phoenix
+(examples/audit_stacks.py)."""
 
 
 def atari_specs() -> list[str]:

@@ -256,7 +256,7 @@ def ratio_range(
 
 @dataclass(frozen=True)
 class Target:
-    """A target of issue 9 and the value measured for it."""
+    """A performance target and the value measured for it."""
 
     name: str
     value: float

@@ -28,7 +28,7 @@ its own ``RetroEnv`` stepped four frames per step with random button vectors.
 Then each protocol env again, its emulator's ``step`` timed inside the same steps: what our
 layers cost per step and the emulator's share of a step, free of the noise between runs.
 
-Targets (issue 9): every protocol env >= 0.95x the raw Gymnasium ALE env with its settings;
+Targets: every protocol env >= 0.95x the raw Gymnasium ALE env with its settings;
 the Sonic protocol env is held to the same 0.95x against its raw RetroEnv. The targets are
 checked on the in-run ratio (emulator time / stack time, the same steps; ``gym.make``'s own two
 wrappers count as ours), which the interleaved ratios (the tables) confirm within their noise.

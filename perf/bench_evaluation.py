@@ -1,10 +1,10 @@
 """Evaluating a trained agent: ``arcadebench run`` against stable-baselines3's ``evaluate_policy``.
 
-Issue 29: every paper ends by playing its trained agent under the protocol, and arcadebench's
-runner did that 13x slower than SB3's own loop (a process per job, torch imported and the model
-loaded in each, one ``predict`` per step). Here the same saved PPO ``CnnPolicy`` (trained as the
-README's SB3 block trains it) plays the same number of SABER Pong episodes, in interleaved
-rounds, each case a fresh process timed from its start to its exit:
+Every paper ends by playing its trained agent under the protocol, so arcadebench's runner is held to
+SB3's own loop (a runner with a process per job, torch imported and the model loaded in each, one
+``predict`` per step, is 13x slower than it). Here the same saved PPO ``CnnPolicy`` (trained as the
+README's SB3 block trains it) plays the same number of SABER Pong episodes, in interleaved rounds,
+each case a fresh process timed from its start to its exit:
 
 - ``arcadebench run saber --games Pong --agent sb3:PPO:<model> --episodes E`` (the whole
   command: workers started, the model loaded once in each, the episodes played in lanes of

@@ -1,6 +1,6 @@
 """The main job, ``arcadebench run atari5 --agent random --episodes 1``, against its limit.
 
-The job is the first thing every user runs (issue 18, part 3). It is timed as the user feels
+The job is the first thing every user runs. It is timed as the user feels
 it: a fresh ``python -m arcadebench run atari5 --agent random --episodes 1 --workers 2 --out
 <tmp>`` process, from its start to its exit (progress lines on stderr, the score table on
 stdout, bytecode cached as in any installed package).
@@ -65,7 +65,7 @@ from arcadebench.benchmarks.runner.agents import RandomAgent
 from arcadebench.records import episode_seeds
 
 SPEC = "atari5"
-TARGET = 1.25  # issue 18: the job within 1.25x of its limit with 2 workers
+TARGET = 1.25  # the job within 1.25x of its limit with 2 workers
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ random streams).
 
     .venv/bin/python perf/bench_preprocessing.py [--steps 1000] [--rounds 21] [--games ...]
 
-Targets (issue 18): StandardAtariEnv >= 1.6x AtariPreprocessing + stack on Pong, >= 1.55x on
+Targets: StandardAtariEnv >= 1.6x AtariPreprocessing + stack on Pong, >= 1.55x on
 Breakout, Space Invaders and Ms. Pac-Man (in-run), observations identical.
 Writes perf/results/bench_preprocessing.json.
 """
@@ -96,7 +96,7 @@ GRAY = "StandardAtariEnv, ALE's grayscale screens"
 WHOLE = "StandardAtariEnv, whole frames"
 PROTOCOL = "protocol env (HWR), standard"
 RGB = "AtariEnv RGB (no preprocessing)"
-TARGETS = {"pong": 1.6}  # issue 18; every other game 1.55
+TARGETS = {"pong": 1.6}  # every other game 1.55
 OTHER_TARGET = 1.55
 
 

@@ -1,4 +1,4 @@
-"""Replayable episodes (issue 30): what a run's recording costs on disk, and verifying it.
+"""Replayable episodes: what a run's recording costs on disk, and verifying it.
 
 A SABER run of ``--frames`` emulator frames (10M by default) is played with random actions on
 ``arcadebench.make_vec`` (8 environments, the protocol's settings, logged and recorded, seeded
@@ -6,7 +6,7 @@ once: each env's later episodes continue its stream), and a second run of ``--si
 frames on one ``gym.make`` environment reset without a seed (each episode's start is a
 snapshot of the emulator, the most a recording stores). For each: the steps, episodes, the size
 of ``<run>.replay`` (in all, a step; its actions a step, compressed and in base64, against
-issue 30's "at most 1 byte per agent step plus one start state per episode"; the rest of each
+the target of "at most 1 byte per agent step plus one start state per episode"; the rest of each
 line an episode: its start, reward trail and fields) and of the log itself, then ``verify``
 re-simulating every episode on every core, its wall time set against the raw emulator's for the
 same steps split over the cores (ale-py's ``AtariEnv`` with SABER's settings, timed apart in

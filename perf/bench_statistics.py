@@ -1,6 +1,6 @@
 """Probability of improvement and IQM sample-efficiency bands: arcadebench against rliable.
 
-Issue 32's two new statistics of Agarwal et al. (2021), on the same score matrices in both:
+Two statistics of Agarwal et al. (2021), on the same score matrices in both:
 
 - P(X > Y) with its stratified-bootstrap interval, X and Y resampled independently: rliable's
   ``get_interval_estimates({"x,y": [x, y]}, probability_of_improvement)`` (a Mann-Whitney test

@@ -1,4 +1,4 @@
-"""Time the full Atari-5 subset search (issue 7.3) on the authors' data set.
+"""Time the full Atari-5 subset search on the authors' data set.
 
 Runs, on all 56 candidate games (Surround dropped by the 40-algorithm rule):
   * size 5 with 10-fold CV, 1 process and all available processes (C(56, 5) = 3,819,816 subsets);

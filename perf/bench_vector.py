@@ -19,8 +19,8 @@
 
     .venv/bin/python perf/bench_vector.py [--steps 1000] [--rounds 15] [--runner-rounds 3]
 
-Targets: runner 2 workers >= 1.8x 1 worker (issue 9); batched standard path >= 0.95x raw
-AtariVectorEnv with 2 and 8 envs (issue 18). The batched ratio is checked in-run, as
+Targets: runner 2 workers >= 1.8x 1 worker; batched standard path >= 0.95x raw
+AtariVectorEnv with 2 and 8 envs. The batched ratio is checked in-run, as
 bench_preprocessing does: both envs' ale-py ``send``/``recv`` are timed inside their own steps,
 and the ratio is ``(step / send-recv)`` of the raw env over make_vec's, per round, whose median
 the thread wake-ups above leave far less noisy than the end-to-end ratio (printed too); a

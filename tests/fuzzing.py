@@ -1,6 +1,6 @@
 """Hypothesis settings for the fuzz tests: thousands of inputs in CI, ten times more in long mode.
 
-``fuzz(n)`` runs ``n`` generated inputs, or ``10 n`` with ``ARCADEBENCH_LONG=1`` (issue 10).
+``fuzz(n)`` runs ``n`` generated inputs, or ``10 n`` with ``ARCADEBENCH_LONG=1``.
 """
 
 from __future__ import annotations

@@ -64,7 +64,7 @@ def _call(clone: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str
 
 # -- the caller's directory --------------------------------------------------------------------
 def test_a_relative_path_is_read_where_the_user_stands(clone, tmp_path):
-    # issue 31: `python3 ../ab/dev.py score atari5 pong.csv` from another directory
+    # `python3 ../ab/dev.py score atari5 pong.csv`, run from another directory
     (tmp_path / "pong.csv").write_text("game,score\nPong,-21\n")
     done = _call(clone, tmp_path, "score", "atari5", "pong.csv")
     assert done.returncode == 0, done.stderr
@@ -129,7 +129,7 @@ def test_install_of_what_is_installed_does_nothing(clone, tmp_path):
 
 @pytest.mark.long
 def test_the_sb3_install_of_a_fresh_clone_stays_within_1_6_gb(tmp_path):
-    """The README's SB3 step on a machine without a GPU (issue 31: 6.0 GB with CUDA's build)."""
+    """The README's SB3 step on a machine without a GPU (6.0 GB with CUDA's build)."""
     if dev.has_nvidia_gpu():
         pytest.skip("this machine has an NVIDIA GPU: pip's CUDA build is the one wanted")
     fresh = tmp_path / "clone"

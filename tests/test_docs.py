@@ -10,8 +10,8 @@ be what it printed, line for line where the README does not elide with ``...``. 
 ``tests/docs_blocks.py`` for the comments that steer a block.
 
 Followed to the end, the README leaves in the reader's clone only what ``.gitignore`` declares
-(``git status`` stays clean), and no example changes the quick start's table (issue 31: the
-``evaluate`` example once added runs to its random column, median 10.45 % -> 4.30 %).
+(``git status`` stays clean), and no example changes the quick start's table (the ``evaluate``
+example's runs, added to its random column, would move the median 10.45 % -> 4.30 %).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The library is typed for the people who use it (issue 19).
+"""The library is typed for the people who use it.
 
 mypy passes over ``src/``, ``examples/`` and ``perf/`` with the configuration in pyproject.toml
 (strict below the benchmark stages and on scoring), and the installed package says it is typed

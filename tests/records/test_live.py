@@ -1,10 +1,10 @@
 """A training run is many environments: every way of building parallel envs writes one run.
 
-Issue 16's "done when": with a spec of a 20,000-frame budget and checkpoints at 8,000 and 16,000
-frames, each path runs 4 envs into one run whose frames are the sum over its envs, stops within
-one vector step past 20,000 frames, and is scored with checkpoint episode sets equal to the ones
-recomputed from the log's episode order; a ``kill -9`` of a worker then a resume loses nothing
-but the episode in flight and duplicates nothing.
+What one run of many environments must do: with a spec of a 20,000-frame budget and checkpoints at
+8,000 and 16,000 frames, each path runs 4 envs into one run whose frames are the sum over its envs,
+stops within one vector step past 20,000 frames, and is scored with checkpoint episode sets equal to
+the ones recomputed from the log's episode order; a ``kill -9`` of a worker then a resume loses
+nothing but the episode in flight and duplicates nothing.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Fuzzing the spec loader: whatever the input, only SpecError escapes (issue 10, item 1).
+"""Fuzzing the spec loader: whatever the input, only SpecError escapes.
 
 Thousands of generated inputs in CI; ``ARCADEBENCH_LONG=1`` runs ten times more.
 """

@@ -251,7 +251,7 @@ def test_labels_with_dollars_and_underscores_render(tmp_path):
     assert (tmp_path / "out" / "per_game.png").exists()
 
 
-# -- escaping (issue 10.6) ------------------------------------------------------------------------
+# -- escaping -------------------------------------------------------------------------------------
 
 
 def test_every_input_string_is_escaped(tmp_path):

@@ -5,7 +5,7 @@ Chromium loads the page from disk with ``--dump-dom`` (the DOM after loading) an
 Content-Security-Policy violation to stderr as a ``CONSOLE`` line. The report has no script and
 no external resource, so a clean render means no such line at all. Algorithm and game names
 carrying ``<script>`` and attribute-breaking quotes must arrive in the DOM as text: no script or
-event-handler element appears and the page title is the report's (issue 10.6).
+event-handler element appears and the page title is the report's.
 """
 
 from __future__ import annotations

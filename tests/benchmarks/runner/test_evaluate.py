@@ -202,7 +202,7 @@ def test_a_worker_that_dies_fails_its_job_only(tmp_path, agent, death):
 
 
 def test_the_episodes_are_the_same_whatever_the_batch_and_the_workers(tmp_path):
-    """Issue 29: episode i of (game, seed) is seeded from (seed, i), whatever plays it."""
+    """Episode i of (game, seed) is seeded from (seed, i), whatever plays it."""
     for envs, workers in ((1, 1), (8, 2), (3, 1)):
         run(
             tmp_path / f"{envs}-{workers}", episodes=3, seeds=[0, 1], num_envs=envs, workers=workers
@@ -348,7 +348,7 @@ def test_a_step_quota_is_exact_and_cuts_the_last_episode(tmp_path, capsys):
         assert all(e[5] for e in eps[:-1]) and (
             last[5] or sum(e[2] for e in eps[:-1]) + last[2] == 700
         )
-        # issue 31: the quota, not "the protocol's budget", ended it
+        # the quota, not "the protocol's budget", ended it
         frames = sum(e[3] for e in eps)
         complete = sum(bool(e[5]) for e in eps)
         assert (
@@ -437,7 +437,7 @@ def test_a_learner_trains_for_its_steps_then_plays_the_evaluation_episodes(tmp_p
     assert game["episodes"] == 2
     assert game["raw"] == sum(r["return"] for r in evaluation[1:]) / 2  # the evaluation's mean
     assert game["frames"] == training[-1]["total_frames"]  # the experience behind it
-    # issue 31: the training is shown, and what ended it, before the evaluation episodes
+    # the training is shown, and what ended it, before the evaluation episodes
     trained = training[-1]["total_frames"]
     assert [line for line in shown if line.startswith("breakout/0 t")][-2:] == [
         f"breakout/0 training: 600 of 600 steps, {trained:,} frames",

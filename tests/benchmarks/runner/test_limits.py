@@ -18,7 +18,7 @@ def job(spec, game="pong", **quota):
 @pytest.mark.parametrize(
     ("spec", "quota", "steps", "frames", "said"),
     [
-        # issue 31: `run hwr --games Breakout --steps 2000` said the protocol's budget was used up
+        # `run hwr --games Breakout --steps 2000`: the quota ends it, not the protocol's budget
         ("hwr", {"steps": 2000}, 2000, 7982, "the 2,000-step quota is reached"),
         # HWR's 200M frames come first: 4 frames a step, so 50M steps of a 60M-step quota
         (

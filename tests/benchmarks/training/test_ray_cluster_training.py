@@ -1,16 +1,16 @@
 """Training on a real two-node Ray cluster whose worker node cannot see the driver's files.
 
-Issue 25's "done when", in RLlib's own environment (tests/rllib_venv.py: ``ray[rllib]`` 2.60
-pins gymnasium 1.2.2, the package's oldest supported; the rest of the suite runs the newest):
-the cluster of tests/ray_cluster_helpers.py runs that environment's Ray, with a head that has no
-CPUs for tasks, so every environment plays on the worker node, whose view of the output
+What a run on a cluster must survive, in RLlib's own environment (tests/rllib_venv.py:
+``ray[rllib]`` 2.60 pins gymnasium 1.2.2, the package's oldest supported; the rest of the suite runs
+the newest): the cluster of tests/ray_cluster_helpers.py runs that environment's Ray, with a head
+that has no CPUs for tasks, so every environment plays on the worker node, whose view of the output
 directory is a tmpfs of its own. Each example trains a SABER-like game (100-step episodes,
-checkpoints at 1,600 and 3,200 frames) to a 4,000-frame budget: RLlib's PPO with its env runner
-on the worker node, and the Ape-X example with two explorer actors there. Mid-run the worker
-node is killed and a new one started: the run goes on with the streams made again there, and
-ends with one log on the driver whose frames are the sum over every stream, no episode twice,
-the finished episodes of the dead node kept, the budget stopping it, the checkpoint scores
-reported at the driver, and ``arcadebench score`` (the suite's environment) scoring it.
+checkpoints at 1,600 and 3,200 frames) to a 4,000-frame budget: RLlib's PPO with its env runner on
+the worker node, and the Ape-X example with two explorer actors there. Mid-run the worker node is
+killed and a new one started: the run goes on with the streams made again there, and ends with one
+log on the driver whose frames are the sum over every stream, no episode twice, the finished
+episodes of the dead node kept, the budget stopping it, the checkpoint scores reported at the
+driver, and ``arcadebench score`` (the suite's environment) scoring it.
 
 These are the README's commands (section "Training on a Ray cluster"), at the test's scale:
 ``python examples/rllib_ppo.py --game Pong --frames ... --out ... --address ...``, the same with
