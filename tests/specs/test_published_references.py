@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 from testdata import DATA
 
 import arcadebench
-from arcadebench.specs import load_spec
+from arcadebench.benchmarks.scoring.metrics import aggregate_iqm
+from arcadebench.errors import SpecError
+from arcadebench.specs import load_spec, parse_spec
+from arcadebench.specs.loader import DATA_DIR
 
 # repo@commit:path, as every source of a fetched file names it
 REPO_AT_COMMIT = re.compile(r"[\w.-]+/[\w.-]+@[0-9a-f]{7,40}:\S+")
@@ -22,17 +26,17 @@ SPR_TABLE_1 = DATA / "scores" / "spr_table_1.csv"
 
 # -- atari100k --------------------------------------------------------------------------------
 
-ATARI100K_RUNS = {
+ATARI100K_RUNS = {  # those with per-run scores first: the tables' default references
+    "DrQ(eps)": 100,
+    "SPR (Agarwal et al. 2021, 100 runs)": 100,
+    "CURL (Agarwal et al. 2021, 100 runs)": 100,
     "SimPLe": 5,
     "SimPLe (SPR's table)": 5,
     "DER": 5,
     "OTRainbow": 5,
     "CURL": 20,
-    "CURL (Agarwal et al. 2021, 100 runs)": 100,
     "DrQ": 5,
-    "DrQ(eps)": 100,
     "SPR": 10,
-    "SPR (Agarwal et al. 2021, 100 runs)": 100,
     "MuZero (EfficientZero paper)": None,
     "EfficientZero": 3,
     "IRIS": 5,
@@ -136,6 +140,98 @@ def test_spr_table_1_scores_as_printed_with_its_game_names(atari100k):
         hns = results[row]["aggregates"]["hns"]
         assert hns["n_games"] == 26 and results[row]["games"]["chopper_command"]["raw"] > 0
         assert [round(hns["mean"], 1), round(hns["median"], 1)] == list(printed), row
+
+
+# -- per-run scores ---------------------------------------------------------------------------
+
+PER_RUN = {  # the references whose runs are shipped (data/atari100k_runs.csv), and how many
+    "DrQ(eps)": 100,
+    "SPR (Agarwal et al. 2021, 100 runs)": 100,
+    "CURL (Agarwal et al. 2021, 100 runs)": 100,
+    "SimPLe": 5,
+    "IRIS": 5,
+}
+
+
+def test_atari100k_ships_the_per_run_scores_of_agarwal_et_al_and_their_means_are_the_scores(
+    atari100k,
+):
+    refs = atari100k.published_scores
+    assert {name for name, ref in refs.items() if ref.per_run} == set(PER_RUN)
+    header = (DATA_DIR / "atari100k_runs.csv").read_text().split("\nalgorithm,")[0]
+    assert "eloialonso/iris at commit\n# 24326aaaa283c527f42b89b44cfdecf2665a7a16" in header
+    for name, runs in PER_RUN.items():
+        ref = refs[name]
+        assert set(ref.per_run) == set(atari100k.games), name
+        assert {len(v) for v in ref.per_run.values()} == {runs} and ref.runs == runs, name
+        for game, values in ref.per_run.items():  # the YAML's means, to their printed digits
+            assert abs(sum(values) / len(values) - ref.scores[game]) < 5e-5 * max(
+                1, abs(ref.scores[game])
+            ), (name, game)
+    # the first runs of the source files, as stored there (DrQ(eps).json: Alien 765.0, 866.6...)
+    assert refs["DrQ(eps)"].per_run["alien"][:3] == (765.0, 866.6, 822.5)
+
+
+def test_a_reference_with_runs_is_scored_over_its_runs_like_ours(atari100k):
+    """SPR's IQM over Agarwal et al.'s 100 runs is their published 0.337; over the means: 0.415."""
+    spr = atari100k.published_scores["SPR (Agarwal et al. 2021, 100 runs)"]
+    over_runs = arcadebench.score(atari100k, {"SPR": spr.score_input()}, reps=0)
+    hns = over_runs.algorithms["SPR"]["aggregates"]["hns"]
+    assert round(hns["iqm"], 1) == 33.7
+    matrix = np.array([spr.per_run[g] for g in sorted(spr.per_run)]).T  # (100 runs, 26 games)
+    constants = [atari100k.constants[g] for g in sorted(spr.per_run)]
+    random = np.array([c.random for c in constants])
+    human = np.array([c.human for c in constants])
+    assert hns["iqm"] == pytest.approx(100 * aggregate_iqm((matrix - random) / (human - random)))
+    means = arcadebench.score(atari100k, {"SPR": dict(spr.scores)}, reps=0)
+    assert round(means.algorithms["SPR"]["aggregates"]["hns"]["iqm"], 1) == 41.5  # not an IQM
+
+
+def _mini(references: str) -> str:
+    text = (DATA / "specs" / "minimal_atari.yaml").read_text()
+    return text + "references:\n  scores:\n" + references
+
+
+def test_per_run_scores_alone_give_the_means_and_the_run_count():
+    spec = parse_spec(
+        _mini("    X:\n      source: a test\n      per_run: {Pong: [1, 2, 6], qbert: [5, 7, 9]}\n")
+    )
+    ref = spec.published_scores["X"]
+    assert dict(ref.scores) == {"pong": 3.0, "qbert": 7.0} and ref.runs == 3
+    assert ref.per_run["pong"] == (1.0, 2.0, 6.0)
+    assert ref.score_input({"pong"}) == {"pong": [1.0, 2.0, 6.0]}
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        (
+            "per_run: {pong: [1, 2]}\n      games: {pong: 1.6}",
+            "references.scores.X.per_run: must be runs whose mean is the game's value in `games` "
+            "to its 1 decimals: pong 1.6 vs 1.500",
+        ),
+        (
+            "per_run: {pong: [1, 2]}\n      games: {pong: 1.5, qbert: 3}",
+            "references.scores.X.per_run: must be runs of the games of `games` (differing: qbert)",
+        ),
+        (
+            "runs: 3\n      per_run: {pong: [1, 2]}",
+            "references.scores.X.per_run: must be 3 runs of every game (runs: 3), pong has 2",
+        ),
+        (
+            "per_run: {pongg: [1]}",
+            "references.scores.X.per_run.pongg: unknown game 'pongg'. Did you mean: 'pong'?",
+        ),
+        ("per_run: {pong: []}", "references.scores.X.per_run.pong: must be a list of at least 1"),
+        ("frames: 10", "references.scores.X.games: is required (or per_run, the runs' scores)"),
+        ("per_run: ../specs/saber.yaml", "must be {game: [score per run, ...]} or the name of"),
+        ("per_run: atari100k_runs.csv", "must be a file with rows of 'X' (its algorithm column)"),
+    ],
+)
+def test_per_run_scores_are_checked(entry, message):
+    with pytest.raises(SpecError) as caught:
+        parse_spec(_mini(f"    X:\n      source: a test\n      {entry}\n"))
+    assert message in str(caught.value)
 
 
 # -- dqn2015 ----------------------------------------------------------------------------------

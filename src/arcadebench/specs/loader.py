@@ -9,15 +9,18 @@ objects.
 
 from __future__ import annotations
 
+import csv
+import decimal
 import functools
 import hashlib
 import json
+import math
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
 
@@ -50,6 +53,8 @@ from arcadebench.specs.statistics import SPLITS, STATISTICS
 __all__ = ["list_specs", "load_spec", "parse_spec", "spec_reference"]
 
 SPEC_DIR = Path(__file__).parent
+DATA_DIR = SPEC_DIR.parent / "data"
+_DATA_FILE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\.csv$")
 MAX_SPEC_BYTES = 2_000_000
 MAX_ALIASES = 50
 
@@ -525,8 +530,11 @@ def _published_table(
     scoring: Scoring,
     subsets: Mapping[str, Subset],
     levels: Mapping[str, Level],
+    games: tuple[str, ...],
 ) -> Published:
-    f = node.mapping(required=("columns", "rows"), optional=("source", "protocol", "citation"))
+    f = node.mapping(
+        required=("columns", "rows"), optional=("source", "protocol", "citation", "games")
+    )
     column_nodes = f["columns"].items(min_length=1)
     columns = tuple(n.string() for n in column_nodes)
     paths = []
@@ -546,7 +554,28 @@ def _published_table(
         MappingProxyType(rows),
         " ".join(f["protocol"].string().split()) if "protocol" in f else None,
         " ".join(f["citation"].string().split()) if "citation" in f else None,
+        (
+            f["games"].integer(minimum=1, optional=True)
+            if "games" in f
+            else _printed_games(paths, games, levels)
+        ),
     )
+
+
+def _printed_games(
+    paths: list[tuple[str, ...] | None], games: tuple[str, ...], levels: Mapping[str, Level]
+) -> int:
+    """The games a printed table is over when its YAML does not say.
+
+    The spec's games, or the levels of the split its columns are of (Sonic Table 1's test
+    score: the 11 test levels).
+    """
+    splits = {SPLITS[p[0]].levels for p in paths if p is not None and p[0] in SPLITS}
+    splits.discard(None)
+    if len(splits) == 1 and levels:
+        (split,) = splits
+        return sum(1 for level in levels.values() if level.split == split)
+    return len(games)
 
 
 def _printed(node: Node) -> float | None:
@@ -561,26 +590,138 @@ def _published_scores(
 ) -> dict[str, PublishedScores]:
     found = {}
     for name, entry in node.entries():
-        f = entry.mapping(required=("source", "games"), optional=("runs", "frames", "protocol"))
-        scores = {}
-        for game, value in f["games"].entries():
-            canonical = lookup.get(name_key(game))
-            if canonical is None:
-                raise SpecError(
-                    node.file, value.path, f"unknown game {game!r}.{did_you_mean(game, games)}"
-                )
-            if canonical in scores:
-                raise value.fail("a game listed once")
-            scores[canonical] = value.number()
+        f = entry.mapping(
+            required=("source",), optional=("games", "per_run", "runs", "frames", "protocol")
+        )
+        if "games" not in f and "per_run" not in f:
+            raise SpecError(
+                node.file, f"{entry.path}.games", "is required (or per_run, the runs' scores)"
+            )
+        scores = _game_values(f["games"], lookup, games, Node.number) if "games" in f else {}
+        per_run = _per_run(f["per_run"], name, lookup, games) if "per_run" in f else {}
+        runs = f["runs"].integer(minimum=1) if "runs" in f else None
+        if per_run:
+            _check_runs(f, per_run, scores, runs)
+            scores = scores or {game: _mean(values) for game, values in per_run.items()}
+            counts = {len(values) for values in per_run.values()}
+            runs = runs if runs is not None or len(counts) != 1 else counts.pop()
         found[name] = PublishedScores(
             name=name,
             source=" ".join(f["source"].string().split()),
             scores=MappingProxyType(scores),
-            runs=f["runs"].integer(minimum=1) if "runs" in f else None,
+            runs=runs,
             frames=f["frames"].integer(minimum=1) if "frames" in f else None,
             protocol=" ".join(f["protocol"].string().split()) if "protocol" in f else None,
+            per_run=MappingProxyType(per_run),
         )
     return found
+
+
+V = TypeVar("V")
+
+
+def _game_values(
+    node: Node,
+    lookup: Mapping[str, str],
+    games: tuple[str, ...],
+    read: Callable[[Node], V],
+) -> dict[str, V]:
+    """``{canonical game: read(its node)}`` of a mapping keyed by any spelling of the games."""
+    values: dict[str, V] = {}
+    for game, value in node.entries():
+        canonical = lookup.get(name_key(game))
+        if canonical is None:
+            raise SpecError(
+                node.file, value.path, f"unknown game {game!r}.{did_you_mean(game, games)}"
+            )
+        if canonical in values:
+            raise value.fail("a game listed once")
+        values[canonical] = read(value)
+    return values
+
+
+def _run_scores(node: Node) -> tuple[float, ...]:
+    return tuple(n.number() for n in node.items(min_length=1))
+
+
+def _per_run(
+    node: Node, name: str, lookup: Mapping[str, str], games: tuple[str, ...]
+) -> dict[str, tuple[float, ...]]:
+    """A reference's per-run scores, ``{game: (score per run, ...)}``.
+
+    Given in the YAML as such a mapping, or as the name of a CSV file of ``arcadebench/data``
+    whose rows ``algorithm,game,run,score`` of this reference hold them (a file shipped with the
+    package, so a copied spec still finds it).
+    """
+    if isinstance(node.value, dict):
+        return _game_values(node, lookup, games, _run_scores)
+    file = node.string()
+    path = DATA_DIR / file
+    if not _DATA_FILE.fullmatch(file) or not path.is_file():
+        raise node.fail(
+            "{game: [score per run, ...]} or the name of a CSV file in arcadebench's data "
+            f"folder ({', '.join(sorted(p.name for p in DATA_DIR.glob('*_runs.csv')))})"
+        )
+    values: dict[str, list[float]] = {}
+    text = path.read_text(encoding="utf-8")
+    rows = csv.DictReader(line for line in text.splitlines() if not line.startswith("#"))
+    if rows.fieldnames != ["algorithm", "game", "run", "score"]:
+        raise node.fail(f"a file with the columns algorithm,game,run,score ({file} has others)")
+    for number, row in enumerate(rows, start=1):
+        if row["algorithm"] != name:
+            continue
+        place = Node(row["score"], f"{file}", f"row {number}")
+        canonical = lookup.get(name_key(row["game"] or ""))
+        if canonical is None:
+            raise place.fail(f"a row of a game of this spec, not {row['game']!r}")
+        try:
+            score = float(row["score"] or "")
+        except ValueError:
+            raise place.fail("a score") from None
+        if not math.isfinite(score):
+            raise place.fail("a finite score")
+        values.setdefault(canonical, []).append(score)
+    if not values:
+        raise node.fail(f"a file with rows of {name!r} (its algorithm column)")
+    return {game: tuple(scores) for game, scores in values.items()}
+
+
+def _check_runs(
+    f: dict[str, Node],
+    per_run: Mapping[str, tuple[float, ...]],
+    means: Mapping[str, float],
+    runs: int | None,
+) -> None:
+    """The runs agree with the entry's run count and with its means, to their printed digits."""
+    node = f["per_run"]
+    if runs is not None:
+        other = {g: len(v) for g, v in per_run.items() if len(v) != runs}
+        if other:
+            game, count = next(iter(other.items()))
+            raise node.fail(f"{runs} runs of every game (runs: {runs}), {game} has {count}")
+    if not means:
+        return
+    if set(means) != set(per_run):
+        differ = sorted(set(means) ^ set(per_run))
+        raise node.fail(f"runs of the games of `games` (differing: {', '.join(differ)})")
+    for game, mean in means.items():
+        digits = _decimals(mean)
+        average = _mean(per_run[game])
+        if abs(average - mean) > 0.5 * 10**-digits + 1e-9 * abs(mean):
+            raise node.fail(
+                f"runs whose mean is the game's value in `games` to its {digits} decimals: "
+                f"{game} {mean:g} vs {average:.{digits + 2}f}"
+            )
+
+
+def _mean(values: tuple[float, ...]) -> float:
+    return math.fsum(values) / len(values)
+
+
+def _decimals(value: float) -> int:
+    """Decimals of a number as the YAML printed it: ``801.52`` -> 2, ``16651`` -> 0."""
+    exponent = decimal.Decimal(repr(float(value))).normalize().as_tuple().exponent
+    return max(0, -exponent) if isinstance(exponent, int) else 0
 
 
 def _references(
@@ -593,7 +734,7 @@ def _references(
 ) -> tuple[tuple[Published, ...], dict[str, PublishedScores]]:
     f = node.mapping(optional=("tables", "scores"))
     tables = tuple(
-        _published_table(table, scoring, subsets, levels)
+        _published_table(table, scoring, subsets, levels, games)
         for table in (f["tables"].items(min_length=1) if "tables" in f else ())
     )
     scores = _published_scores(f["scores"], lookup, games) if "scores" in f else {}
@@ -788,7 +929,7 @@ def parse_spec(text: str, source: str = "<string>") -> Spec:
         levels=MappingProxyType(levels),
         published=(
             *(
-                (_published_table(top["published"], scoring, subsets, levels),)
+                (_published_table(top["published"], scoring, subsets, levels, games),)
                 if "published" in top
                 else ()
             ),

@@ -10,15 +10,17 @@ Scoring, Evaluation, RetroGame, Level, Published, PublishedScores, Spec.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
-from arcadebench.errors import UnknownGame, did_you_mean
+from arcadebench.errors import UnknownGame, UnknownReference, did_you_mean
 from arcadebench.specs.names import candidates, name_key
 
 __all__ = [
+    "DEFAULT_REFERENCES",
     "AtariSettings",
     "Breakthrough",
     "Evaluation",
@@ -40,10 +42,22 @@ EpisodeAggregate = Literal["mean", "last_k"]
 ScoredPhase = Literal["training", "after_training"]
 Split = Literal["train", "test"]
 EMPTY: Mapping[Any, Any] = MappingProxyType({})
+DEFAULT_REFERENCES = 4
+"""How many published references a table shows beside the results unless told which."""
+_SOURCE_SUFFIX = re.compile(r"\s*\([^()]*\)\s*$")
 
 
 def _empty() -> Mapping[Any, Any]:
     return EMPTY
+
+
+def _reference_key(name: str) -> str:
+    return re.sub(r"[^0-9a-z]", "", name.lower())
+
+
+def _without_source(name: str) -> str:
+    """A reference's name without its trailing parenthesis: ``MuZero (Table 3)`` -> ``MuZero``."""
+    return _SOURCE_SUFFIX.sub("", name)
 
 
 @dataclass(frozen=True)
@@ -251,6 +265,10 @@ class Published:
         protocol: how the numbers were obtained where that differs from the spec's protocol (a
             5-minute evaluation, no-op starts...); ``None``: under the spec's own.
         citation: the paper, when the table is not in the spec's own (``None``: the spec's).
+        games: how many games the printed aggregates are over: the YAML's ``games``, else the
+            spec's games (its levels of the split a column is of, for Sonic's test score);
+            ``None`` where the YAML says it is not known (``games: null``). Tables print it
+            beside the aggregates, so a 57-game median is never read as one over ours.
     """
 
     source: str
@@ -259,19 +277,32 @@ class Published:
     rows: Mapping[str, tuple[float | None, ...]]
     protocol: str | None = None
     citation: str | None = None
+    games: int | None = None
+
+    def names(self) -> tuple[str, ...]:
+        """Each row as a reference is named: ``"<row> (<source>)"`` (``"MuZero (Table 3)"``)."""
+        return tuple(f"{row} ({self.source})" for row in self.rows)
 
 
 @dataclass(frozen=True)
 class PublishedScores:
     """Per-game raw scores of one published algorithm: a reference scored like any result.
 
+    A reference is scored like our results only where its per-run scores are shipped
+    (``per_run``): the IQM and the optimality gap are over all runs (Agarwal et al. 2021,
+    Section 4), so per-game means give neither; from means only the statistics over games (the
+    mean and median of the per-game means, the subsets' estimates, counts of games) are valid.
+
     Attributes:
-        name: the algorithm as the report and ``--compare`` name it.
+        name: the algorithm as the tables and the report name it (``--references``).
         source: the table or file the scores come from (and why that one, where sources differ).
-        scores: ``{game: mean raw score}``, canonical game names.
+        scores: ``{game: mean raw score}``, canonical game names (the runs' means where only
+            the runs are given).
         runs: how many runs each score averages, where known.
         frames: training frames behind the scores, where known.
         protocol: how the scores were obtained where that differs from the spec's protocol.
+        per_run: ``{game: (score of each run, ...)}``, the published per-run raw scores, where
+            they are shipped (YAML ``per_run``); empty otherwise.
     """
 
     name: str
@@ -280,6 +311,24 @@ class PublishedScores:
     runs: int | None = None
     frames: int | None = None
     protocol: str | None = None
+    per_run: Mapping[str, tuple[float, ...]] = field(default_factory=_empty)
+
+    def score_input(self, games: Collection[str] | None = None) -> dict[str, float | list[float]]:
+        """What :func:`arcadebench.score` takes for this reference: each game's runs, else its mean.
+
+        Args:
+            games: only these games (``None``: all of the reference's).
+
+        Example:
+            >>> ref = PublishedScores("x", "a table", {"pong": 2.0}, per_run={"pong": (1.0, 3.0)})
+            >>> ref.score_input()
+            {'pong': [1.0, 3.0]}
+        """
+        return {
+            game: list(self.per_run[game]) if game in self.per_run else mean
+            for game, mean in self.scores.items()
+            if games is None or game in games
+        }
 
 
 @dataclass(frozen=True)
@@ -376,6 +425,76 @@ class Spec:
             f"{name!r} is not a game of the {self.name!r} spec."
             f"{did_you_mean(name, self.games)}"
             f" List them with `arcadebench show {self.name}`."
+        )
+
+    def reference_names(self) -> tuple[str, ...]:
+        """Every published reference by name, in the spec's order.
+
+        Each printed table's rows first (``"<row> (<source>)"``, the headline table then the
+        ``references`` tables), then the per-game results (``references.scores``), as the YAML
+        lists them.
+
+        Example:
+            >>> from arcadebench.specs import load_spec
+            >>> load_spec("sonic").reference_names()[:2]
+            ('Human (Table 1)', 'PPO (joint) (Table 1)')
+        """
+        printed = (name for table in self.published for name in table.names())
+        return (*printed, *self.published_scores)
+
+    def reference_protocol(self, name: str) -> str | None:
+        """How the reference ``name`` was obtained where not under this protocol (else ``None``)."""
+        if name in self.published_scores:
+            return self.published_scores[name].protocol
+        table = next(t for t in self.published if name in t.names())
+        return table.protocol
+
+    def default_references(self) -> tuple[str, ...]:
+        """The references a table shows unless told which.
+
+        The first :data:`DEFAULT_REFERENCES` obtained under this very protocol (no
+        ``protocol``), in the spec's order.
+
+        Example:
+            >>> from arcadebench.specs import load_spec
+            >>> load_spec("machado2018").default_references()  # all obtained under Dopamine's
+            ()
+        """
+        own = (n for n in self.reference_names() if self.reference_protocol(n) is None)
+        return tuple(own)[:DEFAULT_REFERENCES]
+
+    def resolve_reference(self, name: str) -> str:
+        """The reference called ``name``, by its name as :meth:`reference_names` gives it.
+
+        Also any spelling of it (case and punctuation ignored), or a printed row's name without
+        its table when only one row has it (``MuZero`` for ``MuZero (Table 3)``).
+
+        Raises:
+            UnknownReference: one line with the close matches and where they are listed.
+
+        Example:
+            >>> from arcadebench.specs import load_spec
+            >>> load_spec("atari5").resolve_reference("muzero")
+            'MuZero (Table 3)'
+        """
+        names = self.reference_names()
+        if name in names:
+            return name
+        key = _reference_key(name)
+        found = [n for n in names if _reference_key(n) == key]
+        if not found:
+            found = [n for n in names if _reference_key(_without_source(n)) == key]
+        if len(found) == 1:
+            return found[0]
+        if found:
+            raise UnknownReference(
+                f"{name!r} names {len(found)} references of the {self.name!r} spec "
+                f"({', '.join(repr(n) for n in found)}); give the full name"
+            )
+        raise UnknownReference(
+            f"{name!r} is not a reference of the {self.name!r} spec."
+            f"{did_you_mean(name, names)} List them with `arcadebench show {self.name}`, or "
+            "give `none`"
         )
 
     def games_of(self, selection: str) -> tuple[str, ...]:
