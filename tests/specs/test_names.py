@@ -1,4 +1,4 @@
-"""Game names (`specs/names.py` and `data/game_names.csv`): spellings papers print, with sources."""
+"""Game names (`specs/names.py`, `data/game_names.csv`, `data/game_display_names.csv`)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,17 @@ import re
 
 import ale_py.roms
 from ale_py.registration import rom_id_to_name
+from testdata import DATA
 
-from arcadebench.specs.names import aliases, candidates, name_key, subset_key
+from arcadebench.specs import list_specs, load_spec
+from arcadebench.specs.names import (
+    aliases,
+    candidates,
+    display_name,
+    display_names,
+    name_key,
+    subset_key,
+)
 
 ROMS = set(ale_py.roms.get_all_rom_ids())
 
@@ -70,3 +79,42 @@ def test_a_spelling_of_two_ale_games_joins_neither_and_lists_both():
 
 def test_subset_keys():
     assert subset_key("Atari-5") == "atari5" and subset_key("Atari-3-Val") == "atari3_val"
+
+
+# -- printed names --------------------------------------------------------------------------------
+
+ATARI5_TABLE_2 = DATA / "paper" / "atari5_table_2.txt"
+
+
+def test_every_game_of_the_atari_specs_has_its_printed_name_and_a_source():
+    rows = display_names()
+    games = {g for name in list_specs() for g in load_spec(name).games if g in ROMS}
+    assert set(rows) == games  # every Atari game of a built-in spec, and no other
+    for game, row in rows.items():
+        assert row.game == game and row.name.strip() == row.name and row.source.strip(), row
+        assert name_key(row.name) == name_key(game), row  # the printed name joins its game
+        assert display_name(game) == row.name
+
+
+def test_the_names_atari5_table_2_prints_are_its_text():
+    table = ATARI5_TABLE_2.read_text(encoding="utf-8")
+    printed = {n.strip() for line in table.splitlines()[3:] for n in line.split("\t")[1].split(",")}
+    cited = [r for r in display_names().values() if r.source.startswith("Atari-5 Table 2")]
+    assert len(cited) == 17
+    for row in cited:
+        assert row.name in printed, row
+    # where the table prints another spelling, the row says which
+    for game, spelling in (("ms_pacman", "Ms. Pacman"), ("qbert", "Q*Bert")):
+        assert spelling in printed and spelling in display_names()[game].source
+
+
+def test_papers_names_as_the_tables_print_them():
+    assert [display_name(g) for g in ("bank_heist", "montezuma_revenge", "ms_pacman", "qbert")] == [
+        "Bank Heist",
+        "Montezuma's Revenge",
+        "Ms. Pac-Man",
+        "Q*bert",
+    ]
+    assert display_name("SonicTheHedgehog-GreenHillZone.Act1") == (
+        "SonicTheHedgehog-GreenHillZone.Act1"  # no printed name: as it is
+    )

@@ -15,7 +15,12 @@ Example:
     >>> [game for game, _ in candidates("Pac-Man")]
     ['pacman', 'ms_pacman']
 
-Classes: Alias. Functions: name_key, candidates, aliases, subset_key.
+Tables print a game as papers do (``Bank Heist``, ``Q*bert``), not as its key: each game's
+printed name, with where it is so printed, is data too (``arcadebench/data/
+game_display_names.csv``), read by :func:`display_name`.
+
+Classes: Alias, DisplayName. Functions: name_key, candidates, aliases, subset_key,
+display_name, display_names.
 """
 
 from __future__ import annotations
@@ -27,7 +32,17 @@ import io
 import re
 from typing import NamedTuple
 
-__all__ = ["GAME_NAME", "Alias", "aliases", "candidates", "name_key", "subset_key"]
+__all__ = [
+    "GAME_NAME",
+    "Alias",
+    "DisplayName",
+    "aliases",
+    "candidates",
+    "display_name",
+    "display_names",
+    "name_key",
+    "subset_key",
+]
 
 GAME_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 """A game name a spec accepts as a key (its files, env ids and logs use it as is)."""
@@ -42,21 +57,50 @@ class Alias(NamedTuple):
     source: str
 
 
+class DisplayName(NamedTuple):
+    """One row of ``data/game_display_names.csv``: a game, how papers print it, and where."""
+
+    game: str
+    name: str
+    source: str
+
+
 def _key(name: str) -> str:
     return _NON_ALNUM.sub("", str(name).lower())
+
+
+def _data_rows(file: str) -> list[dict[str, str]]:
+    """The rows of a CSV file of ``arcadebench/data``, its ``#`` comment lines skipped."""
+    path = importlib.resources.files("arcadebench") / "data" / file
+    text = path.read_text(encoding="utf-8")
+    lines = "".join(line for line in text.splitlines(keepends=True) if not line.startswith("#"))
+    return list(csv.DictReader(io.StringIO(lines)))
 
 
 @functools.cache
 def aliases() -> tuple[Alias, ...]:
     """Every row of ``data/game_names.csv`` (its ``#`` comment lines skipped)."""
-    path = importlib.resources.files("arcadebench") / "data" / "game_names.csv"
-    text = path.read_text(encoding="utf-8")
-    rows = csv.DictReader(
-        io.StringIO(
-            "".join(line for line in text.splitlines(keepends=True) if not line.startswith("#"))
-        )
-    )
-    return tuple(Alias(r["spelling"], r["game"], r["source"]) for r in rows)
+    return tuple(Alias(r["spelling"], r["game"], r["source"]) for r in _data_rows("game_names.csv"))
+
+
+@functools.cache
+def display_names() -> dict[str, DisplayName]:
+    """Every row of ``data/game_display_names.csv``, by game."""
+    rows = _data_rows("game_display_names.csv")
+    return {r["game"]: DisplayName(r["game"], r["name"], r["source"]) for r in rows}
+
+
+def display_name(game: str) -> str:
+    """``game`` as papers print it in their tables; a game without a printed name as it is.
+
+    Example:
+        >>> [display_name(g) for g in ("bank_heist", "ms_pacman", "qbert", "montezuma_revenge")]
+        ['Bank Heist', 'Ms. Pac-Man', 'Q*bert', "Montezuma's Revenge"]
+        >>> display_name("SonicTheHedgehog-GreenHillZone.Act1")
+        'SonicTheHedgehog-GreenHillZone.Act1'
+    """
+    row = display_names().get(game)
+    return row.name if row is not None else game
 
 
 @functools.cache
