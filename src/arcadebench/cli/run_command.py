@@ -33,6 +33,8 @@ PYTHON_WORDS = {
     "map_actions": "--map-actions",
     "log_dir": "--out",
     "resume": "--resume",
+    "overwrite": "--overwrite",
+    "name": "--name",
     "backend": "--backend",
     "address": "--address",
     "episode_time_limit": "--episode-time-limit",
@@ -126,10 +128,23 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "and results.json, one column per agent; a rerun plays only what is missing",
     )
     parser.add_argument(
+        "--name",
+        metavar="LABEL",
+        help="the run's label in the logs, tables, figures and LaTeX (default: the agent's "
+        "name, e.g. a saved model's file stem); e.g. --name 'PPO (ours)'",
+    )
+    rerun = parser.add_mutually_exclusive_group()
+    rerun.add_argument(
         "--resume",
         action="store_true",
         help="continue logs that hold fewer episodes or steps than asked (complete jobs are "
         "never played again)",
+    )
+    rerun.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="first remove the logs of this run's name under the spec in --out (and "
+        "results.json): e.g. to evaluate a retrained model again",
     )
     parser.add_argument(
         "--backend", choices=("local", "ray"), default="local", help="local processes or Ray tasks"
@@ -185,6 +200,8 @@ def _run(args: argparse.Namespace) -> int:
                     backend=args.backend,
                     address=args.address,
                     resume=args.resume,
+                    overwrite=args.overwrite,
+                    name=args.name,
                     episode_time_limit=args.episode_time_limit,
                     split=args.split,
                     progress=args.progress,
@@ -256,6 +273,7 @@ def _command(args: argparse.Namespace) -> str:
     """The command line, rebuilt from the parsed arguments (for the results' provenance)."""
     words = ["arcadebench", "run", args.spec, "--agent", args.agent]
     for option in (
+        "name",
         "episodes",
         "steps",
         "split",

@@ -90,6 +90,8 @@ class RunLog:
             scored after training (the header's ``phase``; ``run`` is then ``<run>.eval``).
         headed: whether the log opens with its header (``False``: the settings, seed and
             budget the run was played under are unknown; the episodes still name the spec).
+        agent: what the header records of the agent that played it (the runner's: ``kind``,
+            ``name``, ``learns``, a file's ``sha256``...; empty where nothing says).
     """
 
     algorithm: str
@@ -109,6 +111,7 @@ class RunLog:
     named: bool = True
     phase: str = "training"
     headed: bool = True
+    agent: Mapping[str, Any] = field(default_factory=dict)
 
 
 class _Episode(NamedTuple):
@@ -432,13 +435,16 @@ class _Runs:
         run.steps.append(episode.total_steps)
         run.complete.append(episode.complete)
 
-    def logs(self, algorithm: str, named: bool, phase: str, headed: bool) -> list[RunLog]:
+    def logs(
+        self, algorithm: str, named: bool, phase: str, headed: bool, agent: Mapping[str, Any]
+    ) -> list[RunLog]:
         return [
             RunLog(
                 algorithm=algorithm,
                 named=named,
                 phase=phase,
                 headed=headed,
+                agent=agent,
                 game=game,
                 run=run,
                 file=self.file,
@@ -485,6 +491,7 @@ def parse_log(spec: Spec, path: str | os.PathLike[str]) -> list[RunLog]:
     file = str(path)
     algorithm, named, phase = _default_algorithm(path, spec), False, "training"
     headed = False
+    agent: Mapping[str, Any] = {}
     runs = _Runs(spec, file)
     deviations: tuple[int, Any] | None = None
     early_resets = 0
@@ -503,6 +510,8 @@ def parse_log(spec: Spec, path: str | os.PathLike[str]) -> list[RunLog]:
             header = _header_algorithm(record)
             algorithm, named = (header, True) if header else (algorithm, named)
             phase = "evaluation" if record.get("phase") == "evaluation" else "training"
+            logged = record.get("agent")
+            agent = logged if isinstance(logged, dict) else {}
         if kind != "episode":
             continue
         episode = _episode(spec, record, file, lineno)
@@ -512,7 +521,7 @@ def parse_log(spec: Spec, path: str | os.PathLike[str]) -> list[RunLog]:
         if not episode.complete and record.get("end_reason") == "reset":
             early_resets += 1
     _warn(spec, file, deviations, early_resets, bool(runs.runs))
-    return runs.logs(algorithm, named, phase, headed)
+    return runs.logs(algorithm, named, phase, headed, agent)
 
 
 def _warn(

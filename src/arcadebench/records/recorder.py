@@ -173,6 +173,9 @@ class RunRecorder:
         self.game = game
         self.phase = phase
         self.policy: str | None = None  # an evaluation's policy, as the agent describes it
+        # the runner's: what played the run (kind, name, file hash) and its frameworks' versions
+        self.agent: dict[str, Any] = {}
+        self.agent_versions: dict[str, str] = {}
         self.run = check_run(phase_run(run, phase))
         self.env_id = env_id
         self.seed = seed
@@ -296,8 +299,11 @@ class RunRecorder:
             extra["phase"] = self.phase
         if self.policy:
             extra["policy"] = self.policy
+        if self.agent:
+            extra["agent"] = self.agent
+        versions = {**package_versions(), **self.agent_versions}
         header = header_record(
-            self.identity, (self.budget_steps, self.budget_frames), package_versions(), **extra
+            self.identity, (self.budget_steps, self.budget_frames), versions, **extra
         )
         live.write((json.dumps(header) + "\n").encode())
 

@@ -65,6 +65,7 @@ class HeaderRecord(TypedDict, total=False):
     deviations: dict[str, Any]
     phase: Literal["evaluation"]  # only in the evaluation log of a run scored after training
     policy: str  # the evaluation's policy, as the agent described it
+    agent: dict[str, Any]  # the runner's: kind, name, reference, file and sha256 of what played
     versions: dict[str, str]
     time: float
 

@@ -19,6 +19,9 @@ Failure handling:
   past ``episode_time_limit`` fails alone; the others finish, the results cover what was
   played, and :class:`JobsFailed` lists the failures (the CLI exits 1).
 - Ctrl-C stops every worker within a few seconds; finished episodes are in the logs.
+- A rerun whose agent is not the one that played the name's logs (a model retrained at the
+  same path, an edited module) is refused before anything is played
+  (:mod:`~arcadebench.benchmarks.runner.identity`); ``overwrite=True`` removes those logs first.
 - ``resume=True`` continues the jobs whose logs fall short of the quota at the first missing
   episode (without it, such a job is refused: a learning agent would restart afresh). Episode
   ``i`` of a job is seeded from ``(seed, i)``
@@ -46,7 +49,12 @@ from arcadebench.benchmarks.runner.agents import Agent
 from arcadebench.benchmarks.runner.backends import LocalBackend
 from arcadebench.benchmarks.runner.compatibility import fit_agent
 from arcadebench.benchmarks.runner.job import Job
-from arcadebench.benchmarks.runner.plan import agent_log_dir, plan_jobs, plays_in_lanes
+from arcadebench.benchmarks.runner.plan import (
+    agent_log_dir,
+    plan_jobs,
+    plays_in_lanes,
+    remove_logs,
+)
 from arcadebench.benchmarks.runner.pool import Backend, PoolSettings
 from arcadebench.benchmarks.runner.progress import ProgressMode, RunProgress
 from arcadebench.benchmarks.runner.ray_backend import RayBackend
@@ -172,6 +180,16 @@ def _check_arguments(
     return names, list(seeds), episodes, steps
 
 
+def _check_name(name: object) -> None:
+    if name is None:
+        return
+    if not isinstance(name, str) or not name.strip() or not name.isprintable() or len(name) > 80:
+        raise ArcadebenchError(
+            "`name` must be a label of at most 80 printable characters for the tables and "
+            f"figures (e.g. 'PPO (ours)'), got {name!r}"
+        )
+
+
 def _stderr_path(job: Job) -> str:
     spec = load_spec(job.spec)
     path = log_path(job.log_dir, spec.name, job.game, job.run)
@@ -191,6 +209,8 @@ def evaluate(
     backend: Literal["local", "ray"] = "local",
     address: str | None = None,
     resume: bool = False,
+    overwrite: bool = False,
+    name: str | None = None,
     episode_time_limit: float | None = None,
     split: Split | None = None,
     env_kwargs: dict[str, Any] | None = None,
@@ -233,6 +253,10 @@ def evaluate(
         address: an existing Ray cluster's address (default: start a local Ray instance).
         resume: continue logs that hold fewer episodes (or steps) than asked; complete jobs
             are never played again, with or without it.
+        overwrite: first remove every log of this run's name under ``spec`` in ``log_dir``
+            (and ``results.json``): to play a retrained model under the same name again.
+        name: the label of the run in the logs, tables, figures and LaTeX headers (default:
+            the agent's name, e.g. ``random`` or a saved model's file stem).
         episode_time_limit: seconds one episode may take before its job is stopped as hung.
         split: a game selection instead of ``games``: ``train``/``test`` (Sonic), ``all``, a subset.
         env_kwargs: extra ``make`` arguments for every job (a changed protocol setting is
@@ -259,7 +283,8 @@ def evaluate(
         ``log_dir``, also written to ``<log_dir>/results.json``.
 
     Raises:
-        ArcadebenchError: bad arguments (before anything runs).
+        ArcadebenchError: bad arguments (before anything runs); logs under the run's name that
+            another agent played (another model at the same path, an edited module).
         IncompatibleAgent: the agent does not fit the environments (observation shape, action
             set, a saved model of another class): before anything is played.
         JobsFailed: some jobs failed (after the others finished and were scored).
@@ -288,8 +313,14 @@ def evaluate(
         raise ArcadebenchError(
             f"`progress` must be 'auto', 'bars', 'lines' or 'off', got {progress!r}"
         )
+    _check_name(name)
+    if overwrite and resume:
+        raise ArcadebenchError(
+            "`overwrite` and `resume` are alternatives (overwrite removes what resume would "
+            "continue), got both"
+        )
     ref = resolve_agent(agent, spec, device)
-    algorithm = ref.name
+    algorithm = name.strip() if name is not None else ref.name
     env_kwargs = {**ref.env_kwargs, **env_kwargs}
     env_kwargs = fit_agent(ref, spec, games[0], env_kwargs, map_actions=map_actions)
     resolved = resolve(spec, env_kwargs)
@@ -299,11 +330,15 @@ def evaluate(
         runs_on = RayBackend(address)
         runs_on.check()  # fail before anything runs when Ray is missing or unreachable
     out = Path(log_dir)
+    agent_dir = agent_log_dir(out, spec, algorithm)
+    if overwrite:
+        remove_logs(agent_dir, spec, algorithm)
+        (out / RESULTS_FILE).unlink(missing_ok=True)
     plan = plan_jobs(
         spec,
         games,
         seeds,
-        log_dir=agent_log_dir(out, spec, algorithm),
+        log_dir=agent_dir,
         spec_ref=spec_reference(spec),
         algorithm=algorithm,
         episodes=episodes,
@@ -313,6 +348,7 @@ def evaluate(
         deviations=resolved.deviations,
         learns=ref.learns,
         lanes=plays_in_lanes(ref, spec, episodes, steps),
+        agent=ref.identity,
     )
     to_run = plan.to_run
     if any(job.resume for job in to_run) and ref.learns:
@@ -365,6 +401,7 @@ def evaluate(
         command=command,
         provenance={
             "agent": algorithm,
+            "agent_identity": {**ref.identity.record, "versions": dict(ref.identity.versions)},
             "seeds": seeds,
             "games": games,
             "backend": backend,

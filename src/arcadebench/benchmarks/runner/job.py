@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from arcadebench.benchmarks.runner.identity import AgentIdentity
+
 __all__ = ["Job", "job_summary"]
 
 
@@ -35,6 +37,7 @@ class Job:
         before: ``(complete episodes, steps, frames)`` already in its log.
         phase: the environment its episodes are played in (``"evaluation"``: a policy of a
             protocol scored after training, evaluated directly).
+        agent: what its log header records of the agent that plays it.
 
     Example:
         >>> Job("saber", "pong", 3, "logs", "random", episodes=2).key
@@ -53,6 +56,7 @@ class Job:
     todo: tuple[int, ...] | None = None
     before: tuple[int, int, int] = (0, 0, 0)
     phase: str = "training"
+    agent: AgentIdentity = field(default_factory=AgentIdentity)
 
     @property
     def run(self) -> str:

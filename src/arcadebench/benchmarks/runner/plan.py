@@ -11,11 +11,16 @@ again, and a run whose jobs are all complete only prints its table. A job whose 
 episodes than asked is continued only when the caller says so (``resume``), because a learning
 agent restarts afresh; and a log played with other settings is never continued.
 
+A run's name (the agent's, or the one the caller gives) is one column of results, so every
+log under it must have been played by the same agent: a log of another model, even one saved at
+the same path, is refused before anything is played (:mod:`~.identity`), unless the caller
+overwrites the name's logs (:func:`remove_logs`).
+
 Logs of earlier versions, written straight under ``<out>/<spec>/``, are still found: an agent
 that wrote them keeps writing there.
 
 Classes: Plan.
-Functions: agent_log_dir, plan_jobs, plays_in_lanes.
+Functions: agent_log_dir, plan_jobs, plays_in_lanes, remove_logs.
 """
 
 from __future__ import annotations
@@ -30,14 +35,23 @@ from pathlib import Path
 from typing import Any
 
 from arcadebench._table import count
+from arcadebench.benchmarks.runner.identity import AgentIdentity, check_logged_agents, named_logs
 from arcadebench.benchmarks.runner.job import Job
 from arcadebench.benchmarks.runner.reference import AgentRef
 from arcadebench.errors import ArcadebenchError
-from arcadebench.records import RunLog, log_path, parse_log, phase_run
+from arcadebench.records import (
+    RunLog,
+    counters_path,
+    log_path,
+    package_versions,
+    parse_log,
+    phase_run,
+    replay_path,
+)
 from arcadebench.specs import Spec
 from arcadebench.specs.model import AtariSettings
 
-__all__ = ["Plan", "agent_log_dir", "plan_jobs", "plays_in_lanes"]
+__all__ = ["Plan", "agent_log_dir", "plan_jobs", "plays_in_lanes", "remove_logs"]
 
 
 @dataclass(frozen=True)
@@ -79,6 +93,22 @@ def agent_log_dir(out: Path, spec: Spec, algorithm: str) -> Path:
         if state is not None and state.algorithm == algorithm:
             return out
     return out / _folder_name(algorithm)
+
+
+def remove_logs(log_dir: Path, spec: Spec, algorithm: str) -> int:
+    """Remove every log of ``spec`` scored under ``algorithm`` and the files beside each.
+
+    What a run of the name recorded goes: the log, its replay file, its counters and a failed
+    job's worker output. Returns how many logs were removed.
+
+    Raises:
+        InputError: a log whose first line cannot be read (its owner is unknown: not removed).
+    """
+    logs = [path for path, _ in named_logs(log_dir, spec.name, algorithm)]
+    for log in logs:
+        for path in (log, replay_path(log), counters_path(log), log.with_suffix(".stderr.txt")):
+            path.unlink(missing_ok=True)
+    return len(logs)
 
 
 def _finished(state: RunLog, spec: Spec, episodes: int | None, steps: int | None) -> bool:
@@ -176,6 +206,7 @@ def plan_jobs(
     deviations: Mapping[str, Any],
     learns: bool = False,
     lanes: bool = False,
+    agent: AgentIdentity | None = None,
 ) -> Plan:
     """Split the (game, seed) jobs into those to play and those already complete.
 
@@ -194,6 +225,8 @@ def plan_jobs(
         learns: the agent learns (a protocol scored after training trains it first).
         lanes: the jobs' episodes are spread over lanes: each job says which indices it still
             has to play (``todo``: those of ``range(episodes)`` not complete in its log).
+        agent: what plays (default: an unknown agent, which no log is checked against); every
+            log of ``algorithm`` must have been played by it.
 
     A protocol scored on evaluation episodes after training (Atari 100k, DQN 2015) has a job's
     episodes in its evaluation log (``<seed>.eval.jsonl``): the job is complete when that log
@@ -202,9 +235,13 @@ def plan_jobs(
 
     Raises:
         ArcadebenchError: a log holds fewer episodes than asked and ``resume`` is off; a log was
-            written by another agent, or played with other settings.
+            written by another agent (another name, or another model under this name), or
+            played with other settings.
         InputError: a log is corrupt or belongs to another spec.
     """
+    if agent is not None:
+        versions = {**package_versions(), **agent.versions}
+        check_logged_agents(named_logs(log_dir, spec.name, algorithm), agent, versions, algorithm)
     plan = Plan()
     unfinished: list[tuple[Path, str]] = []
     after_training = spec.evaluation.scored == "after_training"
@@ -227,6 +264,7 @@ def plan_jobs(
                 resume=state is not None,
                 env_kwargs=env_kwargs,
                 phase="evaluation" if after_training and not learns else "training",
+                agent=agent or AgentIdentity(),
             )
             if lanes:
                 job = _with_todo(job, state, episodes or 0)

@@ -36,6 +36,7 @@ from arcadebench.benchmarks.runner.agents import (
     PredictingAgent,
     is_batched,
 )
+from arcadebench.benchmarks.runner.identity import AgentIdentity, agent_identity
 from arcadebench.benchmarks.runner.saved import saved_kind, saved_kinds
 from arcadebench.errors import ArcadebenchError, did_you_mean
 from arcadebench.specs import Spec
@@ -62,7 +63,8 @@ class AgentRef:
         env_kwargs: what it needs of the environments (``obs_type``, ``action_set``...).
         observation_space: the observations it says it was trained on (``None``: unsaid).
         action_space: the actions it says it has (``None``: unsaid).
-        identity: what identifies what played (files' hashes, versions), for the records.
+        identity: what identifies what played (its file's hash, its frameworks' versions), for
+            the log headers (:mod:`~.identity`).
         payload: what a worker unpickles (a saved policy as read here, an object).
     """
 
@@ -76,7 +78,7 @@ class AgentRef:
     env_kwargs: Mapping[str, Any] = field(default_factory=dict)
     observation_space: Any = None
     action_space: Any = None
-    identity: Mapping[str, str] = field(default_factory=dict)
+    identity: AgentIdentity = field(default_factory=AgentIdentity)
     payload: bytes | None = field(default=None, repr=False)
 
     @property
@@ -194,6 +196,15 @@ def _from_text(text: str, spec: Spec, device: str) -> AgentRef:
             env_kwargs=_env_kwargs(policy, spec, policy.name),
             observation_space=getattr(policy, "observation_space", None),
             action_space=getattr(policy, "action_space", None),
+            identity=agent_identity(
+                "saved",
+                policy.name,
+                text,
+                policy,
+                learns=False,
+                file=getattr(policy, "path", None),
+                packages=getattr(kind, "packages", (kind.framework,) if kind.framework else ()),
+            ),
             payload=pickle.dumps(policy),
         )
     module_name, sep, attr = text.partition(":")
@@ -225,6 +236,7 @@ def _reference(
         env_kwargs=_env_kwargs(obj, spec, name),
         observation_space=getattr(obj, "observation_space", None) if declared else None,
         action_space=getattr(obj, "action_space", None) if declared else None,
+        identity=agent_identity(kind, name, text, obj, learns=learns),
         payload=payload,
     )
 

@@ -76,6 +76,9 @@ class SavedPolicyKind(Protocol):
         usage: the agent string's form, for messages (``sb3:<Algorithm>:<model.zip>``).
         framework: the module its policies import when loaded (``"torch"``), or ``None``:
             with a framework, workers start from a clean process rather than by forking.
+
+    A kind may also have ``packages``: the modules whose versions a log header records for its
+    policies (default: ``framework``).
     """
 
     prefix: str

@@ -216,6 +216,8 @@ def attach_log(
     if mon is None:  # pragma: no cover - every protocol env has one
         raise ArcadebenchError(f"the {job.game} environment has no episode monitor")
     mon.recorder.policy = policy
+    mon.recorder.agent = dict(job.agent.record)
+    mon.recorder.agent_versions = dict(job.agent.versions)
     if steps is not None:  # before the log opens, so that its header says it
         mon.set_budget(steps=steps)
     monitor(

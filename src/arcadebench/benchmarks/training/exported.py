@@ -371,6 +371,7 @@ class ExportedKind:
         self.prefix = policy.prefix.removesuffix(":")
         self.usage = f"{self.prefix}:<file>[{_STOCHASTIC}]"
         self.framework = framework
+        self.packages = (framework,)
 
     def read(self, reference: str, device: str) -> ExportedPolicy:
         """Parse ``<prefix>:<file>[:stochastic]`` and read the file's spaces.

@@ -376,6 +376,7 @@ class _SB3Kind:
     prefix = "sb3"
     usage = "sb3:<Algorithm>:<model.zip>[:stochastic]"
     framework = "torch"
+    packages = ("stable_baselines3", "torch")
 
     def read(self, reference: str, device: str) -> SB3Policy:
         """The model's policy, read from its zip without torch."""
