@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from arcadebench import load_spec
 from arcadebench.benchmarks.scoring.inputs import read_scores
 from arcadebench.benchmarks.scoring.raw_scores import ScoreCollector
+from arcadebench.benchmarks.scoring.results import score
 from arcadebench.benchmarks.scoring.score_files import (
     parse_score,
     read_csv,
@@ -123,6 +124,54 @@ def test_csv_duplicate_without_run_names_both_lines(tmp_path):
     assert (
         error.line == 4 and "duplicate score for pong" in str(error) and "agent.csv:2" in str(error)
     )
+
+
+CHECKPOINTS = """algorithm,game,run,frames,score
+# published per-checkpoint data, rows in any order
+Rainbow,pong,0,50000000,10
+Rainbow,pong,0,10000000,-5
+Rainbow,pong,0,200000000,20
+Rainbow,pong,1,10000000,-7
+Rainbow,pong,1,50000000,12
+Rainbow,pong,1,200000000,19
+"""
+
+
+def test_a_runs_rows_at_several_frames_are_its_checkpoints_the_last_its_score(tmp_path):
+    raw = read_scores(SABER, _csv(tmp_path, CHECKPOINTS))
+    rainbow = raw.algorithms["Rainbow"]
+    assert rainbow.games["pong"].scores == (20.0, 19.0)
+    assert rainbow.games["pong"].frames == (200e6, 200e6)
+    assert {f: c["pong"].scores for f, c in rainbow.checkpoints.items()} == {
+        10_000_000: (-5.0, -7.0),
+        50_000_000: (10.0, 12.0),
+        200_000_000: (20.0, 19.0),
+    }  # SABER's checkpoints (Section 3.2), as from logs
+    assert {f: p["pong"].scores for f, p in rainbow.curve.items()} == {
+        10_000_000: (-5.0, -7.0),
+        50_000_000: (10.0, 12.0),
+        200_000_000: (20.0, 19.0),
+    }
+    results = score(SABER, [_csv(tmp_path, CHECKPOINTS)], reps=0, curve=True)
+    assert list(results.algorithms["Rainbow"]["curve"]) == ["10000000", "50000000", "200000000"]
+
+
+def test_a_single_row_per_run_is_no_curve(tmp_path):
+    raw = read_scores(SABER, _csv(tmp_path, "game,run,frames,score\npong,0,2e8,20\n"))
+    assert not raw.algorithms["agent"].curve and not raw.algorithms["agent"].checkpoints
+
+
+@pytest.mark.parametrize(
+    ("rows", "line", "what"),
+    [
+        ("pong,0,1e7,1\npong,0,1e7,2\n", 3, "duplicate score for run '0' of pong at 10,000,000"),
+        ("pong,0,,1\npong,0,1e7,2\n", 3, "each of a run's checkpoints its `frames`"),
+        ("pong,0,1e7,1\npong,0,,2\n", 3, "first at"),
+    ],
+)
+def test_a_runs_checkpoints_need_distinct_frames(tmp_path, rows, line, what):
+    error = _error(tmp_path, "game,run,frames,score\n" + rows)
+    assert error.line == line and what in str(error), str(error)
 
 
 def test_csv_duplicate_na_row_is_still_a_duplicate(tmp_path):

@@ -123,11 +123,12 @@ class ScoreCollector:
             )
 
     def add_point(
-        self, algorithm: str, game: str, run: str, frames: int, score: float, episodes: int
+        self, algorithm: str, game: str, run: str, frames: int, score: float, episodes: int | None
     ) -> None:
         """Record one run's score at ``frames``, a point of its algorithm's curve.
 
-        The run itself was checked by :meth:`add` (its score at the end of the log).
+        The run itself was checked by :meth:`add` (its score at the end of the log, or its last
+        row in a score table); ``episodes`` is ``None`` for a score table's.
         """
         self._points.setdefault((algorithm, frames, game), {})[run] = (
             score,

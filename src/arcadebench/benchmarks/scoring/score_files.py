@@ -9,10 +9,14 @@ is silently dropped except explicit NA.
 Formats:
 
 - CSV with a header: ``game,score`` and optionally ``algorithm`` (default: the file's stem),
-  ``run`` (several rows of a game = several runs) and ``frames`` (training frames used). Game
-  names in any common spelling (``Battle Zone``, ``battle_zone``, ``Q*bert``). Scores are
-  numbers, ``inf``/``infinite`` (SABER's infinite gameplay) or empty/``NA``/``N/A`` (missing).
-  Lines starting with ``#`` are comments (e.g. a licence note).
+  ``run`` (several rows of a game = several runs) and ``frames`` (training frames used). A run
+  with several rows of different ``frames`` is scored at checkpoints: the row of the most frames
+  is its score, every row a point of its algorithm's sample-efficiency curve (and, at one of
+  the spec's checkpoints, e.g. SABER's 10M, that checkpoint's score), so published
+  per-checkpoint data plots beside logged runs. Game names in any common spelling
+  (``Battle Zone``, ``battle_zone``, ``Q*bert``). Scores are numbers, ``inf``/``infinite``
+  (SABER's infinite gameplay) or empty/``NA``/``N/A`` (missing). Lines starting with ``#`` are
+  comments (e.g. a licence note).
 - JSON ``{"<algorithm>": {"<game>": score | [score per run]}}`` with the same score values
   (``null`` = missing), or a results file of any format in :data:`RESULTS_FORMATS` (its runs are
   re-scored, when it was scored with the same spec: results of another protocol are refused, as
@@ -34,7 +38,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from arcadebench.benchmarks.scoring.raw_scores import ScoreCollector
 from arcadebench.errors import InputError, OtherSpec, UnknownGame
@@ -175,7 +179,7 @@ def read_csv(
 
     header: list[str] | None = None
     default_algorithm = path.stem
-    rows = 0
+    rows: list[_Row] = []
     try:
         for row in reader:
             if not row or all(not cell.strip() for cell in row):
@@ -192,18 +196,75 @@ def read_csv(
                     f"{','.join(row)!r}",
                 )
             cells = dict(zip(header, (cell.strip() for cell in row), strict=True))
-            rows += 1
-            _csv_row(spec, cells, default_algorithm, collector, file, line)
+            rows.append(_csv_row(spec, cells, default_algorithm, file, line))
     except csv.Error as error:
         raise InputError(file, line_of(), f"is not valid CSV: {error}") from None
     if header is None:
         raise InputError(
             file, None, "is empty; expected a header line `game,score` and one row per game"
         )
-    if rows == 0:
+    if not rows:
         raise InputError(file, None, "has a header but no score rows")
+    _add_rows(spec, rows, collector, file)
     collector.sources.append(file)
     return collector
+
+
+class _Row(NamedTuple):
+    """A score CSV's row, read and checked."""
+
+    algorithm: str
+    game: str
+    run: str
+    score: float | None
+    frames: float | None
+    line: int
+
+
+def _add_rows(spec: Spec, rows: Sequence[_Row], collector: ScoreCollector, file: str) -> None:
+    """Add a CSV's rows: one per run, or a run's checkpoints (several ``frames``, module doc)."""
+    by_run: dict[tuple[str, str, str], list[_Row]] = {}
+    for row in rows:
+        by_run.setdefault((row.algorithm, row.game, row.run), []).append(row)
+    curves = {key[0] for key, runs in by_run.items() if len(runs) > 1}
+    for (algorithm, game, run), runs in by_run.items():
+        if len(runs) > 1:
+            _check_checkpoints(runs, file)
+        ordered = sorted(runs, key=lambda r: r.frames or 0.0)
+        checkpoints: list[tuple[int | None, _Row]] = [(None, ordered[-1])]
+        if len(runs) > 1:
+            checkpoints += [
+                (int(r.frames or 0), r)
+                for r in ordered
+                if int(r.frames or 0) in spec.evaluation.checkpoints
+            ]
+        for checkpoint, row in checkpoints:
+            where = (file, row.line)
+            collector.add(
+                algorithm, game, run, row.score, where=where, frames=row.frames,
+                checkpoint=checkpoint,
+            )  # fmt: skip
+        for row in ordered if algorithm in curves else ():
+            if row.frames is not None and row.score is not None:
+                collector.add_point(algorithm, game, run, int(row.frames), row.score, None)
+
+
+def _check_checkpoints(runs: Sequence[_Row], file: str) -> None:
+    """A run's several rows are its checkpoints: each has ``frames``, no two the same."""
+    seen: dict[float | None, int] = {}
+    for row in runs:
+        if row.frames in seen or (seen and (row.frames is None or None in seen)):
+            first = seen.get(row.frames, next(iter(seen.values())))
+            what = f"run {row.run!r} of {row.game}" if row.run else row.game
+            at = f" at {row.frames:,.0f} frames" if row.frames is not None else ""
+            raise InputError(
+                file,
+                row.line,
+                f"duplicate score for {what}{at} of algorithm {row.algorithm!r} (first at "
+                f"{file}:{first}); give each run its own `run` id, or each of a run's "
+                "checkpoints its `frames`",
+            )
+        seen[row.frames] = row.line
 
 
 def _csv_header(row: Sequence[str], file: str, line: int) -> list[str]:
@@ -228,13 +289,8 @@ def _csv_header(row: Sequence[str], file: str, line: int) -> list[str]:
 
 
 def _csv_row(
-    spec: Spec,
-    cells: Mapping[str, str],
-    default_algorithm: str,
-    collector: ScoreCollector,
-    file: str,
-    line: int,
-) -> None:
+    spec: Spec, cells: Mapping[str, str], default_algorithm: str, file: str, line: int
+) -> _Row:
     game = _resolve(spec, cells["game"], file, line)
     try:
         score = parse_score(cells["score"])
@@ -263,7 +319,7 @@ def _csv_row(
     run = cells.get("run", "")
     if "run" in cells and not run:
         raise InputError(file, line, f"the run id of {game} is empty; give every row a run id")
-    collector.add(algorithm, game, run, score, where=(file, line), frames=frames)
+    return _Row(algorithm, game, run, score, frames, line)
 
 
 # -- JSON -----------------------------------------------------------------------------------------
