@@ -131,3 +131,28 @@ def test_a_curve_is_a_table_per_aggregate_with_the_published_curves(tmp_path):
     assert "DQN (Dopamine) (another protocol)" in curve.splitlines()[1]
     assert lines["10M"][0] != "-" and lines["199M"][:2] == ["-", "-"]  # Dopamine's last point
     assert "sample-efficiency curve: hns median" in table
+
+
+def test_the_published_block_names_the_games_of_each_statistic():
+    """MuZero's median is over Atari-5's 57 games, ours over the 5 we played: the title says so."""
+    five = {g: [1000.0, 2000.0] for g in arcadebench.load_spec("atari5").default_games}
+    table = score("atari5", {"me": five}, reps=0).table()
+    block = table.split("published results (Table 3)\n")[1]
+    assert block.startswith("median over 5 games (ours) / 57 games (published)\n")
+    sonic = score("sonic", {"me": {"SonicTheHedgehog-SpringYardZone.Act1": 3000.0}}, reps=0)
+    assert "score over 1 game (ours) / 11 games (published)" in sonic.table()  # the test levels
+    uneven = score("atari5", {"me": five, "you": {"pong": 0.0}}, reps=0).table()
+    assert "median over 5 games (me), 1 game (you) (ours) / 57 games (published)" in uneven
+
+
+def test_references_are_chosen_by_name_or_none():
+    results = score("atari100k", {"me": {"pong": [1.0, 5.0], "qbert": [300.0, 900.0]}}, reps=0)
+    every = results.table()
+    assert "BBF" in every and "DER" in every  # the plain table lists every reference by default
+    chosen = results.table(references=["der", "SPR (SPR paper, Table 1)"])
+    assert "DER" in chosen and "BBF" not in chosen and "DrQ(eps)" not in chosen
+    block = chosen.split("published results (SPR paper, Table 1)")[1]
+    assert "\nSPR " in block and "\nCURL " not in block  # only the row named
+    assert "means of 5  this one" in chosen  # DER: per-game means of 5 runs
+    none = results.table(references="none")
+    assert "published" not in none

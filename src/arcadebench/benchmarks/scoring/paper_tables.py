@@ -1,39 +1,56 @@
-"""Tables that paste into a paper: LaTeX (booktabs) and Markdown renderings of results.
+r"""Tables that paste into a paper: LaTeX (booktabs) and Markdown renderings of results.
 
 What ``arcadebench score --format latex|markdown`` prints and ``Results.to_latex()`` /
 ``Results.to_markdown()`` return, so that the numbers of a paper's table are the scorer's, with
 their intervals and their protocol, and are never typed by hand:
 
 - the aggregate table: every aggregate of every algorithm with its stratified-bootstrap interval
-  (Agarwal et al. 2021, Section 4), beside the spec's published references obtained under the
-  same protocol (per-game results scored here on the same games, and the aggregates papers
-  printed);
-- the per-game table: the raw score and the headline normalised score of every game;
+  (Agarwal et al. 2021, Section 4), beside the published references chosen (``references``: by
+  default the first four the spec has of its own protocol, ``Spec.default_references``);
+- the per-game table: the raw score and the headline normalised score of every game, each game
+  named as papers print it (:func:`arcadebench.specs.names.display_name`);
 - the probability of improvement of the compared pairs, with intervals, when there are some.
+
+A reference is scored like our results only where its per-run scores are shipped (marked
+``‡``): the IQM and the optimality gap are over all runs, so a reference of per-game means only
+(marked ``†``) shows the statistics over games alone, never an IQM or a gap made from means.
+The best number of each row is bold only among the columns over the same games and protocol:
+columns over other games (a reference of fewer games, the aggregates a paper printed over its
+own) stand apart in column groups headed by how many games they are over, and printed numbers
+are never ranked. Numbers obtained under another protocol never share a table with these: the
+references obtained under another protocol (``other_protocols``) and results of other specs
+(``others``) come in tables of their own, headed by how they were obtained or by the differences
+between the protocols that change scores (:func:`arcadebench.specs.diff`).
 
 Each caption names the protocol, its version and its content hash (the full hash is in a LaTeX
 comment above the tables) and says what the brackets are (level, repetitions); the rows and
 columns give the units (normalised scores in %, raw scores in points, counts in games), and a
 note in small type under each table says the rest (definitions, runs, sources, missing games).
-The best number of each row is bold (the lowest, for an optimality gap), among the columns
-scored on the same games. Numbers obtained under another protocol never share a table with
-these: the references obtained under another protocol (``other_protocols``) and results of
-other specs (``others``) come in tables of their own, headed by how they were obtained or by
-the differences between the protocols that change scores (:func:`arcadebench.specs.diff`).
+
+The LaTeX needs only the packages of :data:`PACKAGES` (named in its first lines), is never
+scaled (``\resizebox`` would set the numbers in 4-point type): a table is a ``table`` where it
+fits a column of a two-column paper and a ``table*`` where it fits the page; one wider than the
+page is cut into column parts, and one longer than :data:`MAX_ROWS` rows into row parts, each
+with its header, the later ones captioned "(continued)" (booktabs rules only: ``longtable`` does
+not work in two-column documents). Any Unicode in a name is written so pdflatex takes it
+(``ε`` as ``$\varepsilon$``, quotes as TeX's).
 
 One neutral model (``_Table``) and two renderers, so the two formats show the same cells.
 
 Classes: PaperResults.
-Functions: latex_tables, markdown_tables.
+Functions: latex_tables, markdown_tables, chosen_references.
+Data: PACKAGES, MAX_ROWS.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+import textwrap
+import unicodedata
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from arcadebench.benchmarks.scoring.normalise import headline_metric
 from arcadebench.benchmarks.scoring.tables import (
@@ -46,20 +63,75 @@ from arcadebench.errors import InvalidArgument
 from arcadebench.specs import Spec
 from arcadebench.specs.diff import diff
 from arcadebench.specs.model import PublishedScores
+from arcadebench.specs.names import display_name
 from arcadebench.specs.statistics import SPLITS, STATISTICS
 
-__all__ = ["PaperResults", "latex_tables", "markdown_tables"]
+__all__ = [
+    "MAX_ROWS",
+    "PACKAGES",
+    "PaperResults",
+    "chosen_references",
+    "latex_tables",
+    "markdown_tables",
+]
+
+PACKAGES: tuple[str, ...] = ("booktabs",)
+"""The LaTeX packages the tables need, all of them: the output names them in its first lines."""
+
+MAX_ROWS = 45
+r"""Rows of a LaTeX table part at most: about what a page holds in ``\small`` type."""
 
 _NAMES = {"hns": "HNS", "hwrns": "HWRNS", "saber": "SABER", "chns": "CHNS"}
 _SKIPPED = frozenset({"missing", "classes"})
 _UNRANKED = frozenset({"frames", "game_time_days"})
+_MARKS = {"runs": "\u2021", "means": "\u2020"}
+
+Kind = Literal["ours", "runs", "means", "printed"]
 
 
 class PaperResults(ScoredResults, Protocol):
     """What the tables read of a :class:`~arcadebench.benchmarks.scoring.results.Results`."""
 
-    def reference_blocks(self) -> list[tuple[PublishedScores, Mapping[str, Any]]]:
-        """Each published per-game result of the spec, scored on the games of the results."""
+    def reference_blocks(
+        self, names: Collection[str] | None = None, *, intervals: bool = False
+    ) -> list[tuple[PublishedScores, Mapping[str, Any]]]:
+        """The named published per-game results, scored on the games of the results."""
+
+
+def chosen_references(spec: Spec | None, references: Sequence[str] | str | None) -> tuple[str, ...]:
+    """The references a table shows: those named, none for ``"none"``, else the spec's default.
+
+    Names are resolved by :meth:`~arcadebench.specs.model.Spec.resolve_reference` (any
+    spelling; an unknown one is one line with the close matches); ``None`` gives the first four
+    the spec has of its own protocol (:meth:`~arcadebench.specs.model.Spec.default_references`).
+
+    Example:
+        >>> from arcadebench.specs import load_spec
+        >>> chosen_references(load_spec("atari5"), ["muzero", "ape-x"])
+        ('MuZero (Table 3)', 'Ape-X (Table 3)')
+        >>> chosen_references(load_spec("atari5"), "none")
+        ()
+
+    Raises:
+        InvalidArgument: ``references`` is not names, or mixes ``none`` with names.
+        UnknownReference: a name the spec has no reference of.
+    """
+    if references is None:
+        return spec.default_references() if spec is not None else ()
+    names = [references] if isinstance(references, str) else references
+    if not isinstance(names, Sequence) or not all(isinstance(n, str) for n in names):
+        raise InvalidArgument(
+            f"`references` must be reference names, or 'none', got {references!r}"
+        )
+    if any(n.strip().lower() == "none" for n in names):
+        if len(names) > 1:
+            raise InvalidArgument(
+                f"`references` must be reference names or 'none' alone, got {list(names)!r}"
+            )
+        return ()
+    if spec is None:
+        return ()
+    return tuple(dict.fromkeys(spec.resolve_reference(n) for n in names))
 
 
 # -- the model -------------------------------------------------------------------------------------
@@ -77,13 +149,31 @@ class _Cell:
 
 @dataclass
 class _Column:
-    """A column of numbers: an algorithm of the results or a published reference."""
+    """A column of numbers: an algorithm of the results or a published reference.
+
+    ``kind``: ``ours``; a reference scored over its published ``runs`` or over per-game
+    ``means`` only; or aggregates a paper ``printed`` over its own games. ``count`` is how many
+    games its aggregates are over and ``over`` which (a printed table: its source), so that only
+    columns over the same games are ranked together.
+    """
 
     name: str
     aggregates: Mapping[str, Any]
     games: Mapping[str, Mapping[str, Any]] | None = None
-    reference: bool = False
-    printed: bool = False  # aggregates a paper printed, over its own games: not ranked with ours
+    kind: Kind = "ours"
+    count: int | None = None
+    over: frozenset[str] | str = frozenset()
+    runs: int | None = None
+
+    @property
+    def reference(self) -> bool:
+        return self.kind != "ours"
+
+    @property
+    def head(self) -> str:
+        """The column's header: its name, and the mark of how a reference was scored."""
+        mark = _MARKS.get(self.kind)
+        return f"{self.name} {mark}" if mark else self.name
 
 
 @dataclass
@@ -93,6 +183,8 @@ class _Table:
     The caption says what the table is (protocol, hash, brackets, bold); ``notes`` say the rest
     (definitions, sources, missing games), printed in small type under the table, where their
     length does not matter (LaTeX sets a caption in one box first: a long one does not fit).
+    ``groups`` span the columns after the first, ``(text, columns)``; in Markdown, which has no
+    spanning header, ``markdown_head`` names each column with its group.
     """
 
     key: str
@@ -101,13 +193,24 @@ class _Table:
     rows: list[tuple[str, list[_Cell]]]
     groups: list[tuple[str, int]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    markdown_head: list[str] | None = None
 
 
 def _tables(
-    results: PaperResults, *, digits: int, other_protocols: bool, others: Sequence[PaperResults]
+    results: PaperResults,
+    *,
+    digits: int,
+    other_protocols: bool,
+    others: Sequence[PaperResults],
+    references: Sequence[str] | str | None,
 ) -> list[_Table]:
     """Every table, in order: ours, then each other protocol's in tables of its own."""
-    own, foreign = _reference_columns(results)
+    explicit = references is not None
+    names = chosen_references(results.protocol, references)
+    if other_protocols and not explicit and results.protocol is not None:
+        spec = results.protocol  # every reference of another protocol, as before a choice
+        names = (*names, *(n for n in spec.reference_names() if spec.reference_protocol(n)))
+    own, foreign = _reference_columns(results, names)
     tables = _result_tables(results, own, digits)
     if other_protocols and foreign:
         grouped: dict[str, list[str]] = {}
@@ -136,7 +239,13 @@ def _result_tables(
     results: PaperResults, references: list[_Column], digits: int, prefix: str = ""
 ) -> list[_Table]:
     ours = [
-        _Column(name, block["aggregates"], block["games"])
+        _Column(
+            name,
+            block["aggregates"],
+            block["games"],
+            count=len(block["games"]),
+            over=frozenset(block["games"]),
+        )
         for name, block in results.algorithms.items()
     ]
     tables = [_aggregate_table(results, ours + references, digits, key=f"{prefix}aggregates")]
@@ -152,28 +261,41 @@ def _result_tables(
 
 
 def _reference_columns(
-    results: PaperResults,
+    results: PaperResults, names: Sequence[str]
 ) -> tuple[list[_Column], list[tuple[_Column, str]]]:
-    """The published references: under the spec's protocol, and under others (with theirs)."""
-    own: list[_Column] = []
-    foreign: list[tuple[_Column, str]] = []
-    for reference, block in results.reference_blocks():
-        column = _Column(reference.name, block["aggregates"], block["games"], reference=True)
-        if reference.protocol:
-            foreign.append((column, reference.protocol))
-        else:
-            own.append(column)
+    """The chosen references, in their order: under the spec's protocol, and under others."""
+    found: dict[str, tuple[_Column, str | None]] = {}
+    for reference, block in results.reference_blocks(names, intervals=True):
+        found[reference.name] = (
+            _Column(
+                reference.name,
+                block["aggregates"],
+                block["games"],
+                "runs" if reference.per_run else "means",
+                len(block["games"]),
+                frozenset(block["games"]),
+                reference.runs,
+            ),
+            reference.protocol,
+        )
     for published in results.published:
         for row, values in published.rows.items():
+            name = f"{row} ({published.source})"
+            if name not in names:
+                continue
             aggregates: dict[str, Any] = {}
             for path, value in zip(published.paths, values, strict=True):
                 if path is not None and value is not None:
                     _put(aggregates, path, value)
-            column = _Column(
-                f"{row} ({published.source})", aggregates, None, reference=True, printed=True
-            )
-            if published.protocol:
-                foreign.append((column, published.protocol))
+            column = _Column(name, aggregates, None, "printed", published.games, published.source)
+            found[name] = (column, published.protocol)
+    own: list[_Column] = []
+    foreign: list[tuple[_Column, str]] = []
+    for name in names:
+        if name in found:
+            column, protocol = found[name]
+            if protocol:
+                foreign.append((column, protocol))
             else:
                 own.append(column)
     return own, foreign
@@ -227,10 +349,41 @@ def _difference_heading(results: PaperResults, other: PaperResults) -> tuple[str
 # -- the three tables ------------------------------------------------------------------------------
 
 
+def _game_sets(columns: list[_Column]) -> list[list[int]]:
+    """The columns' indices by the games they are over: the first column's first, printed last.
+
+    Only the columns of one set are ranked together; a printed table's columns are a set of
+    their own (its paper's games), as is each other set of games.
+    """
+    sets: dict[frozenset[str] | str, list[int]] = {}
+    for i, column in enumerate(columns):
+        if column.kind != "printed":
+            sets.setdefault(column.over, []).append(i)
+    for i, column in enumerate(columns):
+        if column.kind == "printed":
+            sets.setdefault(column.over, []).append(i)
+    return list(sets.values())
+
+
+def _set_name(column: _Column, main: bool) -> str:
+    """A column group's header: ``26 games``, ``3 other games``, ``printed, 57 games``."""
+    count = "the paper's games" if column.count is None else _games(column.count)
+    if column.kind == "printed":
+        return f"printed, {count}"
+    return count if main else count.replace(" game", " other game")
+
+
+def _games(count: int) -> str:
+    return f"{count} game{'s' if count != 1 else ''}"
+
+
 def _aggregate_table(
     results: PaperResults, columns: list[_Column], digits: int, key: str
 ) -> _Table:
     ours = [c for c in columns if not c.reference]
+    sets = _game_sets(columns)
+    columns = [columns[i] for indices in sets for i in indices]
+    spans = [len(indices) for indices in sets]
     percent = percent_metrics(results.algorithms.values())
     paths = [
         p
@@ -239,35 +392,58 @@ def _aggregate_table(
     ]
     rows: list[tuple[str, list[_Cell]]] = []
     for path in paths:
-        cells = []
-        for column in columns:
-            value = dig(column.aggregates, path)
-            interval = dig(column.aggregates, ("ci", *path))
-            cells.append(
-                _Cell(
-                    value if _is_number(value) else None,
-                    _pair(interval),
-                )
+        cells = [
+            _Cell(
+                value if _is_number(value := dig(c.aggregates, path)) else None,
+                _pair(dig(c.aggregates, ("ci", *path))),
             )
-        ranked = [cell for cell, c in zip(cells, columns, strict=True) if not c.printed]
-        _bold_best(ranked, _direction(path), digits)
+            for c in columns
+        ]
+        start = 0
+        for span in spans:
+            ranked = [
+                cell
+                for cell, c in zip(
+                    cells[start : start + span], columns[start : start + span], strict=True
+                )
+                if c.kind != "printed"
+            ]
+            _bold_best(ranked, _direction(path), digits)
+            start += span
         rows.append((_row_label(path, percent), cells))
-    games = [_Cell(len(c.games) if c.games is not None else None) for c in columns]
-    rows.append(("games", games))
-    head = ["", *(_column_name(c) for c in columns)]
+    rows.append(("games", [_Cell(c.count) for c in columns]))
+    groups: list[tuple[str, int]] = []
+    markdown_head = None
+    if len(sets) > 1:
+        firsts = [columns[sum(spans[:k])] for k in range(len(spans))]
+        names = [_set_name(first, k == 0) for k, first in enumerate(firsts)]
+        groups = list(zip(names, spans, strict=True))
+        markdown_head = [""]
+        for name, span, first in zip(names, spans, firsts, strict=True):
+            start = columns.index(first)
+            for column in columns[start : start + span]:
+                main = name is names[0] and first.kind != "printed"
+                markdown_head.append(column.head if main else f"{column.head} ({name})")
     return _Table(
-        key, _aggregate_caption(results, columns), head, rows, notes=_notes(results, columns)
+        key,
+        _aggregate_caption(results, columns, grouped=len(sets) > 1),
+        ["", *(c.head for c in columns)],
+        rows,
+        groups,
+        _notes(results, columns),
+        markdown_head,
     )
 
 
-def _aggregate_caption(results: PaperResults, columns: list[_Column]) -> str:
+def _aggregate_caption(results: PaperResults, columns: list[_Column], *, grouped: bool) -> str:
     parts = [f"Aggregate scores, protocol {_protocol(results)}{_title(results)}."]
-    if any("ci" in c.aggregates for c in columns if not c.reference):
+    if any("ci" in c.aggregates for c in columns):
         parts.append(f"Brackets: {_brackets(results)}.")
     stats = {s for v in _metrics(results).values() for s in v}
     lowest = [s.name for s in STATISTICS.values() if s.direction < 0 and s.key in stats]
     best = f" (the lowest {' and '.join(lowest)})" if lowest else ""
-    parts.append(f"Bold: the best of each row{best}.")
+    among = " among the columns over the same games" if grouped else ""
+    parts.append(f"Bold: the best of each row{best}{among}.")
     return " ".join(parts)
 
 
@@ -294,24 +470,34 @@ def _notes(results: PaperResults, columns: list[_Column]) -> list[str]:
     counted = _runs(columns)
     if counted:
         notes.append(f"Runs per game: {counted}.")
-    if any(c.reference and not c.printed for c in columns):
+    sources = f"sources: arcadebench show {results.spec.get('name')}"
+    scored = [c for c in columns if c.kind == "runs"]
+    if scored:
+        runs = sorted({c.runs for c in scored if c.runs})
+        many = f" ({'/'.join(map(str, runs))} per game)" if runs else ""
         notes.append(
-            "\u2020: published per-game results, scored here on the games of the results "
-            f"(sources: arcadebench show {results.spec.get('name')})."
+            f"{_MARKS['runs']}: the published per-run scores{many}, scored here over their runs "
+            f"as ours are, on the games of the results ({sources})."
         )
-    printed = [c.name for c in columns if c.printed]
+    if any(c.kind == "means" for c in columns):
+        missing = f": no {' or '.join(over_runs)}, which are over all runs" if over_runs else ""
+        notes.append(
+            f"{_MARKS['means']}: over per-game means: the published per-run scores are not "
+            f"shipped{missing} ({sources})."
+        )
+    printed = [c.name for c in columns if c.kind == "printed"]
     if printed:
         notes.append(
             f"{', '.join(printed)}: aggregates as printed, over the paper's games, not ranked "
             "with the others."
         )
-    missing = [
-        f"{name}: {', '.join(block['aggregates']['missing'])}"
+    missing_games = [
+        f"{name}: {', '.join(display_name(g) for g in block['aggregates']['missing'])}"
         for name, block in results.algorithms.items()
         if block.get("aggregates", {}).get("missing")
     ]
-    if missing:
-        notes.append(f"Games of the spec without a score: {'; '.join(missing)}.")
+    if missing_games:
+        notes.append(f"Games of the spec without a score: {'; '.join(missing_games)}.")
     return notes
 
 
@@ -345,6 +531,9 @@ def _game_table(results: PaperResults, columns: list[_Column], digits: int) -> _
     if not games:
         return None
     spec = results.protocol
+    if spec is not None:  # as the spec lists them (alphabetical for Atari), as papers do
+        order = {game: i for i, game in enumerate(spec.games)}
+        games.sort(key=lambda g: order.get(g, len(order)))
     metric = headline_metric(spec) if spec is not None else None
     metrics = ["raw"] + ([metric] if metric and metric != "raw" else [])
     metrics = [
@@ -361,20 +550,39 @@ def _game_table(results: PaperResults, columns: list[_Column], digits: int) -> _
                 group.append(_Cell(value if _is_number(value) else None))
             _bold_best(group, 1, digits)
             cells.extend(group)
-        rows.append((game, cells))
-    names = [_column_name(c) for c in columns]
-    groups = [(_metric_unit(spec, m), len(columns)) for m in metrics]
+        rows.append((display_name(game), cells))
+    names = [c.head for c in columns]
+    units = [_metric_unit(spec, m) for m in metrics]
     caption = (
         f"Per-game scores, protocol {_protocol(results)}{_title(results)}, each the mean over "
         "the game's runs. Bold: the best of each row and score."
     )
-    notes = [", ".join(_metric_unit(spec, m) for m in metrics) + "."]
+    notes = [", ".join(units) + "."]
     runs = _runs(columns)
     if runs:
         notes.append(f"Runs per game: {runs}.")
-    if any(c.reference for c in columns):
-        notes.append("\u2020: published per-game results.")
-    return _Table("games", caption, ["game", *(names * len(metrics))], rows, groups, notes)
+    marks = [
+        f"{_MARKS[kind]}: {what}."
+        for kind, what in (
+            ("runs", "the mean of the published per-run scores"),
+            ("means", "the published per-game mean"),
+        )
+        if any(c.kind == kind for c in columns)
+    ]
+    notes.extend(marks)
+    markdown_head = [
+        "game",
+        *(f"{unit.split(' (')[0]}: {name}" for unit in units for name in names),
+    ]
+    return _Table(
+        "games",
+        caption,
+        ["game", *(names * len(metrics))],
+        rows,
+        [(unit, len(columns)) for unit in units],
+        notes,
+        markdown_head if len(metrics) > 1 else None,
+    )
 
 
 def _improvement_table(results: PaperResults, digits: int) -> _Table | None:
@@ -431,10 +639,6 @@ def _metric_unit(spec: Spec | None, metric: str) -> str:
     cap = f", capped at {norm.cap:g}" if norm.cap is not None else ""
     reference = norm.reference.replace("_", " ")
     return f"{_NAMES.get(metric, metric.upper())} (%; 0 = random, 100 = {reference}{cap})"
-
-
-def _column_name(column: _Column) -> str:
-    return f"{column.name} \u2020" if column.reference and not column.printed else column.name
 
 
 def _row_label(path: tuple[str, ...], percent: frozenset[str]) -> str:
@@ -497,7 +701,7 @@ def _pair(value: object) -> tuple[float, float] | None:
     return None
 
 
-# -- LaTeX -----------------------------------------------------------------------------------------
+# -- LaTeX text ------------------------------------------------------------------------------------
 
 _LATEX_ESCAPES = {
     "\\": r"\textbackslash{}",
@@ -512,24 +716,138 @@ _LATEX_ESCAPES = {
     "^": r"\textasciicircum{}",
     "<": r"\textless{}",
     ">": r"\textgreater{}",
+    "|": r"\textbar{}",
+    "[": "{[}",  # never an optional argument of the \\ before it
+    "]": "{]}",
+    "\u00a0": "~",
     "\u2020": r"\textsuperscript{\dag}",
+    "\u2021": r"\textsuperscript{\ddag}",
     "\u2014": "---",
     "\u2013": "--",
+    "\u2212": "$-$",
+    "\u2026": r"\ldots{}",
+    "\u201c": "``",
+    "\u201d": "''",
+    "\u2018": "`",
+    "\u2019": "'",
+    "\u00ab": "<<",
+    "\u00bb": ">>",
     "\u00d7": r"$\times$",
+    "\u00f7": r"$\div$",
+    "\u00b1": r"$\pm$",
+    "\u2213": r"$\mp$",
+    "\u00b7": r"$\cdot$",
+    "\u2022": r"$\bullet$",
+    "\u00b0": r"$^\circ$",
     "\u2264": r"$\leq$",
     "\u2265": r"$\geq$",
-    "\u03c4": r"$\tau$",
+    "\u2260": r"$\neq$",
+    "\u2248": r"$\approx$",
+    "\u221e": r"$\infty$",
+    "\u2192": r"$\rightarrow$",
+    "\u2190": r"$\leftarrow$",
+    "\u00b5": r"$\mu$",
+    "\u00a7": r"\S{}",
+    "\u00b6": r"\P{}",
+    "\u00a9": r"\copyright{}",
+    "\u00a3": r"\pounds{}",
+    "\u00df": r"\ss{}",
+    "\u00e6": r"\ae{}",
+    "\u00c6": r"\AE{}",
+    "\u0153": r"\oe{}",
+    "\u0152": r"\OE{}",
+    "\u00f8": r"\o{}",
+    "\u00d8": r"\O{}",
+    "\u0142": r"\l{}",
+    "\u0141": r"\L{}",
+    "\u0131": r"\i{}",
+    "\u00bf": r"?`",
+    "\u00a1": r"!`",
 }
+# Greek letters by their Unicode names (GREEK SMALL LETTER EPSILON -> \varepsilon, as papers
+# write an epsilon-greedy agent's; the capitals Latin lacks as commands)
+_GREEK_VARIANTS = {"epsilon": "varepsilon"}
+_GREEK_CAPITALS = frozenset(
+    {"gamma", "delta", "theta", "lambda", "xi", "pi", "sigma", "upsilon", "phi", "psi", "omega"}
+)
+# combining accents a letter decomposes into, as TeX's accent commands (\'e, \"o, \c{c}...)
+_ACCENTS = {
+    "\u0300": "`",
+    "\u0301": "'",
+    "\u0302": "^",
+    "\u0303": "~",
+    "\u0304": "=",
+    "\u0306": "u",
+    "\u0307": ".",
+    "\u0308": '"',
+    "\u030a": "r",
+    "\u030b": "H",
+    "\u030c": "v",
+    "\u0327": "c",
+    "\u0328": "k",
+}
+_OPENING = frozenset(" \t\n([{<-/\u2014\u2013")
 
 
 def _latex_text(text: str) -> str:
-    r"""``text`` with every LaTeX special character escaped.
+    r"""``text`` as LaTeX text: special characters escaped, any Unicode as pdflatex takes it.
+
+    Straight quotes become TeX's opening and closing quotes (``"x"`` -> ````x''``), an
+    apostrophe stays one; Greek letters, accented letters and common symbols become their
+    commands, and a character with none is written as its code point (never a character that
+    stops pdflatex).
 
     Example:
         >>> print(_latex_text("Q*bert & 50% of #1_a"))
         Q*bert \& 50\% of \#1\_a
+        >>> print(_latex_text('DrQ(\u03b5) "tuned" \u00b1 Montezuma\'s Caf\u00e9'))
+        DrQ($\varepsilon$) ``tuned'' $\pm$ Montezuma's Caf\'{e}
     """
-    return "".join(_LATEX_ESCAPES.get(ch, ch) for ch in str(text))
+    out = []
+    previous = " "
+    for ch in str(text):
+        if ch == '"':
+            out.append("``" if previous in _OPENING else "''")
+        elif ch == "'" and previous in _OPENING:
+            out.append("`")
+        elif ch in _LATEX_ESCAPES:
+            out.append(_LATEX_ESCAPES[ch])
+        elif ch.isascii():
+            out.append(ch if ch.isprintable() else " ")
+        else:
+            out.append(_latex_unicode(ch))
+        previous = ch
+    return "".join(out)
+
+
+def _latex_unicode(ch: str) -> str:
+    """One non-ASCII character as LaTeX: a Greek letter, an accented letter, or its code point."""
+    name = unicodedata.name(ch, "")
+    greek = re.fullmatch(r"GREEK (SMALL|CAPITAL) LETTER ([A-Z]+)", name)
+    if greek:
+        letter = greek.group(2).lower()
+        if greek.group(1) == "SMALL":
+            return f"$\\{_GREEK_VARIANTS.get(letter, letter)}$"
+        if letter in _GREEK_CAPITALS:
+            return f"$\\{letter.capitalize()}$"
+        return unicodedata.normalize("NFKD", ch) if ch.isascii() else _code_point(ch)
+    if unicodedata.category(ch).startswith("Z"):
+        return " "
+    decomposed = unicodedata.normalize("NFD", ch)
+    base, marks = decomposed[0], decomposed[1:]
+    if base.isascii() and base.isalpha() and marks and all(m in _ACCENTS for m in marks):
+        text = "\\i" if base == "i" else base
+        for mark in marks:
+            text = f"\\{_ACCENTS[mark]}{{{text}}}"
+        return text
+    plain = unicodedata.normalize("NFKD", ch)
+    if plain.isascii() and plain.isprintable() and plain:
+        return "".join(_LATEX_ESCAPES.get(c, c) for c in plain)
+    return _code_point(ch)
+
+
+def _code_point(ch: str) -> str:
+    return f"{{[}}U+{ord(ch):04X}{{]}}"
 
 
 def _latex_number(value: Any, digits: int) -> str:
@@ -544,7 +862,7 @@ def _latex_number(value: Any, digits: int) -> str:
     return text
 
 
-def _latex_cell(cell: _Cell, digits: int) -> str:
+def _latex_cell(cell: _Cell, digits: int, stacked: bool) -> str:
     digits = digits if cell.decimals is None else cell.decimals
     if cell.value is None:
         return "--"
@@ -555,8 +873,196 @@ def _latex_cell(cell: _Cell, digits: int) -> str:
         text = f"\\textbf{{{text}}}"
     if cell.interval is not None:
         low, high = (_latex_number(v, digits) for v in cell.interval)
-        text += f" {{\\scriptsize [{low}, {high}]}}"
+        interval = f"{{\\scriptsize [{low}, {high}]}}"
+        if stacked:  # the interval under its number: half the width
+            return f"\\begin{{tabular}}[t]{{@{{}}r@{{}}}}{text}\\\\{interval}\\end{{tabular}}"
+        text += f" {interval}"
     return text
+
+
+def _latex_lines(text: str, width: int, align: str, position: str = "b") -> str:
+    """``text`` wrapped at ``width`` characters, the lines stacked in a nested ``tabular``."""
+    lines = _wrap(text, width)
+    if len(lines) == 1:
+        return _latex_text(lines[0])
+    body = "\\\\".join(_latex_text(line) for line in lines)
+    return f"\\begin{{tabular}}[{position}]{{@{{}}{align}@{{}}}}{body}\\end{{tabular}}"
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    """``text`` in lines of at most ``width`` characters, a parenthesis starting a line.
+
+    Example:
+        >>> _wrap("Ape-X (Table 3)", 12), _wrap("SPR (Agarwal et al. 2021, 100 runs)", 12)
+        (['Ape-X', '(Table 3)'], ['SPR', '(Agarwal et', 'al. 2021,', '100 runs)'])
+    """
+    lines: list[str] = []
+    for piece in re.split(r" (?=\()", text):
+        for line in textwrap.wrap(piece, max(width, 1), break_long_words=False) or [""]:
+            if lines and len(lines[-1]) + 1 + len(line) <= width and not line.startswith("("):
+                lines[-1] += f" {line}"
+            else:
+                lines.append(line)
+    return lines or [""]
+
+
+# -- LaTeX layout ----------------------------------------------------------------------------------
+
+#: Widths in points: a column of a two-column paper (3.25 in = 234.9 pt, as ICML's template
+#: sets it) and the page (6.75 in = 487.8 pt), each less a margin for the estimate's error
+#: (pdflatex sets these tables within 3 % of it).
+_COLUMN_POINTS = 225.0
+_PAGE_POINTS = 475.0
+_SEPARATION = 12.0  # 2\tabcolsep between two columns
+_HEAD_CHARS = 12  # a header wraps at this many characters a line
+_GROUP_CHARS = 16  # a column group's header, at least this many
+#: Glyph widths in points of Computer Modern at \small (9 pt), by pdflatex's measure:
+#: digits, lower-case and capital letters (their mean), then the narrow and wide characters;
+#: \scriptsize is 0.865 of it and bold 1.15.
+_POINTS = {"digit": 4.62, "lower": 4.6, "upper": 6.7, "other": 4.62}
+_NARROW = dict.fromkeys(".,:;'`![]", 2.57) | dict.fromkeys("()", 3.6) | dict.fromkeys(" -", 3.08)
+_WIDE = dict.fromkeys("+=@%", 7.7) | {"|": 9.25}
+_SIZES = {"small": 1.0, "script": 0.865, "bold": 1.15}
+
+
+def _points(text: str, size: str = "small") -> float:
+    r"""How wide ``text`` is set in points (``\small``, ``\scriptsize`` or bold ``\small``).
+
+    Example:
+        >>> round(_points("12.5"), 1), round(_points("[1.0, 2.0]", "script"), 1)
+        (16.4, 29.8)
+    """
+    width = 0.0
+    for ch in text:
+        if ch in _NARROW or ch in _WIDE:
+            width += _NARROW.get(ch) or _WIDE[ch]
+        elif ch.isascii():
+            kind = "digit" if ch.isdigit() else "lower" if ch.islower() else "upper"
+            width += _POINTS[kind if ch.isalnum() else "other"]
+        else:  # a code point written out is 8 characters, other letters and symbols one
+            written = ch in _LATEX_ESCAPES or not _latex_unicode(ch).startswith("{[}")
+            width += _POINTS["other"] * (1 if written else 8)
+    return width * _SIZES[size]
+
+
+@dataclass
+class _Part:
+    """A piece of a table as LaTeX sets it: its columns and rows, and how it is set."""
+
+    columns: list[int]  # indices of the data columns (after the label column)
+    rows: list[int]
+    stacked: bool
+    number: int  # 1 for the first part
+
+
+def _widths(table: _Table, digits: int, stacked: bool) -> tuple[float, list[float]]:
+    """The label column's width and each data column's, in points."""
+    label = max(
+        [_points(_wrap(table.head[0], _HEAD_CHARS)[0])] + [_points(r) for r, _ in table.rows]
+    )
+    widths = [max(_points(line) for line in _wrap(h, _HEAD_CHARS)) for h in table.head[1:]]
+    for _, cells in table.rows:
+        for i, cell in enumerate(cells):
+            widths[i] = max(widths[i], _cell_points(cell, digits, stacked))
+    start = 0
+    for text, span in table.groups:  # a group's header wider than its columns widens the last
+        columns = sum(widths[start : start + span]) + _SEPARATION * (span - 1)
+        chars = max(int(columns / _POINTS["lower"]), _GROUP_CHARS)
+        lines = _wrap(text, chars)
+        widths[start + span - 1] += max(0.0, max(_points(line) for line in lines) - columns)
+        start += span
+    return label, widths
+
+
+def _group_chars(widths: Sequence[float], columns: Sequence[int]) -> int:
+    """How many characters a line of a group's header over ``columns`` may have."""
+    points = sum(widths[i] for i in columns) + _SEPARATION * (len(columns) - 1)
+    return max(int(points / _POINTS["lower"]), _GROUP_CHARS)
+
+
+def _cell_points(cell: _Cell, digits: int, stacked: bool) -> float:
+    digits = digits if cell.decimals is None else cell.decimals
+    if not _is_number(cell.value):
+        return _points(str(cell.value) if cell.value is not None else "--")
+    number = _points(_markdown_number(cell.value, digits), "bold" if cell.bold else "small")
+    if cell.interval is None:
+        return number
+    low, high = (_markdown_number(v, digits) for v in cell.interval)
+    interval = _points(f"[{low}, {high}]", "script")
+    return max(number, interval) if stacked else number + _points(" ") + interval
+
+
+def _span_width(label: float, widths: Sequence[float]) -> float:
+    return label + sum(widths) + _SEPARATION * (len(widths) + 1)
+
+
+def _layout(table: _Table, digits: int) -> tuple[list[_Part], str]:
+    """How LaTeX sets ``table``: its parts and the float (``table`` or ``table*``).
+
+    The narrowest float that holds it, intervals beside their numbers where that fits as well
+    as under them; a table wider than the page in column parts (each group of columns whole
+    where it fits), and one of more than :data:`MAX_ROWS` rows in row parts of equal size.
+    """
+    fits = {}
+    for stacked in (False, True):
+        label, widths = _widths(table, digits, stacked)
+        total = _span_width(label, widths)
+        fits[stacked] = 0 if total <= _COLUMN_POINTS else 1 if total <= _PAGE_POINTS else 2
+    stacked = fits[True] < fits[False] or fits[True] == 2  # under their numbers: narrower
+    label, widths = _widths(table, digits, stacked)
+    chunks = _column_chunks(table, label, widths)
+    rows = list(range(len(table.rows)))
+    pieces = math.ceil(len(rows) / MAX_ROWS) if rows else 1
+    size = math.ceil(len(rows) / pieces) if rows else 0
+    row_chunks = [rows[k : k + size] for k in range(0, len(rows), size)] if rows else [[]]
+    parts = [_Part(columns, chunk, stacked, 0) for columns in chunks for chunk in row_chunks]
+    for number, part in enumerate(parts, start=1):
+        part.number = number
+    widest = max(_span_width(label, [widths[i] for i in p.columns]) for p in parts)
+    return parts, "table" if widest <= _COLUMN_POINTS else "table*"
+
+
+def _column_chunks(table: _Table, label: float, widths: list[float]) -> list[list[int]]:
+    """The data columns in pieces that each fit the page, a group whole where it fits."""
+    groups = [[i] for i in range(len(widths))]
+    if table.groups:
+        groups, start = [], 0
+        for _, span in table.groups:
+            groups.append(list(range(start, start + span)))
+            start += span
+    chunks: list[list[int]] = [[]]
+    for group in groups:
+        together = chunks[-1] + group
+        if _span_width(label, [widths[i] for i in together]) <= _PAGE_POINTS or not chunks[-1]:
+            chunks[-1] = together
+        else:
+            chunks.append(list(group))
+        # a group wider than the page alone: cut it column by column
+        if _span_width(label, [widths[i] for i in chunks[-1]]) > _PAGE_POINTS:
+            *done, last = chunks
+            chunks = done
+            piece: list[int] = []
+            for i in last:
+                if piece and _span_width(label, [widths[j] for j in [*piece, i]]) > _PAGE_POINTS:
+                    chunks.append(piece)
+                    piece = []
+                piece.append(i)
+            chunks.append(piece)
+    return [c for c in chunks if c]
+
+
+def _part_groups(table: _Table, columns: list[int]) -> list[tuple[str, int]]:
+    """The spanning groups over a part's columns: each group's text over its columns there."""
+    owner: list[int] = []
+    for k, (_, span) in enumerate(table.groups):
+        owner.extend([k] * span)
+    groups: list[tuple[int, int]] = []
+    for i in columns:
+        if groups and groups[-1][0] == owner[i]:
+            groups[-1] = (owner[i], groups[-1][1] + 1)
+        else:
+            groups.append((owner[i], 1))
+    return [(table.groups[k][0], span) for k, span in groups]
 
 
 def latex_tables(
@@ -565,78 +1071,96 @@ def latex_tables(
     digits: int = 1,
     other_protocols: bool = False,
     others: Sequence[PaperResults] = (),
+    references: Sequence[str] | str | None = None,
 ) -> str:
-    r"""The results' tables as LaTeX ``table`` floats (booktabs rules), ready to ``\input``.
+    r"""The results' tables as LaTeX floats (booktabs rules), ready to ``\input``.
 
-    Needs ``\usepackage{booktabs}`` and ``\usepackage{graphicx}`` in the paper's preamble (said
-    in the first lines): a table too wide for a column is scaled to the line's width.
+    Needs ``\usepackage{booktabs}`` in the paper's preamble, and nothing else (:data:`PACKAGES`,
+    said in the first lines). No table is scaled: each is a ``table`` where it fits a column of
+    a two-column paper, else a ``table*``, cut into parts where wider or longer than a page.
 
     Args:
         results: the results (a :class:`~arcadebench.benchmarks.scoring.results.Results`).
         digits: decimals of the numbers.
         other_protocols: also a table of the published references obtained under other
-            protocols, apart, with how each was obtained.
+            protocols, apart, with how each was obtained (every one, unless ``references``
+            names some).
         others: results of other specs, each in tables of their own headed by the differences
             between the two protocols that change scores.
+        references: the spec's published references beside ours, by name (any spelling), or
+            ``"none"``; ``None``: the first four obtained under this protocol.
+
+    Raises:
+        InvalidArgument: ``digits`` or ``references`` out of range.
+        UnknownReference: a reference the spec does not have.
     """
     _check_digits(digits)
+    tables = _tables(
+        results,
+        digits=digits,
+        other_protocols=other_protocols,
+        others=others,
+        references=references,
+    )
     spec = results.spec
+    packages = " and ".join(f"\\usepackage{{{p}}}" for p in PACKAGES)
     lines = [
         f"% arcadebench: {_latex_comment(_protocol(results))}, {spec.get('hash')}",
-        "% needs \\usepackage{booktabs} and \\usepackage{graphicx} (wide tables: \\resizebox)",
+        f"% needs {packages}",
     ]
     name = re.sub(r"[^A-Za-z0-9-]+", "-", str(spec.get("name")))
-    for table in _tables(results, digits=digits, other_protocols=other_protocols, others=others):
-        width = len(table.head)
-        lines += [
-            "",
-            "\\begin{table}[ht]",
-            "\\centering",
-            "\\small",
-            f"\\caption{{{_latex_text(table.caption)}}}",
-            f"\\label{{tab:arcadebench-{name}-{table.key}}}",
-        ]
-        wide = _characters(table, digits) > _LATEX_WIDE
-        if wide:
-            lines.append("\\resizebox{\\linewidth}{!}{%")
-        lines += [f"\\begin{{tabular}}{{l{'r' * (width - 1)}}}", "\\toprule"]
-        if table.groups:
-            spans, rules, start = [], [], 2
-            for text, span in table.groups:
-                spans.append(f"\\multicolumn{{{span}}}{{c}}{{{_latex_text(text)}}}")
-                rules.append(f"\\cmidrule(lr){{{start}-{start + span - 1}}}")
-                start += span
-            lines.append(" & ".join(["", *spans]) + " \\\\")
-            lines.append("".join(rules))
-        lines.append(" & ".join(_latex_text(h) for h in table.head) + " \\\\")
-        lines.append("\\midrule")
-        for label, cells in table.rows:
-            body = [_latex_text(label), *(_latex_cell(c, digits) for c in cells)]
-            lines.append(" & ".join(body) + " \\\\")
-        lines += ["\\bottomrule", "\\end{tabular}" + ("}" if wide else "")]
-        if table.notes:
-            notes = " ".join(_latex_text(n) for n in table.notes)
-            lines += ["\\par\\smallskip", f"{{\\footnotesize\\raggedright {notes}\\par}}"]
-        lines.append("\\end{table}")
+    for table in tables:
+        parts, environment = _layout(table, digits)
+        for part in parts:
+            lines += _latex_part(table, part, environment, digits, f"{name}-{table.key}")
+            if part is parts[-1] and table.notes:
+                notes = " ".join(_latex_text(n) for n in table.notes)
+                lines[-1:-1] = ["\\par\\smallskip", f"{{\\footnotesize\\raggedright {notes}\\par}}"]
     return "\n".join(lines) + "\n"
 
 
-#: A table wider than this many characters of its cells is scaled to the line's width: about
-#: what a single column of a two-column paper holds in \small type.
-_LATEX_WIDE = 70
-
-
-def _characters(table: _Table, digits: int) -> int:
-    """The table's width in characters: its widest cell of each column, and a space between."""
-    widths = [len(h) for h in table.head]
-    for label, cells in table.rows:
-        texts = [label, *(_markdown_cell(c, digits) for c in cells)]
-        widths = [max(w, len(t)) for w, t in zip(widths, texts, strict=True)]
-    return sum(widths) + 2 * len(widths)
+def _latex_part(table: _Table, part: _Part, environment: str, digits: int, label: str) -> list[str]:
+    """One part of a table as a float, its notes left to the caller."""
+    caption = table.caption if part.number == 1 else f"{table.caption} (continued)"
+    suffix = "" if part.number == 1 else f"-{part.number}"
+    placement = "ht" if environment == "table" else "tp"
+    lines = [
+        "",
+        f"\\begin{{{environment}}}[{placement}]",
+        "\\centering",
+        "\\small",
+        f"\\caption{{{_latex_text(caption)}}}",
+        f"\\label{{tab:arcadebench-{label}{suffix}}}",
+        f"\\begin{{tabular}}{{l{'r' * len(part.columns)}}}",
+        "\\toprule",
+    ]
+    if table.groups:
+        _, widths = _widths(table, digits, part.stacked)
+        spans, rules, start, at = [], [], 2, 0
+        for text, span in _part_groups(table, part.columns):
+            chars = _group_chars(widths, part.columns[at : at + span])
+            header = _latex_lines(text, chars, "c")
+            spans.append(f"\\multicolumn{{{span}}}{{c}}{{{header}}}")
+            rules.append(f"\\cmidrule(lr){{{start}-{start + span - 1}}}")
+            start += span
+            at += span
+        lines.append(" & ".join(["", *spans]) + " \\\\")
+        lines.append("".join(rules))
+    heads = [_latex_lines(table.head[0], _HEAD_CHARS, "l")]
+    heads += [_latex_lines(table.head[i + 1], _HEAD_CHARS, "r") for i in part.columns]
+    lines.append(" & ".join(heads) + " \\\\")
+    lines.append("\\midrule")
+    for k in part.rows:
+        row_label, cells = table.rows[k]
+        body = [_latex_text(row_label)]
+        body += [_latex_cell(cells[i], digits, part.stacked) for i in part.columns]
+        lines.append(" & ".join(body) + " \\\\")
+    lines += ["\\bottomrule", "\\end{tabular}", f"\\end{{{environment}}}"]
+    return lines
 
 
 def _latex_comment(text: str) -> str:
-    return text.replace("\n", " ")
+    return " ".join(text.split())
 
 
 # -- Markdown --------------------------------------------------------------------------------------
@@ -679,21 +1203,20 @@ def markdown_tables(
     digits: int = 1,
     other_protocols: bool = False,
     others: Sequence[PaperResults] = (),
+    references: Sequence[str] | str | None = None,
 ) -> str:
     """The tables of :func:`latex_tables` as Markdown pipe tables, each under its caption."""
     _check_digits(digits)
     parts = []
-    tables = _tables(results, digits=digits, other_protocols=other_protocols, others=others)
+    tables = _tables(
+        results,
+        digits=digits,
+        other_protocols=other_protocols,
+        others=others,
+        references=references,
+    )
     for number, table in enumerate(tables, start=1):
-        head = list(table.head)
-        if table.groups:  # no spanning headers in Markdown: the group names the column
-            names = head[1:]
-            head = [head[0]]
-            start = 0
-            for text, span in table.groups:
-                short = text.split(" (")[0]
-                head += [f"{short}: {n}" for n in names[start : start + span]]
-                start += span
+        head = table.markdown_head or table.head
         lines = [
             f"**Table {number}.** {_markdown_text(table.caption)}",
             "",

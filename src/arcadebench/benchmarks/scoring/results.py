@@ -41,7 +41,7 @@ import os
 import platform
 import warnings
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -68,7 +68,11 @@ from arcadebench.benchmarks.scoring.metrics import (
     subset_score,
 )
 from arcadebench.benchmarks.scoring.normalise import headline_metric, normalise
-from arcadebench.benchmarks.scoring.paper_tables import latex_tables, markdown_tables
+from arcadebench.benchmarks.scoring.paper_tables import (
+    chosen_references,
+    latex_tables,
+    markdown_tables,
+)
 from arcadebench.benchmarks.scoring.raw_scores import AlgorithmScores, RunScores
 from arcadebench.benchmarks.scoring.sample_efficiency import ReferenceCurve, reference_curves
 from arcadebench.benchmarks.scoring.score_files import RESULTS_FORMAT, results_version
@@ -605,6 +609,23 @@ def _score_block(
 # -- the Results object ---------------------------------------------------------------------------
 
 
+def _over_games(aggregates: Mapping[str, Any]) -> dict[str, Any]:
+    """``aggregates`` without the statistics over all runs: what per-game means can give.
+
+    Example:
+        >>> _over_games({"hns": {"mean": 50.0, "iqm": 40.0, "n_games": 2}, "atari5": 30.0})
+        {'hns': {'mean': 50.0, 'n_games': 2}, 'atari5': 30.0}
+    """
+    runs = {key for key, statistic in STATISTICS.items() if statistic.over == "runs"}
+
+    def strip(value: Any) -> Any:
+        if isinstance(value, Mapping):
+            return {k: strip(v) for k, v in value.items() if k not in runs}
+        return value
+
+    return {key: strip(value) for key, value in aggregates.items()}
+
+
 def _jsonable(value: Any) -> Any:
     """JSON-ready copy: ``inf`` as ``"inf"``, numpy scalars as Python, ``NaN`` entries dropped."""
     if isinstance(value, dict):
@@ -669,31 +690,58 @@ class Results:
         """The aggregate tables the spec's papers printed (``()`` without the spec)."""
         return self.protocol.published if self.protocol is not None else ()
 
-    def reference_rows(self) -> list[tuple[PublishedScores, Mapping[str, Any]]]:
+    def reference_rows(
+        self, names: Collection[str] | None = None
+    ) -> list[tuple[PublishedScores, Mapping[str, Any]]]:
         """Each published per-game result of the spec, scored on the games these results have.
 
         Scored on the same games, so that its aggregates compare with these results' (a
-        reference's printed aggregates cover all of its games; these cover ours).
+        reference's printed aggregates cover all of its games; these cover ours). ``names``:
+        only these references (``None``: every one).
         """
-        return [(reference, block["aggregates"]) for reference, block in self.reference_blocks()]
+        blocks = self.reference_blocks(names)
+        return [(reference, block["aggregates"]) for reference, block in blocks]
 
-    def reference_blocks(self) -> list[tuple[PublishedScores, Mapping[str, Any]]]:
+    def reference_blocks(
+        self, names: Collection[str] | None = None, *, intervals: bool = False
+    ) -> list[tuple[PublishedScores, Mapping[str, Any]]]:
         """Each published per-game result of the spec scored on these results' games: its block.
 
-        The block has the shape of an algorithm's (``{"games", "aggregates"}``).
+        The block has the shape of an algorithm's (``{"games", "aggregates"}``). A reference
+        whose per-run scores are shipped is scored over its runs exactly as results are (with
+        intervals from these results' ``ci``, ``reps`` and ``seed`` when ``intervals``); one of
+        per-game means only has the statistics over games alone: a statistic over all runs (the
+        IQM, the optimality gap: Agarwal et al. 2021, Section 4) cannot be computed from means,
+        so it is not in the block at all.
+
+        Args:
+            names: only these references, in the spec's order (``None``: every one).
+            intervals: bootstrap the intervals of the references with runs.
         """
         if self.protocol is None:
             return []
         games = {game for entry in self.algorithms.values() for game in entry["games"]}
+        reps = int(self.settings.get("reps") or 0) if intervals else 0
         blocks = []
         for reference in self.protocol.published_scores.values():
-            scores = {g: v for g, v in reference.scores.items() if g in games}
+            if names is not None and reference.name not in names:
+                continue
+            scores = reference.score_input(games)
             if not scores:
                 continue
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                scored = score(self.protocol, {reference.name: scores}, reps=0)
-            blocks.append((reference, scored.algorithms[reference.name]))
+                scored = score(
+                    self.protocol,
+                    {reference.name: scores},
+                    ci=float(self.settings.get("ci", 0.95)),
+                    reps=reps if reference.per_run else 0,
+                    seed=int(self.settings.get("seed", 0)),
+                )
+            block = scored.algorithms[reference.name]
+            if not reference.per_run:
+                block = {**block, "aggregates": _over_games(block["aggregates"])}
+            blocks.append((reference, block))
         return blocks
 
     def reference_curves(self) -> list[ReferenceCurve]:
@@ -849,12 +897,24 @@ class Results:
 
     # -- table --
 
-    def table(self, digits: int = 2) -> str:
-        """Plain-text tables: aggregates first, then per game; one column per algorithm."""
-        return results_table(self, digits)
+    def table(self, digits: int = 2, *, references: Sequence[str] | str | None = None) -> str:
+        """Plain-text tables: aggregates first, then per game; one column per algorithm.
+
+        Args:
+            digits: decimals of the numbers.
+            references: the spec's published references to show beside ours, by name, or
+                ``"none"``; ``None``: every one, each with the protocol it was obtained under.
+        """
+        names = None if references is None else chosen_references(self.protocol, references)
+        return results_table(self, digits, names)
 
     def to_latex(
-        self, *, digits: int = 1, other_protocols: bool = False, others: Sequence[Results] = ()
+        self,
+        *,
+        digits: int = 1,
+        other_protocols: bool = False,
+        others: Sequence[Results] = (),
+        references: Sequence[str] | str | None = None,
     ) -> str:
         """The aggregate and per-game tables as LaTeX (booktabs) to paste into a paper.
 
@@ -864,14 +924,34 @@ class Results:
                 protocol, in tables of their own headed by how they were obtained.
             others: results of other specs, each in tables of its own headed by the
                 differences between the protocols that change scores (``arcadebench diff``).
+            references: the spec's published references beside ours, by name (any spelling,
+                ``Spec.reference_names``), or ``"none"``; ``None``: the first four obtained
+                under this protocol (``Spec.default_references``).
         """
-        return latex_tables(self, digits=digits, other_protocols=other_protocols, others=others)
+        return latex_tables(
+            self,
+            digits=digits,
+            other_protocols=other_protocols,
+            others=others,
+            references=references,
+        )
 
     def to_markdown(
-        self, *, digits: int = 1, other_protocols: bool = False, others: Sequence[Results] = ()
+        self,
+        *,
+        digits: int = 1,
+        other_protocols: bool = False,
+        others: Sequence[Results] = (),
+        references: Sequence[str] | str | None = None,
     ) -> str:
         """The tables of :meth:`to_latex` as Markdown (GitHub pipe tables)."""
-        return markdown_tables(self, digits=digits, other_protocols=other_protocols, others=others)
+        return markdown_tables(
+            self,
+            digits=digits,
+            other_protocols=other_protocols,
+            others=others,
+            references=references,
+        )
 
 
 def results_inputs(path: str | os.PathLike[str]) -> tuple[list[Path], int]:

@@ -19,6 +19,7 @@ from arcadebench.benchmarks.scoring.normalise import headline_metric
 from arcadebench.benchmarks.scoring.sample_efficiency import ReferenceCurve, curve_paths
 from arcadebench.specs import Spec
 from arcadebench.specs.model import Published, PublishedScores
+from arcadebench.specs.statistics import STATISTICS
 
 __all__ = [
     "ScoredResults",
@@ -61,15 +62,30 @@ class ScoredResults(Protocol):
     def protocol(self) -> Spec | None:
         """The loaded spec, when this installation has it."""
 
-    def reference_rows(self) -> list[tuple[PublishedScores, Mapping[str, Any]]]:
-        """Each published per-game result of the spec with its aggregates on our games."""
+    def reference_rows(
+        self, names: Collection[str] | None = None
+    ) -> list[tuple[PublishedScores, Mapping[str, Any]]]:
+        """Each published per-game result of the spec (or those named), on our games.
+
+        One of per-game means only has no statistic over all runs (IQM, optimality gap).
+        """
 
     def reference_curves(self) -> list[ReferenceCurve]:
         """The spec's published curves, scored on our games."""
 
 
-def results_table(results: ScoredResults, digits: int = 2) -> str:
-    """Plain-text tables: aggregates first, then per game; one column per algorithm."""
+def results_table(
+    results: ScoredResults, digits: int = 2, references: Collection[str] | None = None
+) -> str:
+    """Plain-text tables: aggregates first, then per game; one column per algorithm.
+
+    Args:
+        results: the results.
+        digits: decimals of the numbers.
+        references: the published references to show beside ours, by their names in the spec
+            (:meth:`~arcadebench.specs.model.Spec.reference_names`); ``None``: every one, each
+            with the protocol it was obtained under.
+    """
     names = list(results.algorithms)
     percent = percent_metrics(results.algorithms.values())
     with_ci = [n for n in names if "ci" in results.algorithms[n]["aggregates"]]
@@ -104,7 +120,7 @@ def results_table(results: ScoredResults, digits: int = 2) -> str:
         parts.append(checkpoint_table)
     parts.extend(_curve_tables(results, names, percent, level, digits))
     parts.append(_game_table(results, names, percent, digits))
-    parts.extend(_published_tables(results, names, percent, digits))
+    parts.extend(_published_tables(results, names, percent, digits, references))
     return "\n\n".join(parts)
 
 
@@ -302,11 +318,27 @@ def _checkpoint_table(
 
 
 def _published_tables(
-    results: ScoredResults, names: list[str], percent: Collection[str], digits: int
+    results: ScoredResults,
+    names: list[str],
+    percent: Collection[str],
+    digits: int,
+    references: Collection[str] | None = None,
 ) -> list[str]:
-    """Ours beside each table of printed aggregates, then the per-game references scored here."""
+    """Ours beside each table of printed aggregates, then the per-game references scored here.
+
+    A printed aggregate is over the paper's games, ours over the games played: the title names
+    both counts (``median over 5 games (ours) / 57 games (published)``), so a median of five
+    games is never read as one of 57.
+    """
     tables = []
     for published in results.published:
+        printed = {
+            name: values
+            for name, values in published.rows.items()
+            if references is None or f"{name} ({published.source})" in references
+        }
+        if not printed:
+            continue
         rows: list[list[Any]] = []
         for n in names:
             ours = results.algorithms[n]["aggregates"]
@@ -316,7 +348,7 @@ def _published_tables(
                     *(_cell(path, dig(ours, path or ()), percent) for path in published.paths),
                 ]
             )
-        for name, values in published.rows.items():
+        for name, values in printed.items():
             rows.append(
                 [
                     name,
@@ -324,34 +356,82 @@ def _published_tables(
                 ]
             )
         title = f"published results ({published.source})"
+        over = _over_games(results, names, published)
+        if over:
+            title += f"\n{over}"
         if published.protocol:
             title += f"\nobtained under another protocol: {published.protocol}"
         tables.append(render_table(["", *published.columns], rows, title=title, digits=digits))
-    references = results.reference_rows()
-    if references:
-        paths = _headline_paths(results, references)
+    shown = results.reference_rows(references)
+    if shown:
+        paths = _headline_paths(results, shown)
         rows = []
         for n in names:
             ours = results.algorithms[n]["aggregates"]
             cells = [_cell(p, dig(ours, p), percent) for p in paths]
             block = results.algorithms[n]
             rows.append([_run_label(n, block), *cells, len(block["games"]), None, ""])
-        for reference, aggregates in references:
+        for reference, aggregates in shown:
             cells = [_cell(p, dig(aggregates, p), percent) for p in paths]
             shared = dig(aggregates, (*paths[0][:1], "n_games")) if paths else None
             obtained = "another protocol" if reference.protocol else "this one"
-            rows.append([reference.name, *cells, shared, reference.runs, obtained])
+            runs = reference.runs if reference.per_run else _means(reference.runs)
+            rows.append([reference.name, *cells, shared, runs, obtained])
         spec = results.spec["name"]
+        over_runs = [s.name for s in STATISTICS.values() if s.over == "runs"]
+        note = (
+            f"\n(runs: per-game means only, without the {' and '.join(over_runs)}, which are over "
+            "all runs)"
+            if any(not reference.per_run for reference, _ in shown)
+            else ""
+        )
         tables.append(
             render_table(
                 ["", *(".".join(p) for p in paths), "games", "runs", "obtained under"],
                 rows,
                 title="published per-game results, scored here on the games they share with "
-                f"ours (sources: arcadebench show {spec})",
+                f"ours (sources: arcadebench show {spec}){note}",
                 digits=digits,
             )
         )
     return tables
+
+
+def _means(runs: int | None) -> str:
+    """The runs column of a reference of per-game means: ``means of 5``, or ``means``."""
+    return f"means of {runs}" if runs else "means"
+
+
+def _over_games(results: ScoredResults, names: Sequence[str], published: Published) -> str:
+    """What games a printed table's statistics are over, ours and the paper's.
+
+    Example: ``median over 5 games (ours) / 57 games (published)``; ``""`` where no column is a
+    statistic over games (a subset estimate predicts the median, over five games or ten).
+    """
+    over = [
+        (column, path)
+        for column, path in zip(published.columns, published.paths, strict=True)
+        if path is not None and (len(path) == 2 or path[0] in ("hwrb", "breakthroughs"))
+    ]
+    if not over:
+        return ""
+    metric = next((path[0] for _, path in over if len(path) == 2), None)
+    counts = []
+    for n in names:
+        block = results.algorithms[n]
+        count = dig(block["aggregates"], (metric, "n_games")) if metric else None
+        counts.append((n, count if isinstance(count, int) else len(block["games"])))
+    if len({c for _, c in counts}) == 1:
+        ours = _games(counts[0][1])
+    else:
+        ours = ", ".join(f"{_games(c)} ({n})" for n, c in counts)
+    theirs = _games(published.games) if published.games is not None else "the paper's games"
+    columns = " and ".join(column for column, _ in over)
+    return f"{columns} over {ours} (ours) / {theirs} (published)"
+
+
+def _games(count: int) -> str:
+    return f"{count} game{'s' if count != 1 else ''}"
 
 
 def _cell(path: Sequence[str] | None, value: Any, percent: Collection[str]) -> Any:
