@@ -1,8 +1,18 @@
-"""The look shared by every report figure: matplotlib on demand, Okabe-Ito colours, safe labels.
+r"""The look shared by every report figure: matplotlib on demand, Okabe-Ito colours, safe labels.
 
 matplotlib is an optional extra (``arcadebench[report]``), imported only when a figure is drawn.
 Figures are :class:`matplotlib.figure.Figure` objects rendered by the Agg canvas, never through
 ``pyplot``: headless, no global backend switch in the caller's session, nothing left open.
+
+A figure is drawn at a width in inches and a font size, and everything else follows from the
+two: the report page's figures at :data:`SCREEN_WIDTH` and :data:`SCREEN_FONT_SIZE`, a paper's at
+a column's width (:data:`SINGLE_COLUMN`, :data:`DOUBLE_COLUMN`: the two-column templates'
+``\linewidth`` and ``\textwidth``) and :data:`PAPER_FONT_SIZE`, so a figure included at
+``width=\linewidth`` shows its text at the size it was drawn. Every text of a figure is set in
+that size (:func:`font_style`, :func:`finish`), its height comes from what it holds (lines of text
+and rows of data, :func:`line_height`), and text is fitted by measuring it with the figure's own
+renderer (:func:`text_width`): titles and labels wrap (:func:`wrap`, :func:`fit_title`), a legend
+takes as many columns as fit (:func:`fit_legend`), so nothing runs off the figure's edge.
 
 Colours follow Okabe & Ito (2008), distinguishable with the common colour-vision deficiencies;
 published references are hatched so they never look like a result. Text read from inputs goes
@@ -10,37 +20,56 @@ through :func:`label`, which keeps matplotlib from interpreting it (``$...$`` is
 leading ``_`` hides a legend entry).
 
 Classes: MissingDependency.
-Functions: require_matplotlib, new_figure, save_png, label, colour, hatch, needs_log.
+Functions: require_matplotlib, check_size, font_style, new_figure, line_height, text_width, wrap,
+fit_label, fit_title, fit_legend, finish, save_png, label, colour, hatch, needs_log.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib.util
-import textwrap
+import math
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from arcadebench.errors import MissingDependency, install_hint
+from arcadebench.errors import InvalidArgument, MissingDependency, install_hint
 
 if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.artist import Artist
     from matplotlib.figure import Figure
 
     from arcadebench.benchmarks.report.report_data import Entry
 
 __all__ = [
-    "fit_title",
+    "DOUBLE_COLUMN",
+    "DPI",
     "INSTALL_HINT",
     "PALETTE",
+    "PAPER_FONT_SIZE",
+    "SCREEN_FONT_SIZE",
+    "SCREEN_WIDTH",
+    "SINGLE_COLUMN",
+    "check_size",
     "colour",
+    "finish",
+    "fit_label",
+    "fit_legend",
+    "fit_title",
+    "font_style",
     "hatch",
     "label",
+    "line_height",
     "needs_log",
     "new_figure",
     "require_matplotlib",
     "save_png",
+    "text_width",
+    "wrap",
 ]
 
 #: Okabe-Ito, most distinct first (yellow, the weakest on white, last but one).
@@ -48,6 +77,18 @@ PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#56B4E9", "#CC79A7", "#F
 _CYCLE_HATCHES = ("", "..", "xx", "++")
 INSTALL_HINT = install_hint("report", "matplotlib")
 DPI = 100
+#: The report page's figures: 1,000 pixels wide at :data:`DPI`, within the page's 1,280.
+SCREEN_WIDTH = 10.0
+SCREEN_FONT_SIZE = 10.0
+#: A column of the two-column conference templates (NeurIPS' single column is 5.5 in).
+SINGLE_COLUMN = 3.25
+#: Both columns of them: a ``figure*``.
+DOUBLE_COLUMN = 6.75
+#: Text of a paper's figure, in points: a caption's size in most templates.
+PAPER_FONT_SIZE = 8.0
+_LINE_SPACING = 1.3  # a line of text is this many times its font size high
+_MARGIN = 0.06  # inches kept free at each edge of the figure, besides the layout's own pads
+_HANDLE, _HANDLE_PAD, _COLUMN_SPACING = 1.6, 0.5, 1.2  # a legend's spacing, in font sizes
 
 
 def require_matplotlib() -> None:
@@ -65,6 +106,57 @@ def require_matplotlib() -> None:
         )
 
 
+def check_size(
+    figure_width: float,
+    font_size: float,
+    widths: tuple[float, float] = (2.0, 20.0),
+    sizes: tuple[float, float] = (6.0, 14.0),
+) -> None:
+    """Raise :class:`InvalidArgument` unless the width (inches) and font size (points) are in range.
+
+    Example:
+        >>> check_size(3.25, 8.0)
+        >>> check_size(30.0, 8.0)
+        Traceback (most recent call last):
+        ...
+        arcadebench.errors.InvalidArgument: `figure_width` must be between 2 and 20 inches \
+(3.25: one column, 6.75: two), got 30.0
+    """
+    for name, value, (low, high), unit in (
+        ("figure_width", figure_width, widths, "inches (3.25: one column, 6.75: two)"),
+        ("font_size", font_size, sizes, "points"),
+    ):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not low <= value <= high
+        ):
+            raise InvalidArgument(
+                f"`{name}` must be between {low:g} and {high:g} {unit}, got {value!r}"
+            )
+
+
+@contextmanager
+def font_style(font_size: float) -> Iterator[None]:
+    """Every matplotlib text size ``font_size`` while a figure is built, titles one point up."""
+    from matplotlib import rc_context
+
+    sizes: dict[str, Any] = {
+        key: font_size
+        for key in (
+            "font.size",
+            "axes.labelsize",
+            "xtick.labelsize",
+            "ytick.labelsize",
+            "legend.fontsize",
+            "legend.title_fontsize",
+        )
+    }
+    sizes.update({"axes.titlesize": font_size + 1, "figure.titlesize": font_size + 1})
+    with rc_context(cast("dict[Any, Any]", sizes)):  # matplotlib types keys as literals
+        yield
+
+
 def new_figure(width: float, height: float) -> Figure:
     """A headless figure (Agg canvas) with constrained layout, ``width`` x ``height`` inches."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -75,22 +167,180 @@ def new_figure(width: float, height: float) -> Figure:
     return figure
 
 
-def fit_title(figure: Figure, text: str, fontsize: float) -> str:
-    """``text`` wrapped to the figure's width, so a title is never cut at the edges.
+def line_height(font_size: float, lines: float = 1.0) -> float:
+    """Inches that ``lines`` lines of text of ``font_size`` points take.
 
-    A character of the sans-serif font is about 0.6 of its size wide; each line of ``text`` is
-    wrapped on spaces to what the figure's width holds.
+    Example:
+        >>> round(line_height(8.0, 2), 3)
+        0.289
     """
-    width_points = figure.get_figwidth() * 72 * 0.94  # leave the constrained layout a margin
-    per_line = max(20, int(width_points / (0.6 * fontsize)))
-    return "\n".join(
-        textwrap.fill(line, per_line, break_on_hyphens=False) for line in text.split("\n")
+    return lines * font_size * _LINE_SPACING / 72.0
+
+
+def text_width(text: str, font_size: float, bold: bool = False) -> float:
+    """The width in inches of ``text``'s widest line in ``font_size`` points, as Agg draws it.
+
+    Example:
+        >>> 0.2 < text_width("HNS IQM", 8.0) < 0.6
+        True
+    """
+    from matplotlib import rcParams
+
+    font = (tuple(rcParams["font.family"]), tuple(rcParams["font.sans-serif"]))
+    return max(_width(line, float(font_size), bold, font) for line in text.split("\n"))
+
+
+@functools.lru_cache(maxsize=8192)
+def _width(line: str, font_size: float, bold: bool, font: object) -> float:
+    from matplotlib.font_manager import FontProperties
+
+    prop = FontProperties(size=font_size, weight="bold" if bold else "normal")
+    width, _, _ = _renderer().get_text_width_height_descent(line, prop, ismath=False)
+    return float(width) / 72.0  # the renderer draws at 72 dots per inch: a dot is a point
+
+
+@functools.cache
+def _renderer() -> Any:
+    from matplotlib.backends.backend_agg import RendererAgg
+
+    return RendererAgg(1, 1, 72)  # type: ignore[no-untyped-call]  # a C class, unannotated
+
+
+def wrap(text: str, font_size: float, width: float, bold: bool = False) -> str:
+    r"""``text`` broken on spaces into lines no wider than ``width`` inches.
+
+    Existing line breaks are kept, a number stays on the line of its ``%``, and a word wider
+    than ``width`` is split where it fills a line, so no line of the result is wider than asked.
+
+    Example:
+        >>> wrap("fraction of runs with score above tau", 8.0, 1.0)
+        'fraction of runs\nwith score above\ntau'
+    """
+    lines: list[str] = []
+    text = text.replace(" %", "\u00a0%")  # "95 %" stays on one line
+    for paragraph in text.split("\n"):
+        current = ""
+        for word in paragraph.split(" "):
+            candidate = f"{current} {word}" if current else word
+            if current and text_width(candidate, font_size, bold) > width:
+                lines.append(current)
+                candidate = word
+            while len(candidate) > 1 and text_width(candidate, font_size, bold) > width:
+                cut = _fits(candidate, font_size, width, bold)
+                lines.append(candidate[:cut])
+                candidate = candidate[cut:]
+            current = candidate
+        lines.append(current)
+    return "\n".join(lines).replace("\u00a0%", " %")
+
+
+def _fits(text: str, font_size: float, width: float, bold: bool) -> int:
+    """How many leading characters of ``text`` fit in ``width`` inches (at least one)."""
+    low, high = 1, len(text)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if text_width(text[:middle], font_size, bold) <= width:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def fit_label(text: str, font_size: float, width: float, lines: int = 2) -> str:
+    r"""``text`` wrapped to ``width`` inches in at most ``lines`` lines, the last one cut short.
+
+    For names on an axis, where a long one must not squeeze the plot.
+
+    Example:
+        >>> print(fit_label("Rainbow DQN (Table 3, as originally published)", 8.0, 0.8))
+        Rainbow DQN
+        (Table 3, as…
+    """
+    wrapped = wrap(text, font_size, width).split("\n")
+    if len(wrapped) <= lines:
+        return "\n".join(wrapped)
+    last = " ".join(wrapped[lines - 1 :]) + "\u2026"
+    while len(last) > 1 and text_width(last, font_size) > width:
+        last = last[:-2] + "\u2026"
+    return "\n".join([*wrapped[: lines - 1], last])
+
+
+def fit_title(figure: Figure, text: str, font_size: float) -> str:
+    """``text`` wrapped to the figure's width, so a title is never cut at the edges."""
+    return wrap(text, font_size, figure.get_figwidth() - 4 * _MARGIN)
+
+
+def fit_legend(
+    figure: Figure,
+    handles: Sequence[Artist],
+    font_size: float,
+    loc: Literal["outside lower center", "outside upper center"] = "outside lower center",
+) -> None:
+    """A frameless figure legend of ``handles`` in as many columns as the figure's width holds.
+
+    Each label is first wrapped to the width left beside its handle; then the legend takes the
+    most columns whose widest labels, handles and spacing fit within the figure. Handles and
+    spacing are a little shorter than matplotlib's, so that two columns fit a paper's column.
+    """
+    if not handles:
+        return
+    em = font_size / 72.0
+    handle = (_HANDLE + _HANDLE_PAD) * em
+    spacing = _COLUMN_SPACING * em
+    room = figure.get_figwidth() - 2 * _MARGIN - 0.8 * em  # the legend's own pads: 0.4 em
+    for artist in handles:
+        artist.set_label(wrap(str(artist.get_label()), font_size, room - handle))
+    widths = [handle + text_width(str(a.get_label()), font_size) for a in handles]
+    ncols = len(handles)
+    while ncols > 1:
+        rows = math.ceil(len(handles) / ncols)
+        columns = [widths[c * rows : (c + 1) * rows] for c in range(ncols)]  # filled by column
+        if sum(max(c, default=0.0) for c in columns) + spacing * (ncols - 1) <= room:
+            break
+        ncols -= 1
+    figure.legend(
+        handles=handles,
+        loc=loc,
+        ncols=ncols,
+        fontsize=font_size,
+        frameon=False,
+        handlelength=_HANDLE,
+        handletextpad=_HANDLE_PAD,
+        columnspacing=_COLUMN_SPACING,
     )
 
 
-def save_png(figure: Figure, path: Path) -> Path:
+def finish(figure: Figure, font_size: float, axes_height: float | None = None) -> Figure:
+    """Tick labels in ``font_size``; with ``axes_height``, the figure as tall as its axes need.
+
+    matplotlib makes tick labels when it draws, after the figure's font sizes were set: they are
+    set on each axis here. ``axes_height`` is the height in inches the rows of axes should have
+    together; the constrained layout is run once and the figure's height becomes that plus what
+    its titles, labels and legends took, so the plots keep their size whatever surrounds them.
+    """
+    for ax in figure.axes:
+        ax.tick_params(labelsize=font_size)
+        for axis in (ax.xaxis, ax.yaxis):
+            axis.get_offset_text().set_fontsize(font_size)
+    if axes_height is None:
+        return figure
+    figure.set_figheight(min(axes_height + 4.0, 300.0))  # room enough for a first layout
+    for _ in range(3):  # the layout's spacing between rows scales a little with the height
+        figure.draw_without_rendering()
+        height = figure.get_figheight()
+        boxes = [ax.get_position() for ax in figure.axes if ax.get_visible()]
+        rows = {(round(box.y0, 4), round(box.y1, 4)) for box in boxes}
+        taken = sum(y1 - y0 for y0, y1 in rows) * height
+        wanted = max(height - taken + axes_height, axes_height + line_height(font_size, 2))
+        if abs(wanted - height) < 0.01:
+            break
+        figure.set_figheight(min(wanted, 300.0))
+    return figure
+
+
+def save_png(figure: Figure, path: Path, dpi: float = DPI) -> Path:
     """Write ``figure`` as a PNG (no timestamp in the metadata, so reruns are byte-identical)."""
-    figure.savefig(path, format="png", dpi=DPI, metadata={"Software": None})
+    figure.savefig(path, format="png", dpi=dpi, metadata={"Software": None})
     return path
 
 
