@@ -16,18 +16,39 @@ Functions: learning_curve_figure, levels_figure, sample_efficiency_figure, runni
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 
-from arcadebench.benchmarks.report.report_data import ReportData, stat_label
-from arcadebench.benchmarks.report.style import colour, fit_title, hatch, label, new_figure
-from arcadebench.benchmarks.scoring.sample_efficiency import curve_name, curve_paths
+from arcadebench._table import count
+from arcadebench.benchmarks.report.report_data import Entry, ReportData, stat_label
+from arcadebench.benchmarks.report.style import (
+    SCREEN_FONT_SIZE,
+    SCREEN_WIDTH,
+    check_size,
+    colour,
+    finish,
+    fit_legend,
+    fit_title,
+    font_style,
+    hatch,
+    label,
+    new_figure,
+    wrap,
+)
+from arcadebench.benchmarks.scoring.sample_efficiency import (
+    ReferenceCurve,
+    curve_name,
+    curve_paths,
+)
 from arcadebench.benchmarks.scoring.tables import dig
 from arcadebench.specs.model import RetroSettings
+from arcadebench.specs.names import subset_key
 
 if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.artist import Artist
     from matplotlib.figure import Figure
 
 __all__ = ["learning_curve_figure", "levels_figure", "running_mean", "sample_efficiency_figure"]
@@ -260,34 +281,73 @@ def levels_figure(data: ReportData) -> Figure | None:
     return figure
 
 
-def sample_efficiency_figure(data: ReportData) -> Figure | None:
+def sample_efficiency_figure(
+    data: ReportData,
+    *,
+    figure_width: float = SCREEN_WIDTH,
+    font_size: float = SCREEN_FONT_SIZE,
+) -> Figure | None:
     """The protocol's aggregates against training frames, one panel each, a line per algorithm.
 
     The panels are IQM of the report's metric (Agarwal et al.'s recommendation) and the
     protocol's own headline aggregates (:func:`~arcadebench.benchmarks.scoring.sample_efficiency.
     curve_paths`: SABER's median, Atari-5's estimate...), each with its stratified-bootstrap
-    band where there are several runs. The published curves compared against are dashed, with
-    a marker at each published point, and labelled when obtained under another protocol; the
-    protocol's checkpoints are dotted.
-    """
-    from matplotlib.lines import Line2D
-    from matplotlib.ticker import EngFormatter
+    band where there are several runs. A count among the protocol's columns (SABER's HWRB, the
+    games past the world record) is a panel only where it changes along some curve: it is no
+    aggregate with an interval, a flat count says nothing the tables do not, and it is in every
+    table of the report. The published curves compared against are dashed, with a marker at
+    each published point, and labelled when obtained under another protocol; the protocol's
+    checkpoints are dotted. Each legend entry says how many games its curve is of.
 
+    Args:
+        data: the report.
+        figure_width: the figure's width in inches (3.25: a paper's column).
+        font_size: the size of every text, in points (titles one more).
+    """
+    check_size(figure_width, font_size)
     curved = [e for e in data.entries if e.kind == "result" and e.block.get("curve")]
     if not curved:
         return None
-    paths = [
-        p
-        for p in curve_paths(data.spec, data.metric)
-        if any(
-            dig(b["aggregates"], p) is not None for e in curved for b in e.block["curve"].values()
-        )
-    ]
+    series = [
+        [b["aggregates"] for _, b in sorted((int(f), b) for f, b in e.block["curve"].items())]
+        for e in curved
+    ] + [list(curve.points.values()) for curve in data.reference_curves]
+    subsets = {subset_key(name) for name in data.spec.subsets}
+    paths = []
+    for path in curve_paths(data.spec, data.metric):
+        values = [[dig(a, path) for a in points] for points in series]
+        if not any(v is not None for line in values for v in line):
+            continue
+        count_path = len(path) == 1 and path[0] not in subsets  # HWRB: games, not a statistic
+        if count_path and not any(len({v for v in line if v is not None}) > 1 for line in values):
+            continue
+        paths.append(path)
     if not paths:
         return None
-    ncols = min(len(paths), 3)
+    with font_style(font_size):
+        return _sample_efficiency(data, curved, paths, subsets, figure_width, font_size)
+
+
+_CURVE_PANEL_EMS = 13.0  # the narrowest sample-efficiency panel, in font sizes
+
+
+def _sample_efficiency(
+    data: ReportData,
+    curved: list[Entry],
+    paths: list[tuple[str, ...]],
+    subsets: set[str],
+    width: float,
+    size: float,
+) -> Figure:
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import EngFormatter, MaxNLocator
+
+    em = size / 72.0
+    ncols = max(1, min(len(paths), 3, int(width // (_CURVE_PANEL_EMS * em))))
     nrows = math.ceil(len(paths) / ncols)
-    figure = new_figure(4.3 * ncols, 3.3 * nrows + 1.2)
+    panel = width / ncols - 5.5 * em  # a panel's plot beside its tick labels, about
+    height = min(0.72 * panel, 3.2)
+    figure = new_figure(width, 3.0)
     axes = figure.subplots(nrows, ncols, squeeze=False)
     banded = False
     right = 0.0
@@ -304,36 +364,53 @@ def sample_efficiency_figure(data: ReportData) -> Figure | None:
                 high = np.array([float(b[1]) for b in bounds])
                 ax.fill_between(x, low, high, color=c, alpha=0.2, linewidth=0)
                 banded = True
-            ax.plot(x, y, color=c, linewidth=1.8, marker="o", markersize=2.5)
+            ax.plot(x, y, color=c, linewidth=1.5, marker="o", markersize=0.3 * size)
         for k, curve in enumerate(data.reference_curves):
             c = colour(_curve_colour(data, curve.name, k))
             points = sorted(curve.points.items())
             x = np.array([f for f, _ in points], dtype=float)
             y = np.array([_number(dig(a, path)) for _, a in points])
             right = max(right, float(x.max(initial=0.0)))
-            ax.plot(x, y, color=c, linewidth=1.3, linestyle="--", marker="s", markersize=4)
+            ax.plot(
+                x, y, color=c, linewidth=1.2, linestyle="--", marker="s", markersize=0.45 * size
+            )
         for checkpoint in data.spec.evaluation.checkpoints:
             if checkpoint <= right:
                 ax.axvline(checkpoint, color="0.3", linestyle=":", linewidth=0.9)
         title = stat_label(path[0], path[1] if len(path) > 1 else None)
-        ax.set_title(label(title, 40), fontsize=10)
+        ax.set_title(wrap(label(title, 60), size + 1, panel), fontsize=size + 1)
         ax.set_xlabel("training frames")
         if data.normalisation(path[0]) is not None:
-            ax.set_ylabel(f"{path[0].upper()} (%)")
-        elif path[0].startswith("atari"):
-            ax.set_ylabel("estimated 57-game median HNS (%)")
+            unit = f"{path[0].upper()} (%)"
+        elif path[0] in subsets:
+            unit = "estimated 57-game median HNS (%)"
+        elif len(path) == 1:
+            unit = "games (count)"
+            ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         else:
-            ax.set_ylabel("games" if path[0] in ("hwrb", "breakthroughs") else "points")
+            unit = "points"
+        ax.set_ylabel(wrap(unit, size, height))
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=max(2, int(panel / (3.5 * em)))))
+        if len(path) > 1 or path[0] in subsets:
+            ax.yaxis.set_major_locator(MaxNLocator(nbins=max(2, int(height / (2.5 * em)))))
         ax.xaxis.set_major_formatter(EngFormatter(sep=""))
         ax.grid(color="0.92", linewidth=0.6)
     for ax in axes.flat[len(paths) :]:
         ax.set_visible(False)
-    handles = [
-        Line2D([], [], color=colour(data.colour_index(e.name)), marker="o", label=label(e.name))
+    handles: list[Artist] = [
+        Line2D(
+            [],
+            [],
+            color=colour(data.colour_index(e.name)),
+            marker="o",
+            markersize=0.3 * size,
+            label=f"{label(e.name)} ({_curve_games(e)})",
+        )
         for e in curved
     ]
     for k, curve in enumerate(data.reference_curves):
-        where = " (another protocol)" if curve.protocol else ""
+        where = ", another protocol" if curve.protocol else ""
+        games = _published_games(curve, paths)
         handles.append(
             Line2D(
                 [],
@@ -341,23 +418,33 @@ def sample_efficiency_figure(data: ReportData) -> Figure | None:
                 color=colour(_curve_colour(data, curve.name, k)),
                 linestyle="--",
                 marker="s",
-                label=label(f"{curve.name}{where}", 60),
+                markersize=0.45 * size,
+                label=f"{label(curve.name, 60)} ({games}{where})",
             )
         )
     if data.spec.evaluation.checkpoints:
         handles.append(Line2D([], [], color="0.3", linestyle=":", label="protocol checkpoint"))
-    figure.legend(
-        handles=handles,
-        loc="outside lower center",
-        ncols=min(len(handles), 3),
-        fontsize=8,
-        frameon=False,
-    )
+    fit_legend(figure, handles, size)
     band = f"; bands: {data.level * 100:g} % stratified bootstrap CIs" if banded else ""
-    figure.suptitle(
-        fit_title(figure, f"{data.protocol} \u2014 sample efficiency{band}", 11), fontsize=11
-    )
-    return figure
+    title = f"{data.protocol} \u2014 sample efficiency{band}"
+    figure.suptitle(fit_title(figure, title, size + 1), fontsize=size + 1)
+    return finish(figure, size, nrows * height)
+
+
+def _curve_games(entry: Entry) -> str:
+    """How many games a result's curve is of: those of its last point (every point has them)."""
+    last = max(entry.block["curve"], key=int)
+    return count(len(entry.block["curve"][last].get("games", {})), "game")
+
+
+def _published_games(curve: ReferenceCurve, paths: list[tuple[str, ...]]) -> str:
+    """How many games a published curve is scored on: its last point's ``n_games``."""
+    last = curve.points[max(curve.points)]
+    for path in paths:
+        group = last.get(path[0])
+        if isinstance(group, Mapping) and isinstance(group.get("n_games"), int):
+            return count(group["n_games"], "game")
+    return "games unknown"
 
 
 def _curve_colour(data: ReportData, name: str, k: int) -> int:

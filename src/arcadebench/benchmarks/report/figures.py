@@ -10,14 +10,19 @@ title, labels its axes with units, and marks the 100 % reference where a normali
   orders of magnitude, ``inf`` (infinite gameplay) as a bar to the edge marked with the sign.
 - :func:`classes_figure`: games per class (SABER Section 3.2).
 - :func:`aggregates_figure`: each aggregate's point estimate with its interval (rliable's
-  interval-estimate plot); Atari-X estimates also carry the paper's expected error (Table 2).
-- :func:`profile_figure`: fraction of games scoring above tau (Agarwal et al. 2021, Section 4),
-  with stratified bootstrap bands when there are runs.
+  interval-estimate plot), on an axis around the data; Atari-X estimates also carry the paper's
+  expected error (Table 2).
+- :func:`profile_figure`: the fraction of runs scoring above tau, every run of every game
+  pooled (Agarwal et al. 2021, Section 4), with stratified bootstrap bands when there are runs.
 - :func:`improvement_figure`: the probability of improvement P(X > Y) of every pair of results
   with its interval (Agarwal et al. 2021; rliable's ``plot_probability_of_improvement``).
 - :func:`game_table_figure`: the per-game table drawn as a figure, for a paper's appendix.
 
-Every entry keeps one colour in all of them (:meth:`ReportData.colour_index`).
+The four a paper shows (aggregates, profile, improvement, table; :mod:`.paper`) take
+``figure_width`` (inches) and ``font_size`` (points), the report page's 10 in and 10 pt by
+default, and are laid out for them: panels side by side as the width holds, names and titles
+wrapped, a height that follows from the rows drawn (:mod:`.style`). Every entry keeps one colour
+in all of them (:meth:`ReportData.colour_index`).
 
 Functions: per_game_figure, classes_figure, aggregates_figure, profile_figure,
 improvement_figure, game_table_figure, aggregate_keys.
@@ -28,7 +33,8 @@ from __future__ import annotations
 import math
 import zlib
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -43,12 +49,22 @@ from arcadebench.benchmarks.report.report_data import (
     stat_label,
 )
 from arcadebench.benchmarks.report.style import (
+    SCREEN_FONT_SIZE,
+    SCREEN_WIDTH,
+    check_size,
     colour,
+    finish,
+    fit_label,
+    fit_legend,
     fit_title,
+    font_style,
     hatch,
     label,
+    line_height,
     needs_log,
     new_figure,
+    text_width,
+    wrap,
 )
 from arcadebench.benchmarks.scoring.bootstrap import bootstrap_distribution, percentile_interval
 from arcadebench.benchmarks.scoring.results import subset_key
@@ -85,16 +101,70 @@ def _reference_line(ax: Axes, data: ReportData, vertical: bool = True) -> None:
         ax.axhline(100.0, color="black", linestyle="--", linewidth=1.0, label=text, zorder=1)
 
 
-def _symlog(ax: Axes, axis: str = "x") -> None:
-    from matplotlib.ticker import FuncFormatter
+def _symlog(ax: Axes, axis: str = "x", ticks: Sequence[float] | None = None) -> None:
+    """A symmetric log axis (linear within +-10); ``ticks``: its labelled ticks, written short."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter
 
-    formatter = FuncFormatter(lambda v, _: f"{v:,.0f}")
+    target = ax.xaxis if axis == "x" else ax.yaxis
     if axis == "x":
         ax.set_xscale("symlog", linthresh=_LINTHRESH)
-        ax.xaxis.set_major_formatter(formatter)
     else:
         ax.set_yscale("symlog", linthresh=_LINTHRESH)
-        ax.yaxis.set_major_formatter(formatter)
+    if ticks is None:
+        target.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
+        return
+    target.set_major_locator(FixedLocator(list(ticks)))
+    target.set_major_formatter(FuncFormatter(lambda v, _: _compact(v)))
+
+
+def _log_ticks(low: float, high: float, most: int) -> list[float]:
+    """About ``most`` ticks of a symmetric log axis: 1, 2 and 5 times powers of ten, and 0.
+
+    The decades alone where 1-2-5 are too many, then every other decade, and so on, counted
+    from 100 (the 100 % mark of a normalised score) so that it keeps its label.
+
+    Example:
+        >>> _log_ticks(5.0, 3000.0, 8)
+        [10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0, 2000.0]
+        >>> _log_ticks(5.0, 3000.0, 4), _log_ticks(-50.0, 300000.0, 4)
+        ([10.0, 100.0, 1000.0], [0.0, 100.0, 10000.0])
+    """
+    magnitudes = [m * 10.0**k for k in range(1, 13) for m in (1.0, 2.0, 5.0)]
+    candidates = sorted({0.0, *magnitudes, *(-m for m in magnitudes)})
+    inside = [t for t in candidates if low <= t <= high]
+    for mantissas in ((1, 2, 5), (1,)):
+        chosen = [t for t in inside if t == 0.0 or _mantissa(t) in mantissas]
+        if len(chosen) <= most:
+            return chosen
+    step = math.ceil(len(chosen) / max(most, 2))
+    return [t for t in chosen if t == 0.0 or (round(math.log10(abs(t))) - 2) % step == 0]
+
+
+def _mantissa(value: float) -> int:
+    return round(abs(value) / 10.0 ** math.floor(math.log10(abs(value))))
+
+
+def _compact(value: float) -> str:
+    """A tick label of a log axis: ``500``, ``2k``, ``10M``."""
+    for unit, size in (("M", 1e6), ("k", 1e3)):
+        if abs(value) >= size:
+            return f"{value / size:g}{unit}"
+    return f"{value:g}"
+
+
+def _tick_count(length: float, size: float) -> int:
+    """How many labelled ticks an axis ``length`` inches long holds: one per 3.5 font sizes."""
+    return max(2, int(length / (3.5 * size / 72.0)))
+
+
+def _linear_ticks(axis: Any, length: float, size: float) -> None:
+    """Round ticks on a linear axis, as many as its length holds, written without an offset."""
+    from matplotlib.ticker import MaxNLocator, ScalarFormatter
+
+    axis.set_major_locator(MaxNLocator(nbins=_tick_count(length, size), steps=[1, 2, 2.5, 5, 10]))
+    formatter = ScalarFormatter(useOffset=False)
+    formatter.set_scientific(False)
+    axis.set_major_formatter(formatter)
 
 
 def _whiskers(
@@ -288,28 +358,67 @@ def aggregate_keys(data: ReportData) -> list[tuple[str, str | None]]:
     return []
 
 
-def aggregates_figure(data: ReportData) -> Figure | None:
-    """Aggregate point estimates with intervals, one panel per aggregate, entries as rows."""
-    from matplotlib.patches import Patch
+def aggregates_figure(
+    data: ReportData,
+    *,
+    figure_width: float = SCREEN_WIDTH,
+    font_size: float = SCREEN_FONT_SIZE,
+) -> Figure | None:
+    """Aggregate point estimates with intervals, one panel per aggregate, entries as rows.
 
+    rliable's interval-estimate plot (``plot_interval_estimates``). Each panel's axis spans its
+    points, intervals and expected ranges with a margin, reaching to 0 or the 100 % mark only
+    where they lie near the data, so an interval is never a sliver of an axis from 0 to 100 %.
+    A level of the score (:attr:`~arcadebench.specs.statistics.Statistic.level`) whose values
+    spread over orders of magnitude is on a symmetric log axis with labelled ticks at 1, 2 and
+    5 times powers of ten; anything else is linear. As many panels sit side by side as the
+    width holds (at most four), each at least :data:`_PANEL_EMS` font sizes wide.
+
+    Args:
+        data: the report.
+        figure_width: the figure's width in inches (3.25: a paper's column).
+        font_size: the size of every text, in points (titles one more).
+    """
+    check_size(figure_width, font_size)
     keys = aggregate_keys(data)
     entries = [e for e in data.entries if any(e.aggregate(*k)[0] is not None for k in keys)]
     if not keys or not entries:
         return None
-    ncols = min(len(keys), 4)
+    with font_style(font_size):
+        return _aggregates(data, keys, entries, figure_width, font_size)
+
+
+_PANEL_EMS = 9.5  # the narrowest aggregate panel, in font sizes
+
+
+def _aggregates(
+    data: ReportData,
+    keys: list[tuple[str, str | None]],
+    entries: list[Entry],
+    width: float,
+    size: float,
+) -> Figure:
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    em = size / 72.0
+    names = [fit_label(label(e.name, 80), size, max(0.22 * width, 8 * em)) for e in entries]
+    names_width = max(text_width(n, size) for n in names) + 1.5 * em
+    fits = int((width - names_width) // (_PANEL_EMS * em))
+    ncols = max(1, min(len(keys), 4, fits))
     nrows = math.ceil(len(keys) / ncols)
-    figure = new_figure(2.2 + 2.9 * ncols, nrows * (0.42 * len(entries) + 1.3) + 1.0)
+    panel = (width - names_width) / ncols - 1.5 * em  # a panel's plot, about
+    figure = new_figure(width, 3.0)
     axes = figure.subplots(nrows, ncols, squeeze=False, sharey=True)
     relative = {subset_key(s.name): s.relative_error for s in data.spec.subsets.values()}
     kinds: set[str] = set()
     for k, (metric, stat) in enumerate(keys):
         ax = axes.flat[k]
-        points = [e.aggregate(metric, stat)[0] for e in entries]
-        finite = [p for p in points if p is not None and math.isfinite(p)]
+        error = relative.get(metric) if stat is None else None
+        # an Atari-X estimate (no statistic) is a level of the score, an optimality gap is not
+        level = stat is None or stat not in STATISTICS or STATISTICS[stat].level
         percent = data.normalisation(metric) is not None or stat is None
-        low_edge, high_edge = _panel_limits(
-            entries, metric, stat, relative.get(metric) if stat is None else None, percent
-        )
+        span = _panel_span(entries, metric, stat, error, (0.0, 100.0) if percent else (0.0,), level)
         for i, entry in enumerate(entries):
             c = data.colour_index(entry.name)
             value, interval = entry.aggregate(metric, stat)
@@ -320,11 +429,11 @@ def aggregates_figure(data: ReportData) -> Figure | None:
                     "n/a",
                     transform=ax.get_yaxis_transform(),
                     va="center",
-                    fontsize=7,
+                    fontsize=size,
                     color="0.4",
                 )
                 continue
-            shown = value if math.isfinite(value) else high_edge
+            shown = value if math.isfinite(value) else span.edge
             if interval is not None and all(math.isfinite(b) for b in interval):
                 kind = "ci" if entry.kind == "result" else "published"
                 kinds.add(kind)
@@ -339,7 +448,6 @@ def aggregates_figure(data: ReportData) -> Figure | None:
                     edgecolor=colour(c),
                     linewidth=0.5,
                 )
-            error = relative.get(metric) if stat is None else None
             if error is not None and math.isfinite(value):
                 kinds.add("expected")
                 low, high = expected_range(value, error)
@@ -348,45 +456,43 @@ def aggregates_figure(data: ReportData) -> Figure | None:
                     i,
                     xerr=[[value - low], [high - value]],
                     color="0.1",
-                    capsize=3,
+                    capsize=0.3 * size,
                     linewidth=0.9,
                 )
             ax.plot(
                 [shown],
                 [i],
                 marker="|" if interval else "o",
-                markersize=13 if interval else 6,
-                markeredgewidth=2.5,
+                markersize=1.3 * size if interval else 0.6 * size,
+                markeredgewidth=2.0,
                 color=colour(c),
                 linestyle="none",
             )
             if not math.isfinite(value):
-                ax.text(shown, i, " \u221e", va="center", color=colour(c))
+                ax.text(
+                    shown, i, "\u221e ", va="center", ha="right", fontsize=size, color=colour(c)
+                )
         if data.normalisation(metric) is not None:
             unit = f"{metric.upper()} (%)"
         elif stat is None:
             unit = "estimated 57-game median HNS (%)"
         else:
             unit = "mean return (points)"
-        # an Atari-X estimate (no statistic) is a level of the score, an optimality gap is not
-        level = stat is None or stat not in STATISTICS or STATISTICS[stat].level
         if "%" in unit and level:
             ax.axvline(100.0, color="black", linestyle="--", linewidth=0.9)
-        log = needs_log(finite, percent) and level
-        if log:
-            _symlog(ax)
-        pad = (high_edge - low_edge) * 0.06
-        ax.set_xlim(
-            low_edge * (1.5 if log else 1.0) - (2.0 if log else pad),
-            high_edge * (1.6 if log else 1.0) + (0.0 if log else pad),
-        )
-        ax.set_title(stat_label(metric, stat), fontsize=10)
-        ax.set_xlabel(unit)
+        if span.log:
+            _symlog(ax, "x", _log_ticks(span.low, span.high, _tick_count(panel, size)))
+        else:
+            _linear_ticks(ax.xaxis, panel, size)
+        ax.set_xlim(span.low, span.high)
+        ax.set_title(wrap(stat_label(metric, stat), size + 1, panel), fontsize=size + 1)
+        scaled = unit.replace(")", ", log scale)") if span.log else unit
+        ax.set_xlabel(wrap(scaled, size, panel))
         ax.grid(axis="x", color="0.9", linewidth=0.6)
         ax.set_axisbelow(True)
     for ax in axes.flat[len(keys) :]:
         ax.set_visible(False)
-    axes[0, 0].set_yticks(range(len(entries)), [label(e.name, 34) for e in entries])
+    axes[0, 0].set_yticks(range(len(entries)), names)
     axes[0, 0].set_ylim(len(entries) - 0.5, -0.5)
     handles: list[Artist] = []
     if "ci" in kinds:
@@ -396,65 +502,100 @@ def aggregates_figure(data: ReportData) -> Figure | None:
             Patch(facecolor="0.85", hatch="///", edgecolor="0.4", label="published \u00b1 error")
         )
     if "expected" in kinds:
-        from matplotlib.lines import Line2D
-
         handles.append(
             Line2D(
                 [], [], color="0.1", marker="|", label="Atari-5 paper's expected error (Table 2)"
             )
         )
+    fit_legend(figure, handles, size)
     what = data.metric.upper() if data.normalisation(data.metric) else "score"
-    figure.suptitle(
-        fit_title(
-            figure, f"{data.protocol} \u2014 aggregate {what}: point estimates and intervals", 12
-        )
-    )
-    if handles:
-        figure.legend(
-            handles=handles,
-            loc="outside lower center",
-            ncols=len(handles),
-            fontsize=8,
-            frameon=False,
-        )
-    return figure
+    title = f"{data.protocol} \u2014 aggregate {what}: point estimates and intervals"
+    figure.suptitle(fit_title(figure, title, size + 1), fontsize=size + 1)
+    lines = max(n.count("\n") + 1 for n in names)
+    pitch = line_height(size, max(1.8, 1.1 * lines + 0.5))  # a row per entry
+    rows = max(len(entries) * pitch + line_height(size, 0.4), line_height(size, 4))
+    return finish(figure, size, nrows * rows)
 
 
-def _panel_limits(
+@dataclass(frozen=True)
+class _Span:
+    """What an aggregate panel's axis shows: its limits, its scale, where ``inf`` is drawn."""
+
+    low: float
+    high: float
+    log: bool
+    edge: float
+
+
+def _panel_span(
     entries: list[Entry],
     metric: str,
     stat: str | None,
     relative_error: float | None,
-    percent: bool,
-) -> tuple[float, float]:
-    """The finite range a panel must show: every point, interval and expected range."""
+    references: tuple[float, ...],
+    level: bool,
+) -> _Span:
+    """A panel's axis: every point, interval and expected range, with a margin of 6 %.
+
+    A reference value (0, the 100 % mark) is taken in where it lies within a quarter of the
+    data's range of it, so the axis shows it when it helps to read the data and zooms in on
+    the data when it is far. An infinite estimate is drawn at an edge beyond the finite ones.
+    """
     values: list[float] = []
     for entry in entries:
         value, interval = entry.aggregate(metric, stat)
         if value is None:
             continue
-        values.append(value)
+        values.append(float(value))
         values.extend(interval or ())
         if relative_error is not None and math.isfinite(value):
-            values.extend(expected_range(value, relative_error))
-    finite = [v for v in values if math.isfinite(v)]
-    reference = [0.0, 100.0] if percent else [0.0]
-    low = min([*finite, *reference])
-    high = max([*finite, *reference, low + 1.0])
-    if any(not math.isfinite(v) for v in values):
-        high = high * 1.5 if high > 0 else 1.0
-    return low, high
+            values.extend(expected_range(float(value), relative_error))
+    finite = [v for v in values if math.isfinite(v)] or [0.0]
+    log = level and _spans_decades(finite)
+    forward, inverse = (_to_symlog, _from_symlog) if log else (float, float)
+    low, high = forward(min(finite)), forward(max(finite))
+    reach = 0.25 * (high - low)
+    for reference in references:
+        if low - reach <= forward(reference) <= high + reach:
+            low, high = min(low, forward(reference)), max(high, forward(reference))
+    pad = 0.06 * (high - low) if high > low else max(0.1 * abs(high), 0.5)
+    edge = high
+    if len(finite) < len(values) or not values:  # an infinite estimate: a column of its own
+        edge = high + 3 * pad
+        high = edge
+    return _Span(inverse(low - pad), inverse(high + pad), log, inverse(edge))
+
+
+def _spans_decades(values: Sequence[float]) -> bool:
+    """Whether values spread so far that a linear axis squeezes the smaller ones into its edge.
+
+    Example:
+        >>> _spans_decades([20.0, 45.0]), _spans_decades([12.0, 30.0, 2400.0])
+        (False, True)
+    """
+    magnitudes = [abs(v) for v in values]
+    return max(magnitudes) > 50.0 * max(min(magnitudes), _LINTHRESH)
+
+
+def _to_symlog(value: float) -> float:
+    return math.copysign(math.log10(1.0 + abs(value) / _LINTHRESH), value)
+
+
+def _from_symlog(value: float) -> float:
+    return math.copysign(_LINTHRESH * (10.0 ** abs(value) - 1.0), value)
 
 
 # -- performance profile --------------------------------------------------------------------------
 
 
 def _profile(scores: NDArray[np.float64], taus: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Fraction of games above each tau: per game the share of its runs, averaged over games.
+    """Fraction of runs above each tau: per game the share of its runs, averaged over games.
 
     ``scores`` is ``(..., runs, games)`` with NaN padding; returns ``(..., len(taus))``. With
-    equal runs per game this is rliable's run-score distribution (the mean over runs of the
-    fraction of games above tau).
+    equal runs per game this is rliable's run-score distribution, ``score_distributions`` of
+    ``library.create_performance_profile`` (its default, ``use_score_distribution=True``):
+    ``np.mean(scores > tau)`` over the whole ``(runs, games)`` array, every run of every game
+    pooled. With unequal runs each game still weighs the same.
     """
     present = ~np.isnan(scores)
     above = (scores[..., None] > taus) & present[..., None]
@@ -477,8 +618,25 @@ def _tau_grid(values: NDArray[np.float64], log: bool, percent: bool) -> NDArray[
     return np.sign(grid) * _LINTHRESH * (np.power(10.0, np.abs(grid)) - 1.0)
 
 
-def profile_figure(data: ReportData) -> Figure | None:
-    """Performance profiles: the fraction of games whose score exceeds tau, per entry."""
+def profile_figure(
+    data: ReportData,
+    *,
+    figure_width: float = SCREEN_WIDTH,
+    font_size: float = SCREEN_FONT_SIZE,
+) -> Figure | None:
+    """Performance profiles: the fraction of runs whose score exceeds tau, per entry.
+
+    Agarwal et al.'s run-score distribution (2021, Section 4; rliable's
+    ``create_performance_profile``), which pools every run of every game: the axis says "runs"
+    where some game has several runs and "games" where every game has one score (a per-game
+    table's), and each legend entry says how many games (and runs) its curve covers.
+
+    Args:
+        data: the report.
+        figure_width: the figure's width in inches (3.25: a paper's column).
+        font_size: the size of every text, in points (titles one more).
+    """
+    check_size(figure_width, font_size)
     games = data.games()
     curves: list[tuple[Entry, NDArray[np.float64]]] = []
     for entry in data.entries:
@@ -490,18 +648,33 @@ def profile_figure(data: ReportData) -> Figure | None:
             curves.append((entry, matrix))
     if not curves:
         return None
+    with font_style(font_size):
+        return _profile_figure(data, curves, figure_width, font_size)
+
+
+def _profile_figure(
+    data: ReportData,
+    curves: list[tuple[Entry, NDArray[np.float64]]],
+    width: float,
+    size: float,
+) -> Figure:
+    from matplotlib.lines import Line2D
+
     values = np.concatenate([m.ravel() for _, m in curves])
     percent = data.normalisation(data.metric) is not None
     log = needs_log(values, percent)
     taus = _tau_grid(values, log, percent)
-    figure = new_figure(8.0, 5.2)
+    figure = new_figure(width, 3.0)
     ax = figure.add_subplot()
+    plot = width - 5 * size / 72.0  # the plot's width beside the tick labels, about
     banded = False
+    runs = any(int((~np.isnan(m)).sum(axis=0).max()) > 1 for _, m in curves)
+    handles: list[Artist] = []
     for entry, matrix in curves:
         c = colour(data.colour_index(entry.name))
         point = _profile(matrix, taus)
-        runs = (~np.isnan(matrix)).sum(axis=0)
-        if data.reps > 0 and runs.max() >= 2:
+        per_game = (~np.isnan(matrix)).sum(axis=0)
+        if data.reps > 0 and per_game.max() >= 2:
             seed = np.random.SeedSequence([data.seed, zlib.crc32(entry.name.encode("utf-8"))])
             samples = bootstrap_distribution(
                 matrix,
@@ -512,53 +685,98 @@ def profile_figure(data: ReportData) -> Figure | None:
             low, high = percentile_interval(samples, data.level)
             ax.fill_between(taus, low, high, color=c, alpha=0.2, linewidth=0)
             banded = True
-        ax.plot(
-            taus,
-            point,
-            color=c,
-            linewidth=1.8,
-            linestyle="--" if entry.kind == "reference" else "-",
-            label=f"{label(entry.name)} ({count(matrix.shape[1], 'game')})",
+        style: Literal["--", "-"] = "--" if entry.kind == "reference" else "-"
+        ax.plot(taus, point, color=c, linewidth=1.5, linestyle=style)
+        handles.append(
+            Line2D([], [], color=c, linewidth=1.5, linestyle=style, label=_covers(entry, per_game))
         )
-    _reference_line(ax, data)
+    norm = data.normalisation(data.metric)
+    if norm is not None:
+        ax.axvline(100.0, color="black", linestyle="--", linewidth=0.9, zorder=1)
+        handles.append(
+            Line2D(
+                [],
+                [],
+                color="black",
+                linestyle="--",
+                linewidth=0.9,
+                label=f"100 % = {norm.reference.replace('_', ' ')}",
+            )
+        )
     if log:
-        _symlog(ax)
+        _symlog(ax, "x", _log_ticks(float(taus[0]), float(taus[-1]), _tick_count(plot, size)))
+    else:
+        _linear_ticks(ax.xaxis, plot, size)
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlim(taus[0], taus[-1])
     ax.grid(color="0.9", linewidth=0.6)
     metric = data.metric
-    ax.set_xlabel(
-        f"threshold \u03c4: {metric_label(data.spec, metric)}"
-        + (" \u2014 symmetric log scale" if log else "")
-    )
-    ax.set_ylabel("fraction of games with score > \u03c4")
+    scale = " (symmetric log scale)" if log else ""
+    ax.set_xlabel(wrap(f"threshold \u03c4: {metric_label(data.spec, metric)}{scale}", size, plot))
+    height = min(max(0.55 * width, 2.0), 4.2)
+    pooled = "runs" if runs else "games"
+    ax.set_ylabel(wrap(f"fraction of {pooled} with score > \u03c4", size, height))
     band = f", {data.level * 100:g} % bootstrap bands" if banded else ""
-    what = metric.upper() if data.normalisation(metric) else "score"
-    ax.set_title(
-        fit_title(figure, f"{data.protocol} \u2014 performance profile of {what}{band}", 12)
-    )
-    figure.legend(
-        loc="outside lower center", ncols=min(len(curves) + 1, 3), fontsize=8, frameon=False
-    )
-    return figure
+    what = metric.upper() if norm is not None else "score"
+    title = f"{data.protocol} \u2014 performance profile of {what}{band}"
+    figure.suptitle(fit_title(figure, title, size + 1), fontsize=size + 1)
+    fit_legend(figure, handles, size)
+    return finish(figure, size, height)
+
+
+def _covers(entry: Entry, per_game: NDArray[np.int_]) -> str:
+    """A legend entry: the name and what it covers: ``SPR (26 games)``, ``x (2 games, 6 runs)``.
+
+    Example:
+        >>> _covers(Entry("SPR", {}), np.array([1, 1, 1]))
+        'SPR (3 games)'
+        >>> _covers(Entry("dqn", {}), np.array([2, 3]))
+        'dqn (2 games, 5 runs)'
+    """
+    games = count(len(per_game), "game")
+    runs = int(per_game.sum())
+    return f"{label(entry.name)} ({games}{f', {runs:,} runs' if runs > len(per_game) else ''})"
 
 
 # -- probability of improvement -------------------------------------------------------------------
 
 
-def improvement_figure(data: ReportData) -> Figure | None:
+def improvement_figure(
+    data: ReportData,
+    *,
+    figure_width: float = SCREEN_WIDTH,
+    font_size: float = SCREEN_FONT_SIZE,
+) -> Figure | None:
     """P(X > Y) of every pair of results: a point and its interval per pair, X left, Y right.
 
     rliable's ``plot_probability_of_improvement`` layout: one row per pair, the 0.5 line where
     neither is better, X named on the left axis (in its colour) and Y on the right.
+
+    Args:
+        data: the report.
+        figure_width: the figure's width in inches (3.25: a paper's column).
+        font_size: the size of every text, in points (titles one more).
     """
+    check_size(figure_width, font_size)
+    if not data.comparisons:
+        return None
+    with font_style(font_size):
+        return _improvement(data, list(data.comparisons), figure_width, font_size)
+
+
+def _improvement(
+    data: ReportData, comparisons: list[Mapping[str, Any]], width: float, size: float
+) -> Figure:
     from matplotlib.patches import Patch
 
-    comparisons = list(data.comparisons)
-    if not comparisons:
-        return None
     n = len(comparisons)
-    figure = new_figure(7.5, max(2.8, 0.42 * n + 1.9))
+    em = size / 72.0
+    side = max(0.2 * width, 7 * em)  # room for a name on each side
+    xs = [fit_label(label(c["x"], 80), size, side) for c in comparisons]
+    ys = [fit_label(label(c["y"], 80), size, side) for c in comparisons]
+    plot = width - max(text_width(t, size) for t in xs) - max(text_width(t, size) for t in ys)
+    plot -= 5 * em  # the axis labels on both sides and the pads
+    figure = new_figure(width, 3.0)
     ax = figure.add_subplot()
     banded = False
     for k, comparison in enumerate(comparisons):
@@ -580,55 +798,71 @@ def improvement_figure(data: ReportData) -> Figure | None:
             [float(comparison["probability"])],
             [k],
             marker="|" if interval is not None else "o",
-            markersize=13 if interval is not None else 6,
-            markeredgewidth=2.5,
+            markersize=1.3 * size if interval is not None else 0.6 * size,
+            markeredgewidth=2.0,
             color=c,
             linestyle="none",
         )
     ax.axvline(0.5, color="black", linestyle="--", linewidth=0.9)
     ax.set_xlim(-0.02, 1.02)
     ax.set_ylim(n - 0.5, -0.5)
-    ax.set_yticks(range(n), [label(c["x"], 30) for c in comparisons])
+    _linear_ticks(ax.xaxis, plot, size)
+    ax.set_yticks(range(n), xs)
     for tick, comparison in zip(ax.get_yticklabels(), comparisons, strict=True):
         tick.set_color(colour(data.colour_index(str(comparison["x"]))))
     right = ax.twinx()
     right.set_ylim(ax.get_ylim())
-    right.set_yticks(range(n), [label(c["y"], 30) for c in comparisons])
+    right.set_yticks(range(n), ys)
     ax.set_ylabel("algorithm X")
     right.set_ylabel("algorithm Y")
-    ax.set_xlabel("P(X > Y): how often a run of X beats a run of Y on a game (ties count half)")
+    ax.set_xlabel(
+        wrap(
+            "P(X > Y): how often a run of X beats a run of Y on a game (ties count half)",
+            size,
+            plot,
+        )
+    )
     ax.grid(axis="x", color="0.9", linewidth=0.6)
     ax.set_axisbelow(True)
     metric = str(comparisons[0].get("metric", data.metric))
     band = f", {data.level * 100:g} % bootstrap CIs" if banded else ""
-    ax.set_title(
-        fit_title(
-            figure,
-            f"{data.protocol} \u2014 probability of improvement, per-run {metric.upper()}{band}",
-            12,
-        )
-    )
+    title = f"{data.protocol} \u2014 probability of improvement, per-run {metric.upper()}{band}"
+    figure.suptitle(fit_title(figure, title, size + 1), fontsize=size + 1)
     if banded:
-        figure.legend(
-            handles=[Patch(color="0.6", alpha=0.5, label=f"{data.level * 100:g} % bootstrap CI")],
-            loc="outside lower center",
-            fontsize=8,
-            frameon=False,
+        fit_legend(
+            figure,
+            [Patch(color="0.6", alpha=0.5, label=f"{data.level * 100:g} % bootstrap CI")],
+            size,
         )
-    return figure
+    lines = max(t.count("\n") + 1 for t in [*xs, *ys])
+    pitch = line_height(size, max(1.8, 1.1 * lines + 0.5))
+    return finish(figure, size, max(n * pitch, line_height(size, 8)))
 
 
 # -- the per-game table as a figure ---------------------------------------------------------------
 
 
-def game_table_figure(data: ReportData) -> Figure | None:
+def game_table_figure(
+    data: ReportData,
+    *,
+    figure_width: float = SCREEN_WIDTH,
+    font_size: float = SCREEN_FONT_SIZE,
+) -> Figure | None:
     """Every game's score of every entry as a table figure, the best of each row in bold.
 
     The report's metric (a normalised score in %, else points), the mean over runs, with its
-    bootstrap interval where the game has several runs; for a paper's appendix as a PDF.
-    """
-    from matplotlib.transforms import Bbox
+    bootstrap interval where the game has several runs; for a paper's appendix as a PDF. The
+    columns are as wide as their widest text; where they do not all fit beside the games'
+    names, the table is cut into blocks of columns stacked under each other, each with the
+    games' names, and where not even one column with its intervals fits, the intervals go (the
+    title says so).
 
+    Args:
+        data: the report.
+        figure_width: the figure's width in inches (3.25: a paper's column).
+        font_size: the size of every text, in points (the title one more).
+    """
+    check_size(figure_width, font_size)
     entries = [
         e
         for e in data.per_game_entries()
@@ -637,53 +871,107 @@ def game_table_figure(data: ReportData) -> Figure | None:
     games = [g for g in data.games() if any(e.value(g, data.metric) is not None for e in entries)]
     if not entries or not games:
         return None
+    with font_style(font_size):
+        return _game_table(data, entries, games, figure_width, font_size)
+
+
+_CELL_PAD = 0.4  # the room on each side of a table cell's text, in font sizes
+
+
+def _game_table(
+    data: ReportData, entries: list[Entry], games: list[str], width: float, size: float
+) -> Figure:
+    from matplotlib.table import Table
+    from matplotlib.transforms import Bbox
+
     percent = data.normalisation(data.metric) is not None
-    text: list[list[str]] = []
-    best: list[set[int]] = []
-    for game in games:
-        values = [entry.value(game, data.metric) for entry in entries]
-        row = []
-        for entry, value in zip(entries, values, strict=True):
-            shown = format_cell(value, 1) + ("%" if percent and value is not None else "")
-            interval = entry.game_interval(game, data.metric)
-            if interval is not None:
-                shown += f" [{format_cell(interval[0], 1)}, {format_cell(interval[1], 1)}]"
-            row.append(shown if value is not None else "\u2014")
-        finite = [v for v in values if v is not None]
-        top = max(finite, default=None)
-        best.append(
-            {j for j, v in enumerate(values) if v is not None and v == top and len(finite) > 1}
-        )
-        text.append(row)
-    width = 1.6 + 1.9 * len(entries)
-    figure = new_figure(width, 0.22 * (len(games) + 1) + 0.8)
-    ax = figure.add_subplot()
-    ax.axis("off")
-    table = ax.table(
-        cellText=text,
-        rowLabels=[label(g, 28) for g in games],
-        colLabels=[label(e.name, 24) for e in entries],
-        cellLoc="right",
-        bbox=Bbox.from_bounds(0.0, 0.0, 1.0, 1.0),  # the table fills the axes
-    )
-    table.auto_set_font_size(False)
-    table.set_fontsize(7.5)
-    for (line, column), cell in table.get_celld().items():
-        cell.set_linewidth(0.3)
-        cell.set_edgecolor("0.8")
-        if line == 0 and column >= 0:
-            cell.get_text().set_color(colour(data.colour_index(entries[column].name)))
+    values = [[entry.value(game, data.metric) for entry in entries] for game in games]
+    best = [
+        {
+            j
+            for j, v in enumerate(row)
+            if v is not None and v == max(f for f in row if f is not None)
+        }
+        if sum(v is not None for v in row) > 1
+        else set()
+        for row in values
+    ]
+    room = width - 0.15  # the layout's pads and a margin
+    pad = _CELL_PAD * size / 72.0
+    names = [label(g, 28) for g in games]
+    names_width = max(text_width(n, size) for n in ["game", *names]) + 2 * pad
+    header_width = max(0.7, (room - names_width) / min(len(entries), 3) - 2 * pad)
+    headers = [fit_label(label(e.name, 60), size, header_width) for e in entries]
+    for intervals in (True, False):
+        text = [
+            [
+                _table_cell(entry, game, data.metric, v, percent, intervals)
+                for entry, v in zip(entries, row, strict=True)
+            ]
+            for game, row in zip(games, values, strict=True)
+        ]
+        widths = [
+            max(
+                text_width(headers[j], size, bold=True),
+                *(text_width(row[j], size, bold=j in b) for row, b in zip(text, best, strict=True)),
+            )
+            + 2 * pad
+            for j in range(len(entries))
+        ]
+        if names_width + max(widths) <= room:
+            break
+    blocks: list[list[int]] = [[]]
+    for j, column in enumerate(widths):
+        if blocks[-1] and names_width + sum(widths[k] for k in blocks[-1]) + column > room:
+            blocks.append([])
+        blocks[-1].append(j)
+    header_lines = max(h.count("\n") + 1 for h in headers)
+    row = line_height(size, 1.45)
+    header = line_height(size, header_lines + 0.45)
+    figure = new_figure(width, 3.0)
+    axes = figure.subplots(len(blocks), 1, squeeze=False)[:, 0]
+    for ax, block in zip(axes, blocks, strict=True):
+        ax.axis("off")
+        used = names_width + sum(widths[j] for j in block)
+        table = Table(ax, bbox=Bbox.from_bounds(0.0, 0.0, used / room, 1.0))  # as wide as the text
+        table.auto_set_font_size(False)
+        table.add_cell(0, 0, names_width, header, text="game", loc="left")
+        for r, name in enumerate(names, start=1):
+            table.add_cell(r, 0, names_width, row, text=name, loc="left")
+        for c, j in enumerate(block, start=1):
+            cell = table.add_cell(0, c, widths[j], header, text=headers[j], loc="center")
+            cell.get_text().set_color(colour(data.colour_index(entries[j].name)))
             cell.get_text().set_fontweight("bold")
-        elif line > 0 and column >= 0 and column in best[line - 1]:
-            cell.get_text().set_fontweight("bold")
+            for r, game_row in enumerate(text, start=1):
+                cell = table.add_cell(r, c, widths[j], row, text=game_row[j], loc="right")
+                if j in best[r - 1]:
+                    cell.get_text().set_fontweight("bold")
+        table.set_fontsize(size)
+        for cell in table.get_celld().values():
+            cell.PAD = pad / cell.get_width()  # matplotlib's PAD is a fraction of the width
+            cell.set_linewidth(0.3)
+            cell.set_edgecolor("0.8")
+        ax.add_table(table)
     unit = "%" if percent else "points"
-    ax.set_title(
-        fit_title(
-            figure,
-            f"{data.protocol} ({data.spec.short_hash}) \u2014 per-game {data.metric.upper()} "
-            f"({unit}), the mean over runs; bold: the best of each row",
-            10,
-        ),
-        fontsize=10,
+    has = any(e.game_interval(g, data.metric) is not None for e in entries for g in games)
+    interval = f" [{data.level * 100:g} % CI]" if has and intervals else ""
+    dropped = "; CIs left out at this width" if has and not intervals else ""
+    title = (
+        f"{data.protocol} \u2014 per-game {data.metric.upper()} ({unit}): the mean over runs"
+        f"{interval}; bold: the best of each row{dropped}"
     )
-    return figure
+    figure.suptitle(fit_title(figure, title, size + 1), fontsize=size + 1)
+    return finish(figure, size, len(blocks) * (header + len(games) * row))
+
+
+def _table_cell(
+    entry: Entry, game: str, metric: str, value: float | None, percent: bool, intervals: bool
+) -> str:
+    """One cell of the per-game table: ``41.5%``, ``41.5% [38.0, 45.1]`` or a dash."""
+    if value is None:
+        return "\u2014"
+    shown = format_cell(value, 1) + ("%" if percent else "")
+    interval = entry.game_interval(game, metric) if intervals else None
+    if interval is not None:
+        shown += f" [{format_cell(interval[0], 1)}, {format_cell(interval[1], 1)}]"
+    return shown
