@@ -774,8 +774,10 @@ def _improvement(
     side = max(0.2 * width, 7 * em)  # room for a name on each side
     xs = [fit_label(label(c["x"], 80), size, side) for c in comparisons]
     ys = [fit_label(label(c["y"], 80), size, side) for c in comparisons]
-    plot = width - max(text_width(t, size) for t in xs) - max(text_width(t, size) for t in ys)
-    plot -= 5 * em  # the axis labels on both sides and the pads
+    left = max(text_width(t, size) for t in xs) + 2.5 * em  # the names, the axis label, pads
+    right = max(text_width(t, size) for t in ys) + 2.5 * em
+    plot = width - left - right
+    below = plot + 2 * min(left, right)  # the x label, centred under the plot, may reach as far
     figure = new_figure(width, 3.0)
     ax = figure.add_subplot()
     banded = False
@@ -819,7 +821,7 @@ def _improvement(
         wrap(
             "P(X > Y): how often a run of X beats a run of Y on a game (ties count half)",
             size,
-            plot,
+            below,
         )
     )
     ax.grid(axis="x", color="0.9", linewidth=0.6)
