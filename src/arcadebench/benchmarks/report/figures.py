@@ -774,10 +774,9 @@ def _improvement(
     side = max(0.2 * width, 7 * em)  # room for a name on each side
     xs = [fit_label(label(c["x"], 80), size, side) for c in comparisons]
     ys = [fit_label(label(c["y"], 80), size, side) for c in comparisons]
-    left = max(text_width(t, size) for t in xs) + 2.5 * em  # the names, the axis label, pads
-    right = max(text_width(t, size) for t in ys) + 2.5 * em
-    plot = width - left - right
-    below = plot + 2 * min(left, right)  # the x label, centred under the plot, may reach as far
+    sides = [max(text_width(t, size) for t in names) + 2.5 * em for names in (xs, ys)]
+    plot = width - sum(sides)  # beside the names, the axis labels and the pads on both sides
+    below = plot + 2 * min(sides)  # the x label, centred under the plot, may reach as far
     figure = new_figure(width, 3.0)
     ax = figure.add_subplot()
     banded = False
