@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
 
+import pytest
 from report_helpers import atari5_csv, atari5_runs, saber_logs, write_results
 
 from arcadebench.benchmarks.report import list_references
@@ -23,7 +25,7 @@ def test_report_writes_the_html_and_figures(tmp_path, capsys):
                 str(results),
                 "--out",
                 str(out),
-                "--compare",
+                "--references",
                 "random",
                 "MuZero",
                 "--reps",
@@ -40,9 +42,10 @@ def test_report_writes_the_html_and_figures(tmp_path, capsys):
     assert (out / "report.html").read_text().startswith("<!DOCTYPE html>")
 
 
-def test_inputs_after_compare_are_inputs(tmp_path, capsys):
+def test_inputs_after_references_are_inputs(tmp_path, capsys):
     results = write_results(tmp_path / "r.json", "atari5", {"x": {"pong": 1.0}}, reps=0)
-    assert main(["report", "--out", str(tmp_path / "o"), "--compare", "human", str(results)]) == 0
+    out = str(tmp_path / "o")
+    assert main(["report", "--out", out, "--references", "human", str(results)]) == 0
     html = (tmp_path / "o" / "report.html").read_text()
     assert "human (Table 12)" in html and "r.json" in html
 
@@ -118,7 +121,7 @@ def test_results_of_two_protocols_are_reported_apart(tmp_path, capsys):
 def test_errors_are_one_line(tmp_path, capsys):
     results = write_results(tmp_path / "r.json", "atari5", {"x": {"pong": 1.0}}, reps=0)
     assert (
-        main(["report", str(results), "--out", str(tmp_path / "o"), "--compare", "Rainbow-IQN"])
+        main(["report", str(results), "--out", str(tmp_path / "o"), "--references", "Rainbow-IQN"])
         == 2
     )
     error = capsys.readouterr().err.strip()
@@ -167,3 +170,42 @@ def test_paper_writes_the_figure_set_instead_of_the_page(tmp_path, capsys):
         "sample_efficiency, per_game_table), tables.tex, tables.md\n"
     )
     assert (paper / "improvement.pdf").exists() and not (tmp_path / "html").exists()
+
+
+def test_the_deprecated_compare_warns_in_one_line_and_still_works(tmp_path, capsys):
+    results = write_results(tmp_path / "r.json", "atari5", {"x": {"pong": 1.0}}, reps=0)
+    assert main(["report", "--out", str(tmp_path / "o"), "--compare", "human", str(results)]) == 0
+    err = capsys.readouterr().err
+    assert err == (
+        "arcadebench: warning: --compare is deprecated: use --references (the same names)\n"
+    )
+    html = (tmp_path / "o" / "report.html").read_text()
+    assert "human (Table 12)" in html and "r.json" in html  # the reference, and the input
+
+
+def test_references_default_none_and_named_in_the_page_and_the_paper_tables(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    spec = load_spec("atari100k")
+    results = write_results(
+        tmp_path / "r.json", spec, {"me": {"pong": [-20.0, -19.0], "breakout": [2.0, 3.0]}}, reps=0
+    )
+    default = tmp_path / "default"
+    assert main(["report", str(results), "--out", str(default), "--reps", "0"]) == 0
+    html = (default / "report.html").read_text()
+    entries = set(re.findall(r'<td class="ref">([^<]*)</td><td>published reference</td>', html))
+    assert entries == set(spec.default_references())  # the first four of its protocol
+    assert main(["report", str(results), "--out", str(tmp_path / "n"), "--references", "none"]) == 0
+    html = (tmp_path / "n" / "report.html").read_text()
+    assert "published reference</td>" not in html
+    paper = tmp_path / "paper"
+    args = ["report", str(results), "--paper", str(paper), "--reps", "0"]
+    human = "human (Agarwal et al. 2021 (rliable) constants)"  # the spec's constants
+    assert main([*args, "--references", "DER", human]) == 0
+    latex = (paper / "tables.tex").read_text()
+    assert "DER \\textsuperscript{\\dag}" in latex  # a spec reference: in the tables
+    assert "human" not in latex.split("\\begin{tabular}")[1]  # constants: the figures' only
+    assert "DrQ(eps)" not in latex and "| DER † |" in (paper / "tables.md").read_text()
+    assert main([*args, "--references", "none"]) == 0
+    assert "\\dag" not in (paper / "tables.tex").read_text()
+    assert main([*args]) == 0  # the default: the first four of its protocol
+    assert "DrQ(eps) \\textsuperscript{\\ddag}" in (paper / "tables.tex").read_text()

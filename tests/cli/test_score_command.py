@@ -274,3 +274,29 @@ def test_curves_from_logs(tmp_path, capsys):
         main([*args[:-2], "10Q"])
     assert exit_.value.code == 2
     assert "got '10Q'" in capsys.readouterr().err
+
+
+def test_references_none_named_or_unknown(tmp_path, capsys):
+    (tmp_path / "me.json").write_text('{"me": {"Pong": [-20, -19], "Breakout": [2, 3]}}')
+    args = ["score", "atari100k", str(tmp_path / "me.json"), "--reps", "0", "--format", "latex"]
+    assert main(args) == 0
+    default = capsys.readouterr().out
+    assert "DrQ(eps) \\textsuperscript{\\ddag}" in default  # the first four of its protocol
+    assert "BBF" not in default and "SimPLe (SPR" not in default
+    assert main([*args, "--references", "none"]) == 0
+    alone = capsys.readouterr().out
+    assert "DrQ(eps)" not in alone and "\\dag" not in alone
+    assert main([*args, "--references", "der", "simple"]) == 0
+    named = capsys.readouterr().out
+    assert "DER \\textsuperscript{\\dag}" in named and "SimPLe \\textsuperscript{\\ddag}" in named
+    assert "DrQ(eps)" not in named
+    assert main([*args, "--references", "SPRR"]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith(
+        "arcadebench: error: 'SPRR' is not a reference of the 'atari100k' spec. Did you mean: "
+    )
+    assert error.count("\n") == 1
+    table = ["score", "atari100k", str(tmp_path / "me.json"), "--reps", "0"]
+    assert main([*table, "--references", "DER"]) == 0
+    printed = capsys.readouterr().out
+    assert "\nDER " in printed and "BBF" not in printed

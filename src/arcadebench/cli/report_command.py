@@ -1,7 +1,9 @@
 """``arcadebench report <results.json | logs>... --out DIR``: figures and a self-contained HTML.
 
 ``--paper DIR`` writes a paper's figure set instead: rliable's four figures and the per-game
-table as PDF and PNG, and the tables as LaTeX and Markdown.
+table as PDF and PNG, and the tables as LaTeX and Markdown. ``--references NAME... | none``
+chooses the published references shown (by default the first four of the spec's own protocol);
+``--compare`` is its old name, still taken with a warning.
 """
 
 from __future__ import annotations
@@ -58,16 +60,20 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("--spec", help="spec name or YAML file (default: the one the inputs name)")
     parser.add_argument(
-        "--compare",
+        "--references",
         nargs="+",
-        default=[],
         metavar="NAME",
-        help="published references to show alongside (see --list-references)",
+        help="published references to show alongside, in the figures, the page and the "
+        "--paper tables (see --list-references), or `none`; default: the first four the spec "
+        "has of its own protocol",
+    )
+    parser.add_argument(  # the old name of --references, kept working with a warning
+        "--compare", nargs="+", metavar="NAME", help=argparse.SUPPRESS
     )
     parser.add_argument(
         "--list-references",
         metavar="SPEC",
-        help="list the references --compare accepts for SPEC and exit",
+        help="list the references --references accepts for SPEC and exit",
     )
     parser.add_argument(
         "--metric",
@@ -92,6 +98,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _report(args: argparse.Namespace) -> int:
     from arcadebench.benchmarks.report import FIGURES, load_report_data, write_paper, write_report
+    from arcadebench.benchmarks.report.build import write_paper_tables
     from arcadebench.benchmarks.report.episodes import CLIP_PREFIX
     from arcadebench.benchmarks.report.style import require_matplotlib
     from arcadebench.specs import load_spec
@@ -99,10 +106,17 @@ def _report(args: argparse.Namespace) -> int:
     if args.list_references:
         _list_references(load_spec(args.list_references))
         return 0
-    # `--compare A B results.json`: nargs="+" took the input too; give it back
-    moved = [c for c in args.compare if _looks_like_input(c)]
-    args.inputs = [*args.inputs, *moved]
-    args.compare = [c for c in args.compare if c not in moved]
+    if args.compare is not None:
+        print(
+            "arcadebench: warning: --compare is deprecated: use --references (the same names)",
+            file=sys.stderr,
+        )
+        args.references = [*(args.references or ()), *args.compare]
+    if args.references is not None:
+        # `--references A B results.json`: nargs="+" took the input too; give it back
+        moved = [c for c in args.references if _looks_like_input(c)]
+        args.inputs = [*args.inputs, *moved]
+        args.references = [c for c in args.references if c not in moved] or None
     if not args.inputs:
         raise InvalidArgument(
             "`input` must name at least one results JSON, log or score file, got none; "
@@ -115,7 +129,7 @@ def _report(args: argparse.Namespace) -> int:
             data = load_report_data(
                 args.inputs,
                 spec=args.spec,
-                compare=args.compare,
+                references=args.references,
                 metric=args.metric,
                 ci=args.ci,
                 reps=args.reps,
@@ -123,6 +137,8 @@ def _report(args: argparse.Namespace) -> int:
             )
             if args.paper:
                 written = write_paper(data, args.paper)
+                if args.references is not None:  # the tables beside the references chosen
+                    write_paper_tables(data, args.paper, args.references)
             else:
                 path = write_report(data, args.out, episodes=args.episodes)
         finally:
@@ -167,7 +183,7 @@ def _list_references(spec: Spec) -> None:
         render_table(
             ["reference", "kind", "games", "protocol", "source"],
             rows,
-            title=f"references for {spec.name} (use with --compare)",
+            title=f"references for {spec.name} (use with --references)",
             wrap={"protocol": 40, "source": 60},
         )
     )

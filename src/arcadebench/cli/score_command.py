@@ -1,8 +1,9 @@
 """``arcadebench score <spec> <file>...``: score results or episode logs, print and save them.
 
 Beside the protocol's numbers: the probability of improvement between algorithms (every pair,
-or ``--compare X Y``), sample-efficiency curves from the logs (``--curve``), and the tables in
-LaTeX or Markdown to paste into a paper (``--format``).
+or ``--compare X Y``), sample-efficiency curves from the logs (``--curve``), the tables in
+LaTeX or Markdown to paste into a paper (``--format``), and the spec's published references
+beside them (``--references NAME... | none``).
 """
 
 from __future__ import annotations
@@ -97,6 +98,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "improvement tables as LaTeX (booktabs) or Markdown to paste into a paper",
     )
     parser.add_argument(
+        "--references",
+        nargs="+",
+        metavar="NAME",
+        help="the spec's published references to show beside the results (put it after the "
+        "files; names as `arcadebench show SPEC` lists them, any case and punctuation), or "
+        "`none`; default: with --format latex|markdown the first four obtained under the "
+        "spec's own protocol, in the plain table every one",
+    )
+    parser.add_argument(
         "--other-protocols",
         nargs="*",
         metavar="RESULTS",
@@ -139,12 +149,21 @@ def _score(args: argparse.Namespace) -> int:
                 print(f"arcadebench: warning: {warning.message}", file=sys.stderr)
     if others:
         _check_others(results, others, args.other_protocols)
+    other_protocols = args.other_protocols is not None
     if args.format == "latex":
-        print(results.to_latex(other_protocols=args.other_protocols is not None, others=others))
+        print(
+            results.to_latex(
+                other_protocols=other_protocols, others=others, references=args.references
+            )
+        )
     elif args.format == "markdown":
-        print(results.to_markdown(other_protocols=args.other_protocols is not None, others=others))
+        print(
+            results.to_markdown(
+                other_protocols=other_protocols, others=others, references=args.references
+            )
+        )
     else:
-        print(results.table())
+        print(results.table(references=args.references))
     for path, write in ((args.json, results.to_json), (args.csv, results.to_csv)):
         if path:
             try:

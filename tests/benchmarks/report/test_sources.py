@@ -225,3 +225,37 @@ def test_results_files_of_either_format_are_read_as_they_are(tmp_path, version):
     data = load_report_data([path], reps=0)  # re-scored, it would have no intervals
     (entry,) = [e for e in data.entries if e.kind == "result"]
     assert entry.name == "rainbow" and "ci" in entry.block["aggregates"]
+
+
+# -- references -----------------------------------------------------------------------------------
+
+
+def _references(data):
+    return [e.name for e in data.entries if e.kind == "reference"]
+
+
+def test_references_by_name_none_or_the_specs_default(tmp_path):
+    results = write_results(tmp_path / "r.json", "atari100k", ATARI100K_SCORES, reps=0)
+    spec = arcadebench.load_spec("atari100k")
+    assert _references(load_report_data([results], reps=0)) == []  # the reader's own default
+    default = load_report_data([results], references=None, reps=0)
+    assert _references(default) == list(spec.default_references())
+    assert _references(load_report_data([results], references="none", reps=0)) == []
+    random = "random (Agarwal et al. 2021 (rliable) constants)"
+    named = load_report_data([results], references=["DER", random], reps=0)
+    assert _references(named) == ["DER", random]
+    with pytest.raises(InvalidArgument, match="'none' alone"):
+        load_report_data([results], references=["none", "DER"], reps=0)
+
+
+def test_compare_is_a_deprecated_name_of_references(tmp_path):
+    results = write_results(tmp_path / "r.json", "atari100k", ATARI100K_SCORES, reps=0)
+    with pytest.warns(DeprecationWarning, match="`compare` is deprecated: pass `references`"):
+        data = load_report_data([results], compare=["DER"], reps=0)
+    assert _references(data) == ["DER"]
+    with pytest.warns(DeprecationWarning, match="`compare` is deprecated"):
+        page = arcadebench.benchmarks.report.report([results], tmp_path / "out", compare=["DER"])
+    assert '<td class="ref">DER</td>' in page.read_text()
+    page = arcadebench.benchmarks.report.report([results], tmp_path / "default", reps=0)
+    html = page.read_text()  # report() shows the spec's default references
+    assert all(f'<td class="ref">{n}</td>' in html for n in ("DrQ(eps)", "SimPLe"))

@@ -67,11 +67,12 @@ def load_report_data(
     inputs: Sequence[str | os.PathLike[str] | Results],
     *,
     spec: str | os.PathLike[str] | Spec | None = None,
-    compare: Sequence[str] = (),
+    references: Sequence[str] | str | None = (),
     metric: str | None = None,
     ci: float = 0.95,
     reps: int = 2000,
     seed: int = 0,
+    compare: Sequence[str] | None = None,
 ) -> ReportData:
     """Read, score and gather everything one report shows.
 
@@ -80,7 +81,10 @@ def load_report_data(
             files, or :class:`~arcadebench.benchmarks.scoring.results.Results` objects (e.g. what
             :func:`arcadebench.evaluate` returns).
         spec: the spec (name, YAML file or loaded); default: the one the inputs name.
-        compare: reference names (see :mod:`~arcadebench.benchmarks.report.references`).
+        references: published references shown alongside, by name (see
+            :mod:`~arcadebench.benchmarks.report.references`), or ``"none"``; ``None``: the
+            first four the spec has of its own protocol (``Spec.default_references``).
+        compare: deprecated: the old name of ``references`` (its names are added to them).
         metric: per-game metric of the figures (default: the spec's headline metric).
         ci: confidence level for inputs scored here.
         reps: bootstrap repetitions for inputs scored here and the profile bands.
@@ -103,6 +107,13 @@ def load_report_data(
         )
     if isinstance(reps, bool) or not isinstance(reps, int) or reps < 0:
         raise InvalidArgument(f"`reps` must be a non-negative integer, got {reps!r}")
+    if compare is not None:
+        warnings.warn(
+            "`compare` is deprecated: pass `references` (the same names)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        references = [*_reference_names(references or ()), *compare]
     labels = [
         f"<results {k}>" if isinstance(item, Results) else str(item)
         for k, item in enumerate(inputs, start=1)
@@ -170,7 +181,8 @@ def load_report_data(
     entries = _entries(named, curves, notes)
     played = {g for e in entries if e.per_game for g in e.games} or None
     taken = {e.name for e in entries}
-    for reference in reference_entries(spec, compare, played):
+    names = spec.default_references() if references is None else _reference_names(references)
+    for reference in reference_entries(spec, names, played):
         name = _unique(reference.name, taken)
         taken.add(name)
         entries.append(reference if name == reference.name else _renamed(reference, name))
@@ -208,6 +220,25 @@ def load_report_data(
     return dataclasses.replace(
         data, comparisons=_comparisons(data), reference_curves=_reference_curves(data)
     )
+
+
+def _reference_names(references: Sequence[str] | str) -> list[str]:
+    """The names of ``references``: ``"none"`` (alone) is none.
+
+    Example:
+        >>> _reference_names("none"), _reference_names(["human", "MuZero"])
+        ([], ['human', 'MuZero'])
+    """
+    names = [references] if isinstance(references, str) else list(references)
+    if not all(isinstance(n, str) for n in names):
+        raise InvalidArgument(f"`references` must be reference names or 'none', got {names!r}")
+    if any(n.strip().lower() == "none" for n in names):
+        if len(names) > 1:
+            raise InvalidArgument(
+                f"`references` must be reference names or 'none' alone, got {names!r}"
+            )
+        return []
+    return names
 
 
 def _comparisons(data: ReportData) -> tuple[Mapping[str, Any], ...]:

@@ -358,7 +358,7 @@ def _published_tables(
         title = f"published results ({published.source})"
         over = _over_games(results, names, published)
         if over:
-            title += f"\n{over}"
+            title += f": {over}"
         if published.protocol:
             title += f"\nobtained under another protocol: {published.protocol}"
         tables.append(render_table(["", *published.columns], rows, title=title, digits=digits))
