@@ -18,9 +18,9 @@ from arcadebench import load_spec
 from arcadebench.benchmarks.scoring.inputs import read_scores
 from arcadebench.benchmarks.scoring.raw_scores import ScoreCollector
 from arcadebench.benchmarks.scoring.results import score
+from arcadebench.benchmarks.scoring.score_csv import read_csv
 from arcadebench.benchmarks.scoring.score_files import (
     parse_score,
-    read_csv,
     read_json,
     read_mapping,
 )
@@ -174,6 +174,44 @@ def test_a_runs_checkpoints_need_distinct_frames(tmp_path, rows, line, what):
     assert error.line == line and what in str(error), str(error)
 
 
+def test_a_table_as_a_paper_prints_it_scores(tmp_path):
+    """Tab-separated, one column per algorithm, thousands separators, mean ± spread."""
+    wide = (
+        "# Table 2 of a paper, pasted\n"
+        "Game\tPPO (ours)\tDQN\n"
+        "Pong\t20.7 ± 0.3\t18.9\n"
+        'Battle Zone\t12,345\t"29,900 +/- 1,200"\n'
+        "Montezuma's Revenge\tNA\t0\n"
+    )
+    raw = read_scores(SABER, _csv(tmp_path, wide, name="paper.tsv"))
+    ours, dqn = raw.algorithms["PPO (ours)"], raw.algorithms["DQN"]
+    assert {g: c.scores for g, c in ours.games.items()} == {
+        "battle_zone": (12345.0,),
+        "pong": (20.7,),
+    }
+    assert {g: c.scores for g, c in dqn.games.items()} == {
+        "battle_zone": (29900.0,),
+        "montezuma_revenge": (0.0,),
+        "pong": (18.9,),
+    }
+    (note,) = ours.notes
+    assert "1 of its scores as mean ± spread (pong 20.7 ± 0.3)" in note
+    assert "battle_zone 29,900 +/- 1,200" in dqn.notes[0]
+    long_csv = 'game,score,run\nPong,"1,234.5",0\nPong,-3,1\n'
+    assert read_scores(SABER, _csv(tmp_path, long_csv)).algorithms["agent"].games[
+        "pong"
+    ].scores == (1234.5, -3.0)
+
+
+def test_a_wide_table_keeps_runs_and_refuses_what_it_cannot_tell(tmp_path):
+    runs = "game,run,A,B\npong,0,1,2\npong,1,3,4\n"
+    raw = read_scores(SABER, _csv(tmp_path, runs))
+    assert raw.algorithms["A"].games["pong"].scores == (1.0, 3.0)
+    assert raw.algorithms["B"].games["pong"].runs == ("0", "1")
+    error = _error(tmp_path, "game,A,A\npong,1,2\n")
+    assert "column 'A' appears twice" in str(error)
+
+
 def test_csv_duplicate_na_row_is_still_a_duplicate(tmp_path):
     assert "duplicate" in str(_error(tmp_path, "game,score\npong,NA\npong,3\n"))
 
@@ -184,7 +222,7 @@ def test_csv_duplicate_run_id(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "value", ["abc", "1,000", "nan", "NaN", "-inf", "1_000", "0x10", "12%", "--1"]
+    "value", ["abc", "1,5", "1,0000", "nan", "NaN", "-inf", "1_000", "0x10", "12%", "--1", "5 ±"]
 )
 def test_csv_non_numeric_score(tmp_path, value):
     error = _error(tmp_path, f'game,score\npong,1\nqbert,"{value}"\n')
@@ -197,10 +235,19 @@ def test_csv_non_numeric_score(tmp_path, value):
         ("", None, "is empty; expected a header line `game,score`"),
         ("# only a comment\n\n", None, "is empty"),
         ("game,score\n", None, "has a header but no score rows"),
-        ("pong,21\n", 1, "unknown column 'pong'"),
+        ("pong,21\n", 1, "has no header line: its first line names the game 'pong'"),
+        ("Pong\t21\n", 1, "has no header line: its first line names the game 'Pong'"),
+        ("agent,score\npong,1\n", 1, "has no game column; name it `game`"),
         ("game,score,seed\npong,1,0\n", 1, "unknown column 'seed'"),
-        ("game,result\npong,1\n", 1, "unknown column 'result'"),
-        ("game,algorithm\npong,a\n", 1, "the header has no 'score' column"),
+        (
+            "game,result\npong,1\n",
+            1,
+            "has no `score` column, so it would be one column per "
+            "algorithm, but it has a 'result' column",
+        ),
+        ("game,algorithm\npong,a\n", 1, "but it has a 'algorithm' column"),
+        ("game,run\npong,0\n", 1, "but it has no algorithm column"),
+        ("game,PPO,\npong,1,2\n", 1, "an algorithm column without a name"),
         ("game,score,game\npong,1,pong\n", 1, "column 'game' appears twice"),
         ("game,score\npong,1,2\n", 2, "has 3 fields, expected 2"),
         ("game,score\npong\n", 2, "has 1 fields, expected 2"),

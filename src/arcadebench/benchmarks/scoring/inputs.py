@@ -1,6 +1,7 @@
 """Read every score source of a scoring call: score tables, result files, logs, mappings.
 
-Dispatches each source by kind — a mapping, a ``.csv`` or ``.json`` score file
+Dispatches each source by kind — a mapping, a ``.csv`` or ``.tsv`` score table
+(:mod:`~arcadebench.benchmarks.scoring.score_csv`), a ``.json`` score or results file
 (:mod:`~arcadebench.benchmarks.scoring.score_files`), a ``.jsonl`` episode log or a directory of
 them (:mod:`~arcadebench.benchmarks.scoring.log_scores`) — into one :class:`RawScores`.
 
@@ -23,7 +24,8 @@ from typing import Any
 from arcadebench._table import count
 from arcadebench.benchmarks.scoring.log_scores import read_logs
 from arcadebench.benchmarks.scoring.raw_scores import RawScores, ScoreCollector
-from arcadebench.benchmarks.scoring.score_files import read_csv, read_json, read_mapping
+from arcadebench.benchmarks.scoring.score_csv import read_csv
+from arcadebench.benchmarks.scoring.score_files import read_json, read_mapping
 from arcadebench.errors import InputError, NoScores, OtherSpec, warn_user
 from arcadebench.records import LogWarning
 from arcadebench.specs import Spec
@@ -34,7 +36,7 @@ __all__ = ["ScoreSource", "Scores", "read_scores", "spec_of_log"]
 _PEEK_LINES = 64
 
 ScoreSource = str | os.PathLike[str] | Mapping[str, Any]
-"""One source of raw scores: a ``.csv``/``.json`` score file, a ``.jsonl`` episode log, a
+"""One source of raw scores: a ``.csv``/``.tsv``/``.json`` score file, a ``.jsonl`` episode log, a
 directory of logs, or a ``{"<algorithm>": {"<game>": score | [runs]}}`` mapping."""
 Scores = ScoreSource | Iterable[ScoreSource]
 """What :func:`arcadebench.score` reads: one source or several."""
@@ -56,7 +58,7 @@ def _expand(sources: object) -> list[object]:
 
 
 def read_scores(spec: Spec, sources: Scores, curve: bool | Sequence[int] = False) -> RawScores:
-    """Read every source (``.csv``, ``.json``, ``.jsonl``, a directory of logs, or a mapping).
+    """Read every source (``.csv``/``.tsv``, ``.json``, ``.jsonl``, a directory of logs, a mapping).
 
     ``curve``: also score the logs' runs at the points of a sample-efficiency curve (``True``:
     the default points; or frame counts), as
@@ -88,7 +90,7 @@ def read_scores(spec: Spec, sources: Scores, curve: bool | Sequence[int] = False
             in_directories.update(dict.fromkeys(found, path))
         elif not path.exists():
             raise InputError(str(path), None, "no such file")
-        elif path.suffix.lower() == ".csv":
+        elif path.suffix.lower() in (".csv", ".tsv"):
             read_csv(spec, path, collector)
         elif path.suffix.lower() == ".json":
             read_json(spec, path, collector)
@@ -98,7 +100,8 @@ def read_scores(spec: Spec, sources: Scores, curve: bool | Sequence[int] = False
             raise InputError(
                 str(path),
                 None,
-                "has an unknown suffix; give a .csv or .json score file or a .jsonl episode log",
+                "has an unknown suffix; give a .csv, .tsv or .json score file or a .jsonl "
+                "episode log",
             )
     if logs:
         try:

@@ -8,15 +8,9 @@ is silently dropped except explicit NA.
 
 Formats:
 
-- CSV with a header: ``game,score`` and optionally ``algorithm`` (default: the file's stem),
-  ``run`` (several rows of a game = several runs) and ``frames`` (training frames used). A run
-  with several rows of different ``frames`` is scored at checkpoints: the row of the most frames
-  is its score, every row a point of its algorithm's sample-efficiency curve (and, at one of
-  the spec's checkpoints, e.g. SABER's 10M, that checkpoint's score), so published
-  per-checkpoint data plots beside logged runs. Game names in any common spelling
-  (``Battle Zone``, ``battle_zone``, ``Q*bert``). Scores are numbers, ``inf``/``infinite``
-  (SABER's infinite gameplay) or empty/``NA``/``N/A`` (missing). Lines starting with ``#`` are
-  comments (e.g. a licence note).
+- CSV or TSV tables (:mod:`~arcadebench.benchmarks.scoring.score_csv`). Scores are numbers
+  (``12,345`` too), ``inf``/``infinite`` (SABER's infinite gameplay) or empty/``NA``/``N/A``
+  (missing), game names in any common spelling (``Battle Zone``, ``battle_zone``, ``Q*bert``).
 - JSON ``{"<algorithm>": {"<game>": score | [score per run]}}`` with the same score values
   (``null`` = missing), or a results file of any format in :data:`RESULTS_FORMATS` (its runs are
   re-scored, when it was scored with the same spec: results of another protocol are refused, as
@@ -25,20 +19,19 @@ Formats:
 Episode logs are read by :mod:`~arcadebench.benchmarks.scoring.log_scores`; every kind of
 source by :func:`~arcadebench.benchmarks.scoring.inputs.read_scores`.
 
-Functions: read_csv, read_json, read_mapping, parse_score, check_results_spec, results_version.
+Functions: read_json, read_mapping, parse_score, resolve_game, read_text, check_results_spec,
+results_version.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from arcadebench.benchmarks.scoring.raw_scores import ScoreCollector
 from arcadebench.errors import InputError, OtherSpec, UnknownGame
@@ -49,20 +42,22 @@ __all__ = [
     "RESULTS_FORMATS",
     "check_results_spec",
     "parse_score",
-    "read_csv",
     "read_json",
     "read_mapping",
+    "read_text",
+    "resolve_game",
     "results_version",
 ]
 
 #: Score files larger than this are refused (a 61-game table of 1,000 runs is a few MB).
 MAX_SCORE_FILE_BYTES = 64_000_000
 
-CSV_COLUMNS = ("game", "score", "algorithm", "run", "frames")
-_REQUIRED = ("game", "score")
-_MISSING = frozenset({"", "na", "n/a"})
+MISSING = frozenset({"", "na", "n/a"})
+"""A score cell that says a score is missing (after ``strip`` and ``lower``)."""
 _INFINITE = frozenset({"inf", "+inf", "infinite", "infinity", "+infinity"})
-_NUMBER = re.compile(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$")
+NUMBER = re.compile(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$")
+"""A plain decimal number, as a score or frame cell holds it."""
+_GROUPED = re.compile(r"^[+-]?\d{1,3}(?:,\d{3})+(?:\.\d*)?$")  # 12,345.6 as papers print it
 RESULTS_FORMAT = "arcadebench-results/2"
 """The results format written: its ``provenance.inputs`` are relative to the results file's folder,
 and its ``settings`` hold every argument of the scoring call that changes numbers."""
@@ -78,20 +73,25 @@ same."""
 def parse_score(text: str) -> float | None:
     """A score cell: a number, ``inf``/``infinite`` (infinite gameplay) or NA (``None``).
 
+    Thousands separators as papers print them (``12,345.6``) are read; a comma anywhere else
+    (``1,5``: a decimal comma?) is not guessed at.
+
     Raises:
-        ValueError: for anything else (``nan``, ``-inf``, ``1,000``, words); the callers turn
+        ValueError: for anything else (``nan``, ``-inf``, ``1,5``, words); the callers turn
             it into an :class:`InputError` with the file and line.
 
     Example:
-        >>> parse_score("12.5"), parse_score("Infinite"), parse_score("N/A")
-        (12.5, inf, None)
+        >>> parse_score("12.5"), parse_score("Infinite"), parse_score("N/A"), parse_score("12,345")
+        (12.5, inf, None, 12345.0)
     """
     token = text.strip().lower()
-    if token in _MISSING:
+    if token in MISSING:
         return None
     if token in _INFINITE:
         return math.inf
-    if not _NUMBER.fullmatch(token):
+    if _GROUPED.fullmatch(token):
+        token = token.replace(",", "")
+    if not NUMBER.fullmatch(token):
         raise ValueError(text)
     value = float(token)
     if not math.isfinite(value):
@@ -99,19 +99,8 @@ def parse_score(text: str) -> float | None:
     return value
 
 
-def _parse_frames(text: str) -> float | None:
-    token = text.strip()
-    if token.lower() in _MISSING:
-        return None
-    if not _NUMBER.fullmatch(token):
-        raise ValueError(text)
-    value = float(token)
-    if not math.isfinite(value) or value < 0:
-        raise ValueError(text)
-    return value
-
-
-def _resolve(spec: Spec, name: object, file: str, line: int | None) -> str:
+def resolve_game(spec: Spec, name: object, file: str, line: int | None) -> str:
+    """The canonical name of a score file's game cell (an :class:`InputError` if unknown)."""
     if not isinstance(name, str) or not name.strip():
         raise InputError(file, line, f"game must be a non-empty name, got {name!r}")
     try:
@@ -120,7 +109,8 @@ def _resolve(spec: Spec, name: object, file: str, line: int | None) -> str:
         raise InputError(file, line, f"unknown game: {error}") from None
 
 
-def _read_text(path: Path) -> str:
+def read_text(path: Path) -> str:
+    """A score file's text, refused when too large, unreadable or not UTF-8."""
     file = str(path)
     try:
         size = path.stat().st_size
@@ -140,186 +130,6 @@ def _read_text(path: Path) -> str:
         ) from None
     except OSError as error:
         raise InputError(file, None, f"cannot read the file: {error.strerror or error}") from None
-
-
-# -- CSV ------------------------------------------------------------------------------------------
-
-
-def read_csv(
-    spec: Spec,
-    path: str | os.PathLike[str],
-    collector: ScoreCollector | None = None,
-    *,
-    text: str | None = None,
-) -> ScoreCollector:
-    """Read a score CSV (``game,score[,algorithm][,run][,frames]``) into ``collector``.
-
-    ``text`` replaces the file's content (the file name is still used in messages).
-
-    Raises:
-        InputError: empty file, unknown or missing columns, a row with the wrong number of
-            fields, an unknown game (with "did you mean"), a non-numeric score or frames, an
-            empty algorithm or run, or a duplicate (algorithm, game, run).
-    """
-    path = Path(path)
-    file = str(path)
-    collector = collector if collector is not None else ScoreCollector()
-    text = _read_text(path) if text is None else text
-    if "\x00" in text:
-        raise InputError(file, None, "contains NUL bytes; a score CSV is plain text")
-    lines = [
-        (n, line)
-        for n, line in enumerate(text.splitlines(keepends=True), 1)
-        if not line.lstrip().startswith("#")
-    ]
-    reader = csv.reader(io.StringIO("".join(line for _, line in lines)), strict=True)
-
-    def line_of() -> int:
-        return lines[min(reader.line_num, len(lines)) - 1][0] if lines else 1
-
-    header: list[str] | None = None
-    default_algorithm = path.stem
-    rows: list[_Row] = []
-    try:
-        for row in reader:
-            if not row or all(not cell.strip() for cell in row):
-                continue
-            line = line_of()
-            if header is None:
-                header = _csv_header(row, file, line)
-                continue
-            if len(row) != len(header):
-                raise InputError(
-                    file,
-                    line,
-                    f"has {len(row)} fields, expected {len(header)} ({','.join(header)}): "
-                    f"{','.join(row)!r}",
-                )
-            cells = dict(zip(header, (cell.strip() for cell in row), strict=True))
-            rows.append(_csv_row(spec, cells, default_algorithm, file, line))
-    except csv.Error as error:
-        raise InputError(file, line_of(), f"is not valid CSV: {error}") from None
-    if header is None:
-        raise InputError(
-            file, None, "is empty; expected a header line `game,score` and one row per game"
-        )
-    if not rows:
-        raise InputError(file, None, "has a header but no score rows")
-    _add_rows(spec, rows, collector, file)
-    collector.sources.append(file)
-    return collector
-
-
-class _Row(NamedTuple):
-    """A score CSV's row, read and checked."""
-
-    algorithm: str
-    game: str
-    run: str
-    score: float | None
-    frames: float | None
-    line: int
-
-
-def _add_rows(spec: Spec, rows: Sequence[_Row], collector: ScoreCollector, file: str) -> None:
-    """Add a CSV's rows: one per run, or a run's checkpoints (several ``frames``, module doc)."""
-    by_run: dict[tuple[str, str, str], list[_Row]] = {}
-    for row in rows:
-        by_run.setdefault((row.algorithm, row.game, row.run), []).append(row)
-    curves = {key[0] for key, runs in by_run.items() if len(runs) > 1}
-    for (algorithm, game, run), runs in by_run.items():
-        if len(runs) > 1:
-            _check_checkpoints(runs, file)
-        ordered = sorted(runs, key=lambda r: r.frames or 0.0)
-        checkpoints: list[tuple[int | None, _Row]] = [(None, ordered[-1])]
-        if len(runs) > 1:
-            checkpoints += [
-                (int(r.frames or 0), r)
-                for r in ordered
-                if int(r.frames or 0) in spec.evaluation.checkpoints
-            ]
-        for checkpoint, row in checkpoints:
-            where = (file, row.line)
-            collector.add(
-                algorithm, game, run, row.score, where=where, frames=row.frames,
-                checkpoint=checkpoint,
-            )  # fmt: skip
-        for row in ordered if algorithm in curves else ():
-            if row.frames is not None and row.score is not None:
-                collector.add_point(algorithm, game, run, int(row.frames), row.score, None)
-
-
-def _check_checkpoints(runs: Sequence[_Row], file: str) -> None:
-    """A run's several rows are its checkpoints: each has ``frames``, no two the same."""
-    seen: dict[float | None, int] = {}
-    for row in runs:
-        if row.frames in seen or (seen and (row.frames is None or None in seen)):
-            first = seen.get(row.frames, next(iter(seen.values())))
-            what = f"run {row.run!r} of {row.game}" if row.run else row.game
-            at = f" at {row.frames:,.0f} frames" if row.frames is not None else ""
-            raise InputError(
-                file,
-                row.line,
-                f"duplicate score for {what}{at} of algorithm {row.algorithm!r} (first at "
-                f"{file}:{first}); give each run its own `run` id, or each of a run's "
-                "checkpoints its `frames`",
-            )
-        seen[row.frames] = row.line
-
-
-def _csv_header(row: Sequence[str], file: str, line: int) -> list[str]:
-    header = [cell.strip().lower() for cell in row]
-    for name in header:
-        if name not in CSV_COLUMNS:
-            raise InputError(
-                file,
-                line,
-                f"unknown column {name!r}; a score CSV has the columns game, score and optionally "
-                "algorithm, run, frames (is the header line missing?)",
-            )
-    duplicates = sorted({c for c in header if header.count(c) > 1})
-    if duplicates:
-        raise InputError(file, line, f"column {duplicates[0]!r} appears twice in the header")
-    for name in _REQUIRED:
-        if name not in header:
-            raise InputError(
-                file, line, f"the header has no {name!r} column; it needs at least `game,score`"
-            )
-    return header
-
-
-def _csv_row(
-    spec: Spec, cells: Mapping[str, str], default_algorithm: str, file: str, line: int
-) -> _Row:
-    game = _resolve(spec, cells["game"], file, line)
-    try:
-        score = parse_score(cells["score"])
-    except ValueError:
-        raise InputError(
-            file,
-            line,
-            f"score {cells['score']!r} of {game} is not a number; "
-            "use a number, inf/infinite, or NA for a missing score",
-        ) from None
-    frames = None
-    if "frames" in cells:
-        try:
-            frames = _parse_frames(cells["frames"])
-        except ValueError:
-            raise InputError(
-                file,
-                line,
-                f"frames {cells['frames']!r} of {game} must be a non-negative number or empty",
-            ) from None
-    algorithm = cells.get("algorithm", default_algorithm)
-    if not algorithm:
-        raise InputError(
-            file, line, "the algorithm is empty; name it or drop the `algorithm` column"
-        )
-    run = cells.get("run", "")
-    if "run" in cells and not run:
-        raise InputError(file, line, f"the run id of {game} is empty; give every row a run id")
-    return _Row(algorithm, game, run, score, frames, line)
 
 
 # -- JSON -----------------------------------------------------------------------------------------
@@ -361,7 +171,7 @@ def read_json(
     path = Path(path)
     file = str(path)
     collector = collector if collector is not None else ScoreCollector()
-    text = _read_text(path) if text is None else text
+    text = read_text(path) if text is None else text
     if not text.strip():
         raise InputError(
             file, None, 'is empty; expected {"<algorithm>": {"<game>": score or [scores per run]}}'
@@ -455,7 +265,7 @@ def _read_mapping(
         start = text.find(json.dumps(algorithm)) if text else 0
         for name, value in games.items():
             line = _line_of(text, str(name), max(start, 0)) if text else None
-            game = _resolve(spec, name, file, line)
+            game = resolve_game(spec, name, file, line)
             what = f"{game} ({algorithm})"
             if isinstance(value, list | tuple) or (
                 hasattr(value, "ndim") and getattr(value, "ndim", 0) == 1
@@ -583,7 +393,7 @@ def _read_results(
                 raise InputError(file, _line_of(text, "games"), '"games" must be an object')
             for name, cell in games.items():
                 line = _line_of(text, name)
-                game = _resolve(spec, name, file, line)
+                game = resolve_game(spec, name, file, line)
                 runs = cell.get("runs") if isinstance(cell, dict) else None
                 if not isinstance(runs, list) or not runs:
                     raise InputError(
