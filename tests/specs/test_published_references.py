@@ -288,6 +288,14 @@ def test_machado2018_carries_dopamines_baselines_under_their_own_protocol():
             assert phrase in ref.protocol, (name, phrase)
     final = refs["DQN (Dopamine)"]
     assert "Iteration 198" in final.source and "no 200M point" in final.protocol
+    # every entry's 5 runs per game are shipped, and average to its scores
+    header = (DATA_DIR / "machado2018_runs.csv").read_text().split("\nalgorithm,")[0]
+    assert "google/dopamine at commit\n# 5873f5494ee0c2d7c016d0ab2ad530354fec59d0" in header
+    for name, ref in refs.items():
+        assert set(ref.per_run) == set(spec.games) and ref.runs == 5, name
+        assert {len(v) for v in ref.per_run.values()} == {5}, name
+    assert final.per_run["air_raid"][0] == 9007.971014  # airraid.json's first DQN value there
+    assert sum(final.per_run["pong"]) / 5 == pytest.approx(final.scores["pong"], abs=5e-5)
     assert "Iteration 9:" in refs["DQN (Dopamine, 10M frames)"].source
     assert spec.published == ()  # Dopamine prints no aggregate
 

@@ -662,20 +662,17 @@ def _per_run(
             "{game: [score per run, ...]} or the name of a CSV file in arcadebench's data "
             f"folder ({', '.join(sorted(p.name for p in DATA_DIR.glob('*_runs.csv')))})"
         )
-    values: dict[str, list[float]] = {}
-    text = path.read_text(encoding="utf-8")
-    rows = csv.DictReader(line for line in text.splitlines() if not line.startswith("#"))
-    if rows.fieldnames != ["algorithm", "game", "run", "score"]:
+    rows = _runs_file(path)
+    if rows is None:
         raise node.fail(f"a file with the columns algorithm,game,run,score ({file} has others)")
-    for number, row in enumerate(rows, start=1):
-        if row["algorithm"] != name:
-            continue
-        place = Node(row["score"], f"{file}", f"row {number}")
-        canonical = lookup.get(name_key(row["game"] or ""))
+    values: dict[str, list[float]] = {}
+    for number, game, text in rows.get(name, ()):
+        place = Node(text, file, f"row {number}")
+        canonical = lookup.get(name_key(game))
         if canonical is None:
-            raise place.fail(f"a row of a game of this spec, not {row['game']!r}")
+            raise place.fail(f"a row of a game of this spec, not {game!r}")
         try:
-            score = float(row["score"] or "")
+            score = float(text)
         except ValueError:
             raise place.fail("a score") from None
         if not math.isfinite(score):
@@ -684,6 +681,23 @@ def _per_run(
     if not values:
         raise node.fail(f"a file with rows of {name!r} (its algorithm column)")
     return {game: tuple(scores) for game, scores in values.items()}
+
+
+@functools.lru_cache(maxsize=8)
+def _runs_file(path: Path) -> dict[str, list[tuple[int, str, str]]] | None:
+    """A per-run file's rows by algorithm, ``(row, game, score)``; ``None``: other columns.
+
+    Read once: a spec's references name one file each (machado2018's 24 name the same).
+    """
+    text = path.read_text(encoding="utf-8")
+    rows = csv.DictReader(line for line in text.splitlines() if not line.startswith("#"))
+    if rows.fieldnames != ["algorithm", "game", "run", "score"]:
+        return None
+    found: dict[str, list[tuple[int, str, str]]] = {}
+    for number, row in enumerate(rows, start=1):
+        entry = (number, row["game"] or "", row["score"] or "")
+        found.setdefault(row["algorithm"] or "", []).append(entry)
+    return found
 
 
 def _check_runs(
