@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib.metadata
+import subprocess
+import sys
 from pathlib import Path
 
 import yaml
@@ -29,3 +31,15 @@ def test_the_citation_names_this_version_and_every_protocols_paper():
 def test_the_licence_is_the_one_the_metadata_names():
     text = (ROOT / "LICENSE").read_text(encoding="utf-8")
     assert text.startswith("MIT License") and "atari5_dataset.LICENSE" in text
+
+
+def test_make_sb3_vec_env_is_at_the_top_imported_on_first_use():
+    code = (
+        "import sys, arcadebench; heavy = ('torch', 'stable_baselines3'); "
+        "before = [m in sys.modules for m in heavy]; "
+        "from arcadebench import make_sb3_vec_env; "
+        "from arcadebench.benchmarks.training.sb3 import make_sb3_vec_env as defined; "
+        "print(before, make_sb3_vec_env is defined, 'make_sb3_vec_env' in dir(arcadebench))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["[False,", "False]", "True", "True"]

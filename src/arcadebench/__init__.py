@@ -2,7 +2,11 @@
 
 Importing the package registers a Gymnasium id for every game and level of every built-in
 protocol (``arcadebench/SABER-Pong-v0``, ``arcadebench/Atari5-BattleZone-v0``, ...).
+``arcadebench.make_sb3_vec_env`` is imported on first use: it pulls in stable-baselines3 and
+PyTorch, which nothing else here needs.
 """
+
+from typing import TYPE_CHECKING, Any
 
 from arcadebench._version import __version__
 from arcadebench.benchmarks.audit import audit
@@ -31,6 +35,9 @@ from arcadebench.specs import Spec, SpecDiff, list_specs, load_spec
 from arcadebench.specs.diff import diff
 from arcadebench.wrappers.monitor import monitor
 
+if TYPE_CHECKING:  # the type checker sees the lazy name's signature
+    from arcadebench.benchmarks.training.sb3 import make_sb3_vec_env
+
 __all__ = [
     "ActingAgent",
     "Agent",
@@ -51,12 +58,31 @@ __all__ = [
     "list_specs",
     "load_spec",
     "make",
+    "make_sb3_vec_env",
     "make_vec",
     "monitor",
     "report",
     "score",
     "verify",
 ]
+
+_LAZY = {"make_sb3_vec_env": "arcadebench.benchmarks.training.sb3"}
+"""Names imported on first use, and their modules (which import heavy frameworks)."""
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'arcadebench' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 register_envs()
 register_joint_envs()
