@@ -12,7 +12,7 @@ from the Atari-5 authors' data set) and Rainbow's Table 3 estimate. The same as
 
     arcadebench run atari5 --agent random --episodes 1 --out results/make_report
     arcadebench report results/make_report/results.json --out results/make_report/report \\
-        --compare human "DQN (noop)" "Rainbow (noop)" "Rainbow DQN (Table 3)"
+        --references human "DQN (noop)" "Rainbow (noop)" "Rainbow DQN (Table 3)"
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def main() -> None:
         progress="off",
     )
     html = report(
-        [Path(args.out) / "results.json"], Path(args.out) / "report", compare=REFERENCES, reps=1000
+        [Path(args.out) / "results.json"], Path(args.out) / "report", references=REFERENCES, reps=1000
     )
     print(f"report: {html}")
     for png in sorted(html.parent.glob("*.png")):

@@ -163,7 +163,7 @@ class NoScores(InputError):
 
 
 class UnknownReference(ArcadebenchError, LookupError):
-    """A ``report --compare`` name that no shipped reference result has."""
+    """A ``--references`` name that no shipped reference result has."""
 
 
 class MissingDependency(ArcadebenchError, ImportError):

@@ -209,3 +209,20 @@ def test_references_default_none_and_named_in_the_page_and_the_paper_tables(tmp_
     assert "\\dag" not in (paper / "tables.tex").read_text()
     assert main([*args]) == 0  # the default: the first four of its protocol
     assert "DrQ(eps) \\textsuperscript{\\ddag}" in (paper / "tables.tex").read_text()
+
+
+def test_figure_width_and_font_size_size_the_paper_figures(tmp_path, capsys):
+    logs = saber_logs(tmp_path / "logs")
+    paper = tmp_path / "paper"
+    args = ["report", str(logs / "dqn"), "--paper", str(paper), "--reps", "0"]
+    assert main([*args, "--figure-width", "6.75", "--font-size", "9"]) == 0
+    pdf = (paper / "aggregates.pdf").read_bytes()
+    width = float(re.search(rb"/MediaBox \[\s*0 0 ([\d.]+) ", pdf).group(1))
+    assert width == pytest.approx(6.75 * 72)  # points
+    capsys.readouterr()
+    assert main([*args, "--figure-width", "13.8"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "`figure_width` must be between 2 and 8 inches" in line, line
+    html = ["report", str(logs / "dqn"), "--out", str(tmp_path / "html"), "--font-size", "8"]
+    assert main(html) == 2
+    assert "add --paper DIR" in capsys.readouterr().err

@@ -53,6 +53,19 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "and the per-game table, each as PDF and PNG, and tables.tex / tables.md",
     )
     parser.add_argument(
+        "--figure-width",
+        type=float,
+        metavar="INCHES",
+        help="with --paper: every figure's width, 2 to 8 inches (default 3.25, a column of a "
+        "two-column paper; 6.75 spans both)",
+    )
+    parser.add_argument(
+        "--font-size",
+        type=float,
+        metavar="PT",
+        help="with --paper: the size of the figures' text, 6 to 12 points (default 8)",
+    )
+    parser.add_argument(
         "--episodes",
         action="store_true",
         help="show each result's best and worst episode of every game, replayed from the "
@@ -98,7 +111,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _report(args: argparse.Namespace) -> int:
     from arcadebench.benchmarks.report import FIGURES, load_report_data, write_paper, write_report
-    from arcadebench.benchmarks.report.build import write_paper_tables
     from arcadebench.benchmarks.report.episodes import CLIP_PREFIX
     from arcadebench.benchmarks.report.style import require_matplotlib
     from arcadebench.specs import load_spec
@@ -106,6 +118,11 @@ def _report(args: argparse.Namespace) -> int:
     if args.list_references:
         _list_references(load_spec(args.list_references))
         return 0
+    if not args.paper and (args.figure_width is not None or args.font_size is not None):
+        raise InvalidArgument(
+            "`--figure-width` and `--font-size` size the figures of --paper; add --paper DIR "
+            "(the HTML page's figures are drawn for a screen)"
+        )
     if args.compare is not None:
         print(
             "arcadebench: warning: --compare is deprecated: use --references (the same names)",
@@ -136,9 +153,10 @@ def _report(args: argparse.Namespace) -> int:
                 seed=args.seed,
             )
             if args.paper:
-                written = write_paper(data, args.paper)
-                if args.references is not None:  # the tables beside the references chosen
-                    write_paper_tables(data, args.paper, args.references)
+                sizes = {"figure_width": args.figure_width, "font_size": args.font_size}
+                written = write_paper(
+                    data, args.paper, **{k: v for k, v in sizes.items() if v is not None}
+                )
             else:
                 path = write_report(data, args.out, episodes=args.episodes)
         finally:
@@ -195,4 +213,6 @@ def _list_references(spec: Spec) -> None:
 
 def _looks_like_input(name: str) -> bool:
     path = Path(name)
-    return path.is_dir() or (path.suffix.lower() in (".json", ".jsonl", ".csv") and path.exists())
+    return path.is_dir() or (
+        path.suffix.lower() in (".json", ".jsonl", ".csv", ".tsv") and path.exists()
+    )

@@ -138,7 +138,7 @@ def _detail_tables(spec: Spec) -> list[str]:
             title += f"; obtained under another protocol: {published.protocol}"
         tables.append(render_table(["", *published.columns], rows, title=title, digits=2))
     if spec.published_scores:
-        lines = ["Published per-game results (arcadebench report --compare NAME)"]
+        lines = ["Published per-game results (arcadebench report --references NAME)"]
         for ref in spec.published_scores.values():
             runs = f", {count(ref.runs, 'run')}" if ref.runs else ""
             under = (

@@ -61,7 +61,7 @@ def reports(tmp_path_factory) -> dict[str, ReportData]:
     returns = [100.0 * i for i in range(40)]
     write_log(root / "sonic", "sonic", "from log", levels[0], "0", returns, 18_000)
     sonic = load_report_data(
-        [arcadebench.score("sonic", scores, reps=50), root / "sonic"], compare=["JERK"], reps=50
+        [arcadebench.score("sonic", scores, reps=50), root / "sonic"], references=["JERK"], reps=50
     )
     return {"saber": saber, "saber-hns": saber_hns, "atari100k": atari100k, "sonic": sonic}
 

@@ -103,7 +103,7 @@ def test_several_algorithms_with_runs_cis_and_references(tmp_path):
     results = write_results(tmp_path / "r.json", "atari5", atari5_runs())
     out = tmp_path / "out"
     html = report(
-        [results], out, compare=["random", "MuZero", "Rainbow DQN (Table 3)"], reps=200
+        [results], out, references=["random", "MuZero", "Rainbow DQN (Table 3)"], reps=200
     ).read_text()
     check_pngs(out, {"per_game", "aggregates", "profile", "improvement"})
     data = json.loads(results.read_text())
@@ -134,7 +134,9 @@ def test_several_algorithms_with_runs_cis_and_references(tmp_path):
 def test_saber_logs_are_scored_and_draw_classes_and_learning_curves(tmp_path):
     logs = saber_logs(tmp_path / "logs")
     out = tmp_path / "out"
-    html = report([logs / "dqn", logs / "ppo"], out, compare=["world record"], reps=100).read_text()
+    html = report(
+        [logs / "dqn", logs / "ppo"], out, references=["world record"], reps=100
+    ).read_text()
     check_pngs(
         out,
         {
@@ -162,7 +164,7 @@ def test_sonic_levels_against_published_baselines(tmp_path):
     logs = tmp_path / "logs"
     write_log(logs, "sonic", "jerk-log", tests[0], "0", [100.0 * i for i in range(20)], 18_000)
     out = tmp_path / "out"
-    html = report([results, logs], out, compare=["JERK"]).read_text()
+    html = report([results, logs], out, references=["JERK"]).read_text()
     # the log's run against the results on the level they share; its curve over timesteps' frames
     check_pngs(
         out,
@@ -176,7 +178,7 @@ def test_sonic_levels_against_published_baselines(tmp_path):
 
 def test_results_objects_are_inputs_too(tmp_path):
     results = arcadebench.score("atari5", atari5_runs(), reps=50)
-    html = report([results], tmp_path / "out", compare=["human"], reps=50).read_text()
+    html = report([results], tmp_path / "out", references=["human"], reps=50).read_text()
     assert "agent-a" in html and "&lt;results 1&gt;" in html
 
 
@@ -205,7 +207,7 @@ def test_per_game_axis_is_symlog_only_when_the_spread_demands_it(tmp_path):
     small = per_game_figure(load_report_data([results], reps=0, metric="hns"))
     # agent-b's infinite Pong sits at the edge; the finite HNS stay below 1,000 %
     assert small.axes[0].get_xscale() == "linear"
-    wide = per_game_figure(load_report_data([results], reps=0, compare=["MuZero"]))
+    wide = per_game_figure(load_report_data([results], reps=0, references=["MuZero"]))
     assert wide.axes[0].get_xscale() == "symlog"
     assert any(line.get_xdata()[0] == 100.0 for line in wide.axes[0].lines)  # the 100 % line
     raw = per_game_figure(load_report_data([results], reps=0, metric="raw"))
@@ -548,7 +550,7 @@ def test_the_per_game_table_figure_bolds_the_best_of_each_row(tmp_path):
 
 def test_a_reference_keeps_its_colour_where_an_aggregate_only_one_is_left_out(tmp_path):
     results = write_results(tmp_path / "r.json", "atari5", atari5_runs(), reps=0)
-    data = load_report_data([results], reps=0, compare=["Rainbow DQN (Table 3)", "MuZero"])
+    data = load_report_data([results], reps=0, references=["Rainbow DQN (Table 3)", "MuZero"])
     assert [e.name for e in data.entries][2:] == ["Rainbow DQN (Table 3)", "MuZero"]
     figure = per_game_figure(data)  # Table 3 has no per-game scores: not drawn here
     bars = {c.get_label(): c for c in figure.axes[0].containers}

@@ -83,7 +83,7 @@ def render(page, profile):
 def test_report_renders_without_console_errors_and_names_stay_text(tmp_path):
     results = hostile_results(tmp_path / "r.json")
     logs = saber_logs(tmp_path / "logs")
-    first = report([results], tmp_path / "atari5", compare=["random"], reps=50)
+    first = report([results], tmp_path / "atari5", references=["random"], reps=50)
     second = report([logs / "dqn", logs / "ppo"], tmp_path / "saber", reps=50)
     for page in (first, second):
         figures = len(list(page.parent.glob("*.png")))  # every figure written is on the page

@@ -71,7 +71,7 @@ def _two_protocols(tmp_path):
 
 def test_each_protocol_is_reported_in_its_own_section(tmp_path):
     saber, atari100k = _two_protocols(tmp_path)
-    data = load_report_data([saber, atari100k], reps=0, compare=["human"])
+    data = load_report_data([saber, atari100k], reps=0, references=["human"])
     assert data.spec.name == "saber"  # the first input's
     assert [e.name for e in data.entries] == ["rainbow", "human (Table 5)"]
     (other,) = data.others
@@ -209,7 +209,7 @@ def test_the_reports_probabilities_of_improvement_are_the_scorers(tmp_path):
 def test_published_curves_are_those_of_the_references_compared_against(tmp_path):
     log = tmp_path / "logs"
     write_log(log, "machado2018", "me", "pong", "0", [float(i) for i in range(30)], 500_000)
-    data = load_report_data([log], reps=0, compare=["DQN (Dopamine)"])
+    data = load_report_data([log], reps=0, references=["DQN (Dopamine)"])
     assert [c.name for c in data.reference_curves] == ["DQN (Dopamine)"]
     (me,) = [e for e in data.entries if e.kind == "result"]
     assert list(me.block["curve"])[:2] == ["1000000", "2000000"]  # logs get the default curve
@@ -259,3 +259,17 @@ def test_compare_is_a_deprecated_name_of_references(tmp_path):
     page = arcadebench.benchmarks.report.report([results], tmp_path / "default", reps=0)
     html = page.read_text()  # report() shows the spec's default references
     assert all(f'<td class="ref">{n}</td>' in html for n in ("DrQ(eps)", "SimPLe"))
+
+
+def test_the_reports_references_are_scored_over_their_runs_or_show_no_run_statistics(tmp_path):
+    """SPR over its 100 runs has Agarwal et al.'s IQM (0.337); SPR's means give no IQM at all."""
+    spec = arcadebench.load_spec("atari100k")
+    every_game = {"ours": {game: [0.0, 1.0] for game in spec.games}}
+    results = write_results(tmp_path / "r.json", "atari100k", every_game, reps=0)
+    runs, means = "SPR (Agarwal et al. 2021, 100 runs)", "SPR"
+    data = load_report_data([results], references=[runs, means], reps=0)
+    entries = {entry.name: entry for entry in data.entries}
+    assert round(entries[runs].block["aggregates"]["hns"]["iqm"], 1) == 33.7
+    assert "iqm" not in entries[means].block["aggregates"]["hns"]
+    assert "optimality_gap" not in entries[means].block["aggregates"]["hns"]
+    assert entries[means].block["aggregates"]["hns"]["median"] > 0  # over games: still there

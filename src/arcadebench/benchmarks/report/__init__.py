@@ -1,7 +1,7 @@
 """Reports people would rather look at: figures and one self-contained HTML page.
 
 ``arcadebench report <results.json | logs>... --out report/`` (or :func:`report`) reads results
-or scores logs, adds published references (``--compare``), draws the figures and writes
+or scores logs, adds published references (``--references``), draws the figures and writes
 ``report.html``. Modules, in the order data flows:
 
 - :mod:`.sources`: read results JSONs, score logs and score files, collect learning curves,

@@ -1,6 +1,6 @@
 """Write a report: the figures as PNG files and one self-contained ``report.html``.
 
-Functions: report, write_report, write_paper_tables.
+Functions: report, write_report.
 """
 
 from __future__ import annotations
@@ -29,13 +29,13 @@ from arcadebench.benchmarks.report.report_data import ReportData
 from arcadebench.benchmarks.report.sources import load_report_data
 from arcadebench.benchmarks.report.style import require_matplotlib, save_png
 from arcadebench.benchmarks.scoring.results import Results
-from arcadebench.errors import InputError, UnknownReference
+from arcadebench.errors import InputError
 from arcadebench.specs import Spec
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
-__all__ = ["FIGURES", "HTML_FILE", "report", "write_paper_tables", "write_report"]
+__all__ = ["FIGURES", "HTML_FILE", "report", "write_report"]
 
 HTML_FILE = "report.html"
 
@@ -201,65 +201,3 @@ def report(
         inputs, spec=spec, references=references, metric=metric, ci=ci, reps=reps, seed=seed
     )
     return write_report(data, out, episodes=episodes)
-
-
-def write_paper_tables(
-    data: ReportData, out: str | os.PathLike[str], references: Sequence[str] | str
-) -> list[Path]:
-    """Write the paper's tables (``tables.tex``, ``tables.md``) beside chosen references.
-
-    ``report --paper --references NAME...`` shows those of the names that are the spec's own
-    published references (printed rows and per-game results; the report's constants and data
-    set rows are in its figures only), or none for ``"none"``, in the tables
-    :meth:`Results.to_latex` renders of the report's results.
-
-    Returns:
-        The two files written.
-
-    Raises:
-        InputError: ``out`` cannot be written.
-    """
-    spec = data.spec
-    names = [references] if isinstance(references, str) else list(references)
-    if any(n.strip().lower() == "none" for n in names):
-        chosen: Sequence[str] | str = "none"
-    else:
-        chosen = [n for n in names if _is_spec_reference(spec, n)] or "none"
-    results, others = _paper_results(data), [_paper_results(o.data) for o in data.others]
-    written = []
-    try:
-        for name, text in (
-            ("tables.tex", results.to_latex(others=others, references=chosen)),
-            ("tables.md", results.to_markdown(others=others, references=chosen)),
-        ):
-            path = Path(out) / name
-            path.write_text(text, encoding="utf-8")
-            written.append(path)
-    except OSError as error:
-        raise InputError(
-            str(out),
-            None,
-            f"cannot write the paper's tables: {error.strerror or error}; choose another --paper",
-        ) from None
-    return written
-
-
-def _is_spec_reference(spec: Spec, name: str) -> bool:
-    try:
-        spec.resolve_reference(name)
-    except UnknownReference:
-        return False
-    return True
-
-
-def _paper_results(data: ReportData) -> Results:
-    """The report's results of one protocol as one :class:`Results`, as ``--paper`` tables them."""
-    spec = data.spec
-    return Results(
-        spec={"name": spec.name, "version": spec.version, "hash": spec.hash},
-        settings={"ci": data.level, "reps": data.reps, "seed": data.seed},
-        algorithms={e.name: e.block for e in data.entries if e.kind == "result"},
-        provenance={},
-        comparisons=data.comparisons,
-        protocol=spec,
-    )

@@ -129,9 +129,10 @@ def write_paper(
                 written += [pdf, save_png(figure, png, dpi=PNG_DPI)]
         results = _results(data)
         others = [_results(other.data) for other in data.others]
+        chosen = _table_references(data)
         for name, text in (
-            ("tables.tex", results.to_latex(others=others)),
-            ("tables.md", results.to_markdown(others=others)),
+            ("tables.tex", results.to_latex(others=others, references=chosen)),
+            ("tables.md", results.to_markdown(others=others, references=chosen)),
         ):
             (out / name).write_text(text, encoding="utf-8")
             written.append(out / name)
@@ -142,6 +143,17 @@ def write_paper(
             f"cannot write the paper's figures: {error.strerror or error}; choose another --paper",
         ) from None
     return written
+
+
+def _table_references(data: ReportData) -> list[str] | str:
+    """The report's references that are the spec's own published ones: those its tables show.
+
+    The constants and the data set's rows are in the figures only; ``"none"`` where no entry is
+    one of the spec's (``--references none``, or only constants chosen).
+    """
+    own = set(data.spec.reference_names())
+    chosen = [e.name for e in data.entries if e.kind == "reference" and e.name in own]
+    return chosen or "none"
 
 
 def _results(data: ReportData) -> Results:

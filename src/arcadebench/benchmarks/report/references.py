@@ -1,4 +1,4 @@
-"""Published references a report compares against (``arcadebench report --compare NAME``).
+"""Published references a report compares against (``arcadebench report --references NAME``).
 
 Three kinds, all package data with their citation:
 
@@ -45,7 +45,7 @@ from typing import Any, Literal
 import numpy as np
 
 from arcadebench.benchmarks.report.report_data import Entry
-from arcadebench.benchmarks.scoring.results import score
+from arcadebench.benchmarks.scoring.results import score, without_run_statistics
 from arcadebench.benchmarks.subset import ATARI5_DATASET, read_scores
 from arcadebench.errors import UnknownGame, UnknownReference
 from arcadebench.specs import Spec
@@ -70,7 +70,7 @@ class Reference:
     """A published reference result.
 
     Attributes:
-        name: the name ``--compare`` takes and the report shows.
+        name: the name ``--references`` takes and the report shows.
         kind: ``"constants"``, ``"dataset"`` or ``"published"`` (see the module docstring).
         citation: where the numbers come from.
         games: how many games have a per-game score (0: aggregates only).
@@ -214,7 +214,7 @@ def _constant_scores(spec: Spec, column: str) -> dict[str, float]:
 
 
 def list_references(spec: Spec) -> list[Reference]:
-    """Every reference a report on ``spec`` can ``--compare`` against, constants first."""
+    """Every reference a report on ``spec`` can show (``--references``), constants first."""
     refs: list[Reference] = []
     source = spec.constants_source or "constants"
     for column, label in _CONSTANT_NAMES.items():
@@ -319,10 +319,19 @@ def reference_entries(
 
 
 def _entry(spec: Spec, ref: Reference, only: Collection[str] | None) -> Entry:
+    """A reference scored like results: over its runs where they are shipped, else its means.
+
+    Per-game means (a paper's table, the data set, the constants) give the statistics over
+    games only: the IQM and the optimality gap, over all runs, are left out rather than computed
+    from means beside results' (``without_run_statistics``).
+    """
     if ref.kind == "published" and not ref.games:
         return _published_entry(spec, ref)
+    runs = False
+    games: Mapping[str, float | list[float]]
     if ref.kind == "published":
-        games = dict(spec.published_scores[ref.name].scores)
+        published = spec.published_scores[ref.name]
+        games, runs = published.score_input(only), bool(published.per_run)
     elif ref.kind == "constants":
         column = next(c for c, label in _CONSTANT_NAMES.items() if ref.name.startswith(label))
         games = _constant_scores(spec, column)
@@ -341,10 +350,10 @@ def _entry(spec: Spec, ref: Reference, only: Collection[str] | None) -> Entry:
         )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        results = score(spec, {ref.name: games}, reps=0)
-    return Entry(
-        ref.name, results.algorithms[ref.name], "reference", ref.citation, protocol=ref.protocol
-    )
+        block = score(spec, {ref.name: games}, reps=0).algorithms[ref.name]
+    if not runs:
+        block = {**block, "aggregates": without_run_statistics(block["aggregates"])}
+    return Entry(ref.name, block, "reference", ref.citation, protocol=ref.protocol)
 
 
 def _published_entry(spec: Spec, ref: Reference) -> Entry:

@@ -58,7 +58,7 @@ class Entry:
         name: unique display name in the report.
         block: ``{"games", "aggregates"[, "predictions"][, "checkpoints"]}`` as in the results
             format (``inf`` as a float).
-        kind: ``"result"`` (scored inputs) or ``"reference"`` (``--compare``).
+        kind: ``"result"`` (scored inputs) or ``"reference"`` (``--references``).
         source: the input file of a result, the citation of a reference.
         per_game: ``False`` for references that publish aggregates only.
         errors: published error intervals of aggregates, keyed ``"<metric>.<stat>"`` (e.g. Sonic
@@ -159,7 +159,7 @@ class ReportData:
 
     Attributes:
         spec: the protocol the entries were scored against.
-        entries: results first (input order), then references (``--compare`` order).
+        entries: results first (input order), then references (``--references`` order).
         metric: the per-game metric of the score figures (see :func:`default_metric`).
         level: confidence level of the intervals (e.g. ``0.95``).
         reps: bootstrap repetitions for the performance-profile bands (``0``: none).
@@ -171,7 +171,7 @@ class ReportData:
         comparisons: P(X > Y) of every pair of results, in :attr:`metric` (the results
             format's comparison objects, :mod:`arcadebench.benchmarks.scoring.improvement`).
         reference_curves: the published curves of the references compared against
-            (``--compare``), scored on the results' games.
+            (``--references``), scored on the results' games.
     """
 
     spec: Spec

@@ -173,8 +173,10 @@ def load_report_data(
         )
     named: list[Named] = [(label, results, label) for label, results, _ in mine]
     if own_logs:  # with the default sample-efficiency curve: the logs are at hand here only
+        # (a protocol scored after training has none: one score per run, after its training)
+        curve = spec.evaluation.scored != "after_training"
         scored = score(  # no comparisons: _comparisons gives every input's pairs below
-            spec, [str(p) for p in own_logs], ci=ci, reps=reps, seed=seed, curve=True, compare=()
+            spec, [str(p) for p in own_logs], ci=ci, reps=reps, seed=seed, curve=curve, compare=()
         )
         named.append((", ".join(map(str, own_sources)), scored, ""))
     curves = _curves(spec, own_logs, mine)

@@ -83,7 +83,14 @@ from arcadebench.specs.model import Normalisation, Published, PublishedScores
 from arcadebench.specs.names import subset_key
 from arcadebench.specs.statistics import SPLITS, STATISTICS
 
-__all__ = ["Results", "headline_metric", "results_inputs", "score", "subset_key"]
+__all__ = [
+    "Results",
+    "headline_metric",
+    "results_inputs",
+    "score",
+    "subset_key",
+    "without_run_statistics",
+]
 
 _VERSIONED = ("arcadebench", "numpy", "gymnasium", "ale-py", "stable-retro")
 
@@ -609,12 +616,15 @@ def _score_block(
 # -- the Results object ---------------------------------------------------------------------------
 
 
-def _over_games(aggregates: Mapping[str, Any]) -> dict[str, Any]:
+def without_run_statistics(aggregates: Mapping[str, Any]) -> dict[str, Any]:
     """``aggregates`` without the statistics over all runs: what per-game means can give.
 
+    A reference of per-game means only (a paper's table) cannot give an IQM or an optimality gap
+    (Agarwal et al. 2021, Section 4: over all runs), so it is shown without them.
+
     Example:
-        >>> _over_games({"hns": {"mean": 50.0, "iqm": 40.0, "n_games": 2}, "atari5": 30.0})
-        {'hns': {'mean': 50.0, 'n_games': 2}, 'atari5': 30.0}
+        >>> without_run_statistics({"hns": {"mean": 50.0, "iqm": 40.0}, "atari5": 30.0})
+        {'hns': {'mean': 50.0}, 'atari5': 30.0}
     """
     runs = {key for key, statistic in STATISTICS.items() if statistic.over == "runs"}
 
@@ -740,7 +750,7 @@ class Results:
                 )
             block = scored.algorithms[reference.name]
             if not reference.per_run:
-                block = {**block, "aggregates": _over_games(block["aggregates"])}
+                block = {**block, "aggregates": without_run_statistics(block["aggregates"])}
             blocks.append((reference, block))
         return blocks
 
