@@ -74,8 +74,9 @@ FIGURES: tuple[tuple[str, Draw, str, str], ...] = (
         "profile",
         profile_figure,
         "Performance profile",
-        "The fraction of games scoring above each threshold \u03c4 (Agarwal et al. 2021); "
-        "bands are stratified bootstrap CIs when there are several runs.",
+        "The fraction of runs (each game's runs pooled, as rliable does) scoring above each "
+        "threshold \u03c4 (Agarwal et al. 2021); bands are stratified bootstrap CIs when there "
+        "are several runs.",
     ),
     (
         "improvement",
@@ -91,7 +92,8 @@ FIGURES: tuple[tuple[str, Draw, str, str], ...] = (
         "Sample efficiency",
         "The protocol's aggregates scored from the logs at several training frame counts (IQM "
         "and the protocol's own), with stratified bootstrap bands; dashed: published curves "
-        "compared against; dotted: the protocol's checkpoints.",
+        "compared against; dotted: the protocol's checkpoints; a count (HWRB) is drawn only "
+        "where it changes.",
     ),
     (
         "learning_curves",
