@@ -143,3 +143,36 @@ def test_a_name_labels_the_run_in_its_logs_and_results(tmp_path):
     for bad in ("", "two\nlines", "x" * 81):
         with pytest.raises(ArcadebenchError, match="`name` must be a label"):
             arcadebench.evaluate("random", SPEC, log_dir=out, name=bad, **options)
+
+
+def test_a_frozen_policy_under_a_protocol_of_training_episodes_is_set_apart(tmp_path, monkeypatch):
+    """SABER scores a learning run's training episodes; a frozen policy's are an evaluation."""
+    (tmp_path / "frozen_agents.py").write_text(
+        "def act(obs):\n    return 0\n\n\n"
+        "class Learner:\n    def act(self, obs):\n        return 0\n\n"
+        "    def observe(self, *args, **kwargs):\n        pass\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out = tmp_path / "out"
+    options = {"games": "pong", "episodes": 1, "reps": 0, "progress": "off", "workers": 1}
+    for agent in ("frozen_agents:act", "frozen_agents:Learner", "random"):
+        results = arcadebench.evaluate(agent, "saber", log_dir=out, **options)
+    frozen = "frozen_agents:act [frozen policy]"
+    assert set(results.algorithms) == {frozen, "frozen_agents:Learner", "random"}
+    entry = results.algorithms[frozen]
+    assert entry["frozen_policy"] is True and "a frozen policy's episodes" in entry["notes"][0]
+    assert not any(
+        results.algorithms[n].get("frozen_policy") for n in ("random", "frozen_agents:Learner")
+    )
+    table = results.table()
+    published = table[table.index("published results") :]
+    assert f"(not here: {frozen}, a frozen policy's evaluation" in published
+    assert frozen not in published.replace(f"(not here: {frozen}", "")
+    markdown = results.to_markdown()
+    assert "frozen policy, 1 game" in markdown  # a column group of its own
+    rescored = arcadebench.score("saber", [str(out / "results.json")], reps=0)
+    assert rescored.algorithms[frozen]["frozen_policy"] is True  # a results file keeps it
+    evaluated = arcadebench.evaluate(
+        "frozen_agents:act", "atari100k", log_dir=tmp_path / "a100k", **options
+    )
+    assert list(evaluated.algorithms) == ["frozen_agents:act"]  # evaluation is that protocol's

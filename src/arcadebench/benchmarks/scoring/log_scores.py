@@ -28,7 +28,15 @@ header, so that its settings, seed and budget are unknown, under its name follow
 the reader checks, as it checks a header's). Runs whose logs name no algorithm take their
 directory's name; several of them pooled that way get a note saying so.
 
-Functions: run_scores, read_logs, group_name.
+A protocol scored on training episodes (SABER, HWR, Machado et al. 2018, Atari-5, Sonic) scores
+the episodes of a run that learns: SABER's number is the mean of the last 100 *training*
+episodes at 200M frames (Section 3.2). A frozen policy (a saved model, an agent that does not
+learn, as the runner's log header records it) played under such a protocol gives an
+evaluation, not that number: its runs are scored apart as ``<name> [frozen policy]``, with a
+note saying how the protocol's number is obtained. The built-in baselines (``random``,
+``noop``) learn nothing by design: their episodes are the protocol's.
+
+Functions: run_scores, read_logs, group_name, frozen_policy.
 """
 
 from __future__ import annotations
@@ -48,10 +56,12 @@ from arcadebench.records import EVALUATION, LogWarning, RunLog, parse_log
 from arcadebench.specs import Spec
 from arcadebench.specs.model import Evaluation
 
-__all__ = ["NO_HEADER", "group_name", "read_logs", "run_scores"]
+__all__ = ["FROZEN_POLICY", "NO_HEADER", "frozen_policy", "group_name", "read_logs", "run_scores"]
 
 NO_HEADER = "no header"
 """What the name of runs from logs without a header says (``random [no header]``)."""
+FROZEN_POLICY = "frozen policy"
+"""What the name of a frozen policy's runs under a training-scored protocol says."""
 
 
 def run_scores(
@@ -140,7 +150,36 @@ def group_name(log: RunLog) -> str:
     changes = [_changes(log.deviations)] if log.deviations else []
     if not log.headed:
         changes.append(NO_HEADER)
+    if frozen_policy(log):
+        changes.append(FROZEN_POLICY)
     return f"{log.algorithm} [{', '.join(changes)}]" if changes else log.algorithm
+
+
+def frozen_policy(log: RunLog) -> bool:
+    """Whether ``log`` holds a frozen policy's training-phase episodes (module docstring).
+
+    The runner's header says what played the run: an agent that does not learn, other than a
+    built-in baseline. A log of an evaluation phase (a protocol scored after training) is an
+    evaluation by design; a log without the runner's ``agent`` record says nothing of it.
+
+    Example:
+        >>> import numpy as np
+        >>> empty = np.zeros(0)
+        >>> saved = {"kind": "saved", "name": "ppo_pong", "learns": False}
+        >>> frozen_policy(RunLog("ppo_pong", "pong", "0", "f", 1, empty, empty, empty, empty, 0,
+        ...                      agent=saved))
+        True
+    """
+    agent = log.agent
+    return (
+        log.phase == "training"
+        and agent.get("learns") is False
+        and agent.get("kind")
+        not in (
+            None,
+            "builtin",
+        )
+    )
 
 
 def _changes(deviations: Mapping[str, Any]) -> str:
@@ -210,6 +249,7 @@ def read_logs(
     owner: dict[tuple[str, str, str], str] = {}
     unnamed: dict[str, set[tuple[str, str]]] = {}
     headless: dict[str, set[tuple[str, str]]] = {}
+    frozen: set[str] = set()
     skipped: list[Path] = []
     read: list[tuple[str | os.PathLike[str], list[RunLog]]] = []
     for path in paths:
@@ -243,6 +283,8 @@ def read_logs(
                     )
                 continue  # a training run of a protocol scored after it: its frames only
             algorithm = group_name(log)
+            if frozen_policy(log):
+                frozen.add(algorithm)
             run = log.run.removesuffix(EVALUATION)  # an evaluation is scored as its run
             if not log.named:
                 unnamed.setdefault(algorithm, set()).add((log.game, run))
@@ -293,4 +335,6 @@ def read_logs(
             collector.note(algorithm, _pooling_note(algorithm, runs))
     for algorithm, runs in headless.items():
         collector.note(algorithm, _headless_note(runs))
+    for algorithm in frozen:
+        collector.mark_frozen(algorithm)
     return skipped

@@ -86,7 +86,7 @@ _SKIPPED = frozenset({"missing", "classes"})
 _UNRANKED = frozenset({"frames", "game_time_days"})
 _MARKS = {"runs": "\u2021", "means": "\u2020"}
 
-Kind = Literal["ours", "runs", "means", "printed"]
+Kind = Literal["ours", "frozen", "runs", "means", "printed"]
 
 
 class PaperResults(ScoredResults, Protocol):
@@ -151,7 +151,8 @@ class _Cell:
 class _Column:
     """A column of numbers: an algorithm of the results or a published reference.
 
-    ``kind``: ``ours``; a reference scored over its published ``runs`` or over per-game
+    ``kind``: ``ours``; ours but a ``frozen`` policy's evaluation under a protocol that scores
+    training episodes; a reference scored over its published ``runs`` or over per-game
     ``means`` only; or aggregates a paper ``printed`` over its own games. ``count`` is how many
     games its aggregates are over and ``over`` which (a printed table: its source), so that only
     columns over the same games are ranked together.
@@ -167,7 +168,7 @@ class _Column:
 
     @property
     def reference(self) -> bool:
-        return self.kind != "ours"
+        return self.kind not in ("ours", "frozen")
 
     @property
     def head(self) -> str:
@@ -243,6 +244,7 @@ def _result_tables(
             name,
             block["aggregates"],
             block["games"],
+            "frozen" if block.get("frozen_policy") else "ours",
             count=len(block["games"]),
             over=frozenset(block["games"]),
         )
@@ -353,15 +355,14 @@ def _game_sets(columns: list[_Column]) -> list[list[int]]:
     """The columns' indices by the games they are over: the first column's first, printed last.
 
     Only the columns of one set are ranked together; a printed table's columns are a set of
-    their own (its paper's games), as is each other set of games.
+    their own (its paper's games), as is each other set of games, and the frozen policies' (an
+    evaluation, not the protocol's number: never ranked with its references).
     """
-    sets: dict[frozenset[str] | str, list[int]] = {}
-    for i, column in enumerate(columns):
-        if column.kind != "printed":
-            sets.setdefault(column.over, []).append(i)
-    for i, column in enumerate(columns):
-        if column.kind == "printed":
-            sets.setdefault(column.over, []).append(i)
+    rank = {"": 0, "frozen": 1, "printed": 2}
+    sets: dict[tuple[str, frozenset[str] | str], list[int]] = {}
+    keyed = [(column.kind if column.kind in rank else "", column.over) for column in columns]
+    for i in sorted(range(len(columns)), key=lambda i: rank[keyed[i][0]]):  # stable: in order
+        sets.setdefault(keyed[i], []).append(i)
     return list(sets.values())
 
 
@@ -370,6 +371,8 @@ def _set_name(column: _Column, main: bool) -> str:
     count = "the paper's games" if column.count is None else _games(column.count)
     if column.kind == "printed":
         return f"printed, {count}"
+    if column.kind == "frozen":
+        return f"frozen policy, {count}"
     return count if main else count.replace(" game", " other game")
 
 
@@ -485,6 +488,14 @@ def _notes(results: PaperResults, columns: list[_Column]) -> list[str]:
             f"{_MARKS['means']}: over per-game means: the published per-run scores are not "
             f"shipped{missing} ({sources})."
         )
+    frozen = [c.name for c in columns if c.kind == "frozen"]
+    if frozen:
+        protocol = results.protocol
+        scored = f"{protocol.name} scores" if protocol is not None else "the protocol scores"
+        notes.append(
+            f"{', '.join(frozen)}: a frozen policy's evaluation episodes, not the training "
+            f"episodes {scored}: not the protocol's number, not ranked with its references."
+        )
     printed = [c.name for c in columns if c.kind == "printed"]
     if printed:
         notes.append(
@@ -548,14 +559,17 @@ def _game_table(results: PaperResults, columns: list[_Column], digits: int) -> _
                 cell = (column.games or {}).get(game, {})
                 value = cell.get(metric_name)
                 group.append(_Cell(value if _is_number(value) else None))
-            _bold_best(group, 1, digits)
+            _bold_best(
+                [c for c, k in zip(group, columns, strict=True) if k.kind != "frozen"], 1, digits
+            )
             cells.extend(group)
         rows.append((display_name(game), cells))
     names = [c.head for c in columns]
     units = [_metric_unit(spec, m) for m in metrics]
     caption = (
         f"Per-game scores, protocol {_protocol(results)}{_title(results)}, each the mean over "
-        "the game's runs. Bold: the best of each row and score."
+        "the game's runs. Bold: the best of each row and score"
+        + (", a frozen policy's aside." if any(c.kind == "frozen" for c in columns) else ".")
     )
     notes = [", ".join(units) + "."]
     runs = _runs(columns)

@@ -44,7 +44,9 @@ class AlgorithmScores:
     ``deviations`` are the settings its logged runs changed from the protocol:
     ``{game: {run: {setting: {"spec": ..., "used": ...}}}}`` (only runs that deviate);
     ``notes`` what a reader of its scores must know about how its runs were grouped;
-    ``curve`` the scores at the points of a sample-efficiency curve (logs, when asked for).
+    ``curve`` the scores at the points of a sample-efficiency curve (logs, when asked for);
+    ``frozen_policy`` whether its runs are a frozen policy's episodes under a protocol that
+    scores training episodes (:func:`~.log_scores.frozen_policy`).
     """
 
     games: Mapping[str, RunScores]
@@ -52,6 +54,7 @@ class AlgorithmScores:
     deviations: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     curve: Mapping[int, Mapping[str, RunScores]] = field(default_factory=dict)
+    frozen_policy: bool = False
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,7 @@ class ScoreCollector:
         ] = {}
         self._deviations: dict[str, dict[str, dict[str, Any]]] = {}
         self._notes: dict[str, list[str]] = {}
+        self._frozen: set[str] = set()
         self._where: dict[tuple[str, int | None, str, str], str] = {}
         self._order: list[str] = []
         self.sources: list[str] = []
@@ -136,6 +140,10 @@ class ScoreCollector:
             episodes,
         )
 
+    def mark_frozen(self, algorithm: str) -> None:
+        """Mark the runs of ``algorithm`` as a frozen policy's (:class:`AlgorithmScores`)."""
+        self._frozen.add(algorithm)
+
     def note(self, algorithm: str, text: str) -> None:
         """Attach a note to ``algorithm``'s scores (once per text)."""
         notes = self._notes.setdefault(algorithm, [])
@@ -169,6 +177,7 @@ class ScoreCollector:
                 self._deviations.get(algorithm, {}),
                 tuple(self._notes.get(algorithm, ())),
                 curve,
+                algorithm in self._frozen,
             )
         return RawScores(algorithms, tuple(self.sources))
 

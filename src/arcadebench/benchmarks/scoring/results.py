@@ -200,6 +200,9 @@ def score(
                 entry["curve"] = points
         if data.deviations:
             entry["deviations"] = {game: dict(runs) for game, runs in data.deviations.items()}
+        if data.frozen_policy:
+            entry["frozen_policy"] = True
+            notes.insert(0, _frozen_note(spec))
         if notes:
             entry["notes"] = notes
         algorithms[name] = entry
@@ -319,6 +322,22 @@ def _compliance_notes(spec: Spec, data: AlgorithmScores) -> list[str]:
                 + ": scored at the end of the log there, not at the checkpoint"
             )
     return notes
+
+
+def _frozen_note(spec: Spec) -> str:
+    evaluation = spec.evaluation
+    rule = (
+        f"the mean of the last {evaluation.k} training episodes at each checkpoint"
+        if evaluation.episode_aggregate == "last_k"
+        else "the mean return of a run's training episodes"
+    )
+    return (
+        f"a frozen policy's episodes: {spec.name} scores the episodes of a run that learns "
+        f"({rule}), so these are an evaluation, set apart from the protocol's numbers and its "
+        "references; the protocol's number comes from the training run's own log (train on "
+        "the protocol's environments, whose monitor logs every training episode, then score "
+        "that log)"
+    )
 
 
 def _block_seed(seed: int, algorithm: str, checkpoint: int | None) -> np.random.SeedSequence:

@@ -376,6 +376,8 @@ def _read_results(
             raise InputError(
                 file, _line_of(text, algorithm), f"algorithm {algorithm!r} must be an object"
             )
+        if entry.get("frozen_policy") is True:
+            collector.mark_frozen(algorithm)
         blocks: list[tuple[int | None, object]] = [(None, entry.get("games", {}))]
         checkpoints = entry.get("checkpoints", {})
         if not isinstance(checkpoints, dict):

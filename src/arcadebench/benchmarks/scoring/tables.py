@@ -328,8 +328,18 @@ def _published_tables(
 
     A printed aggregate is over the paper's games, ours over the games played: the title names
     both counts (``median over 5 games (ours) / 57 games (published)``), so a median of five
-    games is never read as one of 57.
+    games is never read as one of 57. A frozen policy's evaluation under a protocol scored on
+    training episodes is no number of the protocol's: it is left out of these tables, which say
+    so (its own notes say how to get the protocol's number).
     """
+    frozen = [n for n in names if results.algorithms[n].get("frozen_policy")]
+    names = [n for n in names if n not in frozen]
+    apart = (
+        f"\n(not here: {', '.join(frozen)}, a frozen policy's evaluation, not the training "
+        "episodes the protocol scores)"
+        if frozen
+        else ""
+    )
     tables = []
     for published in results.published:
         printed = {
@@ -361,6 +371,7 @@ def _published_tables(
             title += f": {over}"
         if published.protocol:
             title += f"\nobtained under another protocol: {published.protocol}"
+        title += apart
         tables.append(render_table(["", *published.columns], rows, title=title, digits=digits))
     shown = results.reference_rows(references)
     if shown:
@@ -390,7 +401,7 @@ def _published_tables(
                 ["", *(".".join(p) for p in paths), "games", "runs", "obtained under"],
                 rows,
                 title="published per-game results, scored here on the games they share with "
-                f"ours (sources: arcadebench show {spec}){note}",
+                f"ours (sources: arcadebench show {spec}){note}{apart}",
                 digits=digits,
             )
         )
@@ -416,17 +427,19 @@ def _over_games(results: ScoredResults, names: Sequence[str], published: Publish
     if not over:
         return ""
     metric = next((path[0] for _, path in over if len(path) == 2), None)
+    columns = " and ".join(column for column, _ in over)
+    theirs = _games(published.games) if published.games is not None else "the paper's games"
     counts = []
     for n in names:
         block = results.algorithms[n]
         count = dig(block["aggregates"], (metric, "n_games")) if metric else None
         counts.append((n, count if isinstance(count, int) else len(block["games"])))
+    if not counts:  # only the paper's numbers are shown
+        return f"{columns} over {theirs} (published)"
     if len({c for _, c in counts}) == 1:
         ours = _games(counts[0][1])
     else:
         ours = ", ".join(f"{_games(c)} ({n})" for n, c in counts)
-    theirs = _games(published.games) if published.games is not None else "the paper's games"
-    columns = " and ".join(column for column, _ in over)
     return f"{columns} over {ours} (ours) / {theirs} (published)"
 
 
