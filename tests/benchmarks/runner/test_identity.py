@@ -89,6 +89,8 @@ def test_an_edited_module_agent_is_another_agent(tmp_path, monkeypatch):
     logged = header(out, "edited_agents_act")["agent"]
     assert logged["kind"] == "module" and logged["file"] == str(module)
     assert logged["sha256"] == hashlib.sha256(module.read_bytes()).hexdigest()
+    scored = arcadebench.score(SPEC, [str(out)], reps=0)  # scored from the logs alone
+    assert scored.provenance["agents"] == {"edited_agents:act [frozen policy]": [logged]}
 
     module.write_text("def act(obs):\n    return 1\n")
     with pytest.raises(ArcadebenchError, match="was played by module edited_agents:act") as error:

@@ -283,6 +283,7 @@ def read_logs(
                     )
                 continue  # a training run of a protocol scored after it: its frames only
             algorithm = group_name(log)
+            collector.played_by(algorithm, log.agent)
             if frozen_policy(log):
                 frozen.add(algorithm)
             run = log.run.removesuffix(EVALUATION)  # an evaluation is scored as its run

@@ -491,10 +491,10 @@ def _notes(results: PaperResults, columns: list[_Column]) -> list[str]:
     frozen = [c.name for c in columns if c.kind == "frozen"]
     if frozen:
         protocol = results.protocol
-        scored = f"{protocol.name} scores" if protocol is not None else "the protocol scores"
+        spec = protocol.name if protocol is not None else "the protocol"
         notes.append(
             f"{', '.join(frozen)}: a frozen policy's evaluation episodes, not the training "
-            f"episodes {scored}: not the protocol's number, not ranked with its references."
+            f"episodes {spec} scores: not the protocol's number, not ranked with its references."
         )
     printed = [c.name for c in columns if c.kind == "printed"]
     if printed:

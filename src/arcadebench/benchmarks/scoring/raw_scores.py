@@ -63,6 +63,8 @@ class RawScores:
 
     algorithms: Mapping[str, AlgorithmScores]
     sources: tuple[str, ...] = ()
+    agents: Mapping[str, tuple[Mapping[str, Any], ...]] = field(default_factory=dict)
+    """What played each algorithm's logged runs, as their headers record it (each once)."""
 
 
 class ScoreCollector:
@@ -84,6 +86,7 @@ class ScoreCollector:
         self._deviations: dict[str, dict[str, dict[str, Any]]] = {}
         self._notes: dict[str, list[str]] = {}
         self._frozen: set[str] = set()
+        self._agents: dict[str, list[Mapping[str, Any]]] = {}
         self._where: dict[tuple[str, int | None, str, str], str] = {}
         self._order: list[str] = []
         self.sources: list[str] = []
@@ -140,6 +143,12 @@ class ScoreCollector:
             episodes,
         )
 
+    def played_by(self, algorithm: str, agent: Mapping[str, Any]) -> None:
+        """Record what played a logged run of ``algorithm`` (its header's ``agent``)."""
+        known = self._agents.setdefault(algorithm, [])
+        if agent and agent not in known:
+            known.append(agent)
+
     def mark_frozen(self, algorithm: str) -> None:
         """Mark the runs of ``algorithm`` as a frozen policy's (:class:`AlgorithmScores`)."""
         self._frozen.add(algorithm)
@@ -179,7 +188,8 @@ class ScoreCollector:
                 curve,
                 algorithm in self._frozen,
             )
-        return RawScores(algorithms, tuple(self.sources))
+        agents = {a: tuple(found) for a, found in self._agents.items() if found}
+        return RawScores(algorithms, tuple(self.sources), agents)
 
 
 def _run_scores(runs: Mapping[str, tuple[float, float | None, int | None]]) -> RunScores:

@@ -220,6 +220,8 @@ def score(
         if compared is not None:
             comparisons.append(compared)
     provenance = _provenance(raw.sources, command)
+    if raw.agents:  # what played the logged runs: a retrained model is another agent
+        provenance["agents"] = {name: list(found) for name, found in raw.agents.items()}
     settings: dict[str, Any] = {"ci": float(ci), "reps": reps, "seed": seed}
     if curve is not False:
         settings["curve"] = True if isinstance(curve, bool) else list(curve)
