@@ -48,9 +48,8 @@ def main() -> None:
         log_dir=args.out,
         progress="off",
     )
-    html = report(
-        [Path(args.out) / "results.json"], Path(args.out) / "report", references=REFERENCES, reps=1000
-    )
+    results = Path(args.out) / "results.json"
+    html = report([results], Path(args.out) / "report", references=REFERENCES, reps=1000)
     print(f"report: {html}")
     for png in sorted(html.parent.glob("*.png")):
         print(f"figure: {png}")

@@ -1,4 +1,4 @@
-"""``report`` and ``report --paper`` for every built-in protocol, from logs, results and score files.
+"""``report`` and ``report --paper`` of every built-in protocol: from logs, results, score files.
 
 Each Atari protocol is played for real (the random agent, one Pong episode per seed: the runner's
 logs and results.json, evaluation logs for those scored after training); Sonic, whose ROMs are

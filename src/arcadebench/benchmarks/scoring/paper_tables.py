@@ -734,8 +734,8 @@ _LATEX_ESCAPES = {
     "[": "{[}",  # never an optional argument of the \\ before it
     "]": "{]}",
     "\u00a0": "~",
-    "\u2020": r"\textsuperscript{\dag}",
-    "\u2021": r"\textsuperscript{\ddag}",
+    "\u2020": r"\dag{}",  # full size: a superscript in \small is 6 points
+    "\u2021": r"\ddag{}",
     "\u2014": "---",
     "\u2013": "--",
     "\u2212": "$-$",
@@ -1145,6 +1145,7 @@ def _latex_part(table: _Table, part: _Part, environment: str, digits: int, label
         "\\small",
         f"\\caption{{{_latex_text(caption)}}}",
         f"\\label{{tab:arcadebench-{label}{suffix}}}",
+        "\\smallskip",  # article's caption above a table touches its top rule without it
         f"\\begin{{tabular}}{{l{'r' * len(part.columns)}}}",
         "\\toprule",
     ]
