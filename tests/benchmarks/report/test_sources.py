@@ -12,7 +12,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from report_helpers import HOSTILE, HOSTILE_ATTR, write_log, write_results
+from report_helpers import HOSTILE, HOSTILE_ATTR, saber_logs, write_log, write_results
 
 import arcadebench
 import arcadebench.specs
@@ -273,3 +273,27 @@ def test_the_reports_references_are_scored_over_their_runs_or_show_no_run_statis
     assert "iqm" not in entries[means].block["aggregates"]["hns"]
     assert "optimality_gap" not in entries[means].block["aggregates"]["hns"]
     assert entries[means].block["aggregates"]["hns"]["median"] > 0  # over games: still there
+
+
+def test_a_score_files_checkpoints_are_a_curve_beside_the_logs(tmp_path):
+    """Published per-checkpoint data (a CSV whose runs have several frames) plots as a curve."""
+    from matplotlib.text import Text
+
+    from arcadebench.benchmarks.report.curves import sample_efficiency_figure
+
+    logs = saber_logs(tmp_path / "logs")  # to 15M frames
+    rows = ["algorithm,game,run,frames,score"] + [
+        f"Rainbow (paper),{game},{run},{frames},{score * (1 + int(run))}"
+        for game in ("pong", "breakout")
+        for run in ("0", "1")
+        for frames, score in ((5_000_000, 2.0), (10_000_000, 6.0), (15_000_000, 9.0))
+    ]
+    published = tmp_path / "rainbow.csv"
+    published.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    data = load_report_data([logs / "dqn", published], spec="saber", reps=0)
+    entries = {e.name: e for e in data.entries}
+    assert set(entries["Rainbow (paper)"].block["curve"]) == {"5000000", "10000000", "15000000"}
+    assert entries["dqn"].block["curve"]
+    figure = sample_efficiency_figure(data)
+    drawn = {t.get_text() for t in figure.findobj(Text)}
+    assert any(text.startswith("Rainbow (paper)") for text in drawn), drawn

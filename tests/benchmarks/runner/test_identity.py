@@ -18,6 +18,7 @@ from testdata import DATA
 from torch_helpers import one_torch_thread  # noqa: F401 - a module fixture
 
 import arcadebench
+from arcadebench.benchmarks.report import load_report_data
 from arcadebench.benchmarks.training.sb3 import make_sb3_vec_env
 from arcadebench.cli import main
 from arcadebench.errors import ArcadebenchError
@@ -142,6 +143,9 @@ def test_a_name_labels_the_run_in_its_logs_and_results(tmp_path):
     assert logged["algorithm"] == "Random (ε=0)" and logged["agent"]["name"] == "random"
     rescored = arcadebench.score(SPEC, [str(out)])
     assert list(rescored.algorithms) == ["Random (ε=0)"]
+    assert "Random\\\\($\\varepsilon$=0)" in rescored.to_latex()  # its column's header
+    data = load_report_data([out / "Random_0"], spec=SPEC, reps=0)  # from the logs alone
+    assert [e.name for e in data.entries if e.kind == "result"] == ["Random (ε=0)"]
     for bad in ("", "two\nlines", "x" * 81):
         with pytest.raises(ArcadebenchError, match="`name` must be a label"):
             arcadebench.evaluate("random", SPEC, log_dir=out, name=bad, **options)
