@@ -24,6 +24,7 @@ from arcadebench.records import episode_seeds
 
 SHORT = {"max_episode_frames": 2000}  # <= 500 steps an episode (non-compliant: fine for tests)
 SCORED_AS = " [max_episode_frames=2000]"  # runs of other settings are an algorithm of their own
+FROZEN = SCORED_AS.replace("]", ", frozen policy]")  # and an agent that does not learn is apart
 GAMES = ["qbert", "phoenix", "battle_zone"]  # the misbehaving test agents act up in phoenix, game 2
 
 
@@ -177,7 +178,7 @@ def test_a_raising_agent_fails_its_job_only_and_keeps_its_finished_episodes(tmp_
         == [0, 1, 2, 3]
     )
     results = failed.value.results
-    assert set(results.algorithms["runner_agents:RaisingAgent" + SCORED_AS]["games"]) == set(GAMES)
+    assert set(results.algorithms["runner_agents:RaisingAgent" + FROZEN]["games"]) == set(GAMES)
     assert results.provenance["failures"] == [f"phoenix/0: {reason}"]
     stderr = tmp_path / "runner_agents_RaisingAgent" / "atari5" / "phoenix" / "0.stderr.txt"
     assert "ValueError: boom" in stderr.read_text()  # the traceback

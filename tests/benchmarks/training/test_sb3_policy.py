@@ -154,7 +154,7 @@ def test_arcadebench_run_evaluates_a_saved_model(tmp_path, model_zip, capsys):
     )  # fmt: skip
     assert status == 0, out.err
     results = json.loads((tmp_path / "results.json").read_text())
-    assert list(results["algorithms"]) == ["ppo_tiny"]
+    assert list(results["algorithms"]) == ["ppo_tiny [frozen policy]"]  # run budget: training
     log = tmp_path / "ppo_tiny" / "runbudget" / "pong" / "0.jsonl"
     header = records(log)[0]
     assert header["settings"]["frameskip"] == 4 and header["algorithm"] == "ppo_tiny"
