@@ -1,4 +1,4 @@
-"""`arcadebench diff`: the table, --json, and an exit status a script can test (0, 1, 2)."""
+"""`arcadebench diff`: the table, --format json, and an exit status a script tests (0, 1, 2)."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def test_a_difference_in_reporting_only_exits_0(tmp_path, capsys):
 
 
 def test_json_is_the_same_comparison(capsys):
-    assert main(["diff", "dqn2015", "atari5", "--json"]) == 1
+    assert main(["diff", "dqn2015", "atari5", "--format", "json"]) == 1
     data = json.loads(capsys.readouterr().out)
     assert data["a"]["name"] == "dqn2015" and data["b"]["name"] == "atari5"
     assert data["comparable"] is False

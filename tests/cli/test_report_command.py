@@ -177,7 +177,7 @@ def test_the_deprecated_compare_warns_in_one_line_and_still_works(tmp_path, caps
     assert main(["report", "--out", str(tmp_path / "o"), "--compare", "human", str(results)]) == 0
     err = capsys.readouterr().err
     assert err == (
-        "arcadebench: warning: --compare is deprecated: use --references (the same names)\n"
+        "arcadebench: warning: --compare is deprecated: use --references\n"
     )
     html = (tmp_path / "o" / "report.html").read_text()
     assert "human (Table 12)" in html and "r.json" in html  # the reference, and the input

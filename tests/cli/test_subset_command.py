@@ -21,7 +21,7 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 
 def test_search_prints_the_best_subsets_ranked(capsys):
     status, out, err = run(
-        capsys, "atari5-dataset", "--within", *ATARI5, *OTHERS, "--top", "3", "--processes", "1"
+        capsys, "atari5-dataset", "--within", *ATARI5, *OTHERS, "--top", "3", "--workers", "1"
     )
     assert status == 0 and err == ""
     assert "62 algorithms with >= 40 games" in out and "(dropped: surround)" in out
@@ -99,7 +99,7 @@ def test_yaml_fragment_of_a_custom_suite(capsys, tmp_path):
         (["missing.csv"], "missing.csv: no such file"),
         (["atari5-dataset", "--within", "pnog"], "Did you mean: 'pong'"),
         (["atari5-dataset", "--size", "6", "--within", *ATARI5], "`size` must be at most 5"),
-        (["atari5-dataset", "--spec-name", "x"], "`--spec-name` needs `--yaml OUT`"),
+        (["atari5-dataset", "--spec-name", "x"], "`--spec-name` needs `--yaml FILE`"),
         (
             [
                 "atari5-dataset",

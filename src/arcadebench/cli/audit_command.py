@@ -18,7 +18,7 @@ import json
 from typing import Any
 
 from arcadebench.benchmarks.audit import DEFAULT_CAP_FRAMES, DEFAULT_FRAMES, audit
-from arcadebench.cli import write_json
+from arcadebench.cli import options, write_json
 from arcadebench.errors import InvalidArgument
 
 __all__ = ["register"]
@@ -36,17 +36,18 @@ PYTHON_WORDS = {
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``audit`` sub-command."""
-    parser = subparsers.add_parser(
+    parser = options.add_command(
+        subparsers,
         "audit",
-        help="measure which protocol an Atari env you train on runs, against every spec",
+        help="measure which protocol an Atari env of yours runs",
         description=(
             "Play an Atari env with seeded agents and measure, in its emulator (or a reference "
             "emulator kept in step with it), the frame skip, sticky actions, action set, life "
             "information, no-op starts, FIRE on reset, reward clipping, episode cap and stuck "
             "time, observation and info; judge them against every Atari spec and name the "
-            "closest. Exit status 1 when the env differs from --spec (or the closest spec). "
-            "Example: arcadebench audit ALE/Pong-v5 --kwargs '{\"frameskip\": 1}'"
+            "closest. Exit status 1 when the env differs from --spec (or the closest spec)."
         ),
+        example="arcadebench audit ALE/Pong-v5 --kwargs '{\"frameskip\": 1}'",
     )
     parser.add_argument(
         "env",
@@ -57,26 +58,18 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--kwargs", metavar="JSON", help="keyword arguments of gym.make or the callable, as JSON"
     )
     parser.add_argument("--game", help="the ale-py ROM, where the env does not say which")
-    parser.add_argument(
-        "--spec", help="the spec the exit status is about: a name or YAML (default: the closest)"
-    )
-    parser.add_argument(
-        "--frames",
-        type=int,
-        default=DEFAULT_FRAMES,
-        metavar="N",
-        help=f"emulator frames the random agent plays (default {DEFAULT_FRAMES:,})",
-    )
+    options.add_spec(parser, "the exit status is about", "the closest")
+    options.add_frames(parser, "the random agent", DEFAULT_FRAMES)
     parser.add_argument(
         "--cap-frames",
         type=int,
         default=DEFAULT_CAP_FRAMES,
         metavar="N",
-        help=f"the most frames the NOOP agent plays to find a cap (default {DEFAULT_CAP_FRAMES:,}"
-        "; 110000 reaches a 30-minute cap)",
+        help="the most frames the NOOP agent plays to find a cap; 110000 reaches a 30-minute cap "
+        f"(default: {DEFAULT_CAP_FRAMES:,})",
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the agents (default 0)")
-    parser.add_argument("--json", metavar="OUT", help="write the JSON report here")
+    options.add_seed(parser, "the agents'")
+    options.add_json(parser, "the report")
     parser.set_defaults(handler=_audit, python_words=PYTHON_WORDS)
 
 

@@ -14,42 +14,37 @@ import argparse
 
 from arcadebench.benchmarks.conformance import check
 from arcadebench.benchmarks.conformance.suite import DEFAULT_FRAMES
-from arcadebench.cli import write_json
+from arcadebench.cli import options, write_json
 
 __all__ = ["register"]
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``check`` sub-command."""
-    parser = subparsers.add_parser(
+    parser = options.add_command(
+        subparsers,
         "check",
-        help="play every game of an Atari spec in the emulator and verify each rule it declares",
+        help="verify in the emulator every rule an Atari spec declares",
         description=(
             "Play every game of an Atari spec with seeded random and NOOP agents and verify, per "
             "game, each rule the spec declares: the action set, sticky actions (measured in the "
             "emulator), frame skip, observation, no life information and game-over-only "
             "termination, the max stuck time and frame cap firing on the exact step (scaled down "
             "to fit --frames when larger), rewards and determinism. Exit status 1 when a rule "
-            "failed. Example: arcadebench check saber --games Pong Skiing --frames 4000"
+            "failed."
         ),
+        example="arcadebench check saber --games Pong Skiing --frames 4000",
     )
-    parser.add_argument("spec", help="built-in Atari spec name (see `arcadebench specs`) or YAML")
-    parser.add_argument(
-        "--games", nargs="+", metavar="GAME", help="these games, any spelling (default: all)"
+    options.add_spec_argument(parser)
+    options.add_games(parser, "all of the spec's")
+    options.add_frames(
+        parser,
+        "each agent, per game; limits larger than half of it are checked scaled down",
+        DEFAULT_FRAMES,
     )
-    parser.add_argument(
-        "--frames",
-        type=int,
-        default=DEFAULT_FRAMES,
-        metavar="N",
-        help=f"emulator frames each agent plays per game (default {DEFAULT_FRAMES:,}); limits "
-        "larger than half of it are checked scaled down",
-    )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the agents (default 0)")
-    parser.add_argument(
-        "--workers", type=int, default=2, help="games played at once, one process each (default 2)"
-    )
-    parser.add_argument("--json", metavar="OUT", help="write the JSON report here")
+    options.add_seed(parser, "the agents'")
+    options.add_workers(parser, "each playing one game", default=2)
+    options.add_json(parser, "the report")
     parser.set_defaults(handler=_check)
 
 

@@ -25,6 +25,7 @@ from arcadebench._table import render_table
 from arcadebench._version import __version__
 from arcadebench.benchmarks.envs.roms import IMPORT_COMMAND, rom_status
 from arcadebench.benchmarks.envs.sonic import levels
+from arcadebench.cli import options
 from arcadebench.specs import Spec, list_specs, load_spec
 
 __all__ = ["register"]
@@ -52,14 +53,16 @@ print("x".join(map(str, obs.shape)))
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``doctor`` sub-command."""
-    parser = subparsers.add_parser(
+    parser = options.add_command(
+        subparsers,
         "doctor",
-        help="which games and levels this machine can play (ROMs, SHA-1s, versions, headless)",
+        help="what this machine can play: ROMs, emulators, versions",
         description=(
             "Check what this machine can play: versions, headless emulation, the retro ROMs "
             "(imported, right SHA-1) and the Atari ROMs of every protocol, and print what to do "
             "for the missing ones. Exit status 1 when something is not playable."
         ),
+        example="arcadebench doctor sonic --levels",
     )
     parser.add_argument(
         "specs",

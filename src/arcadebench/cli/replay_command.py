@@ -19,24 +19,26 @@ import argparse
 import sys
 
 from arcadebench.benchmarks.replay.video import Choice, render_episode
+from arcadebench.cli import options
 
 __all__ = ["register"]
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``replay`` sub-command."""
-    parser = subparsers.add_parser(
+    parser = options.add_command(
+        subparsers,
         "replay",
-        help="render a logged episode to a video from its recording (.mp4, .mkv, .gif)",
+        help="render a logged episode to a video (.mp4, .mkv, .gif)",
         description=(
             "Play one recorded episode of a log again in the spec's emulator and write its "
             "screens, at the protocol's pace, under a band with the return so far and the frame "
             "counter: .mp4 (mp4v, lossy), .mkv (FFV1, lossless) or .gif. Exit status 0 when the "
             "replay agrees with the episode's log line; 1 when it does not (the video, of the "
             "replay, is still written, and one line says what the log claims and what the "
-            "replay gives); 2 on bad input. Example: arcadebench replay "
-            "results/random/saber/pong/0.jsonl --best --video best.mp4"
+            "replay gives); 2 on bad input."
         ),
+        example="arcadebench replay results/random/saber/pong/0.jsonl --best --video best.mp4",
     )
     parser.add_argument("log", help="the episode log (.jsonl); its recording is beside it")
     which = parser.add_mutually_exclusive_group(required=True)
@@ -55,11 +57,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     which.add_argument("--last", action="store_true", help="the last complete recorded episode")
     parser.add_argument(
-        "--stream", type=int, default=0, help="the stream of --episode in a log of many (default 0)"
+        "--stream",
+        type=int,
+        default=0,
+        metavar="N",
+        help="the stream of --episode in a log of many (default: 0)",
     )
-    parser.add_argument("--video", required=True, help="where to write: .mp4, .mkv or .gif")
     parser.add_argument(
-        "--scale", type=int, default=2, help="screen pixels per game pixel (default 2)"
+        "--video", required=True, metavar="FILE", help="where to write: .mp4, .mkv or .gif"
+    )
+    parser.add_argument(
+        "--scale",
+        type=int,
+        default=2,
+        metavar="N",
+        help="screen pixels per game pixel (default: 2)",
     )
     parser.set_defaults(
         handler=_replay,

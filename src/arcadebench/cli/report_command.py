@@ -3,7 +3,8 @@
 ``--paper DIR`` writes a paper's figure set instead: rliable's four figures and the per-game
 table as PDF and PNG, and the tables as LaTeX and Markdown. ``--references NAME... | none``
 chooses the published references shown (by default the first four of the spec's own protocol);
-``--compare`` is its old name, still taken with a warning.
+``--clips`` shows each result's best and worst episodes. ``--compare`` and ``--episodes``, their
+old names, are still taken with a warning.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from arcadebench._table import count
+from arcadebench.cli import options
 from arcadebench.errors import InvalidArgument, install_hint
 
 if TYPE_CHECKING:
@@ -26,7 +28,8 @@ __all__ = ["register"]
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``report`` sub-command."""
-    parser = subparsers.add_parser(
+    parser = options.add_command(
+        subparsers,
         "report",
         help="figures and one self-contained report.html from results or logs",
         description=(
@@ -37,6 +40,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "files; everything but results JSONs is scored first. Needs matplotlib: "
             f"{install_hint('report', 'matplotlib')}."
         ),
+        example="arcadebench report results/ --out report/",
     )
     parser.add_argument(
         "inputs",
@@ -44,7 +48,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="input",
         help="results JSONs, episode logs (.jsonl), log directories or score files",
     )
-    parser.add_argument("--out", default="report", help="output directory (default: report)")
+    options.add_out(parser, "report.html and its figures", "report")
     parser.add_argument(
         "--paper",
         metavar="DIR",
@@ -56,32 +60,26 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--figure-width",
         type=float,
         metavar="INCHES",
-        help="with --paper: every figure's width, 2 to 8 inches (default 3.25, a column of a "
+        help="with --paper: every figure's width, 2 to 8 inches (default: 3.25, a column of a "
         "two-column paper; 6.75 spans both)",
     )
     parser.add_argument(
         "--font-size",
         type=float,
         metavar="PT",
-        help="with --paper: the size of the figures' text, 6 to 12 points (default 8)",
+        help="with --paper: the size of the figures' text, 6 to 12 points (default: 8)",
     )
     parser.add_argument(
-        "--episodes",
+        "--clips",
         action="store_true",
-        help="show each result's best and worst episode of every game, replayed from the "
-        "logs' recordings as GIFs (the inputs must include its logs or its run directory)",
+        help="show each result's best and worst episode of every game as GIF clips, replayed "
+        "from the logs' recordings (the inputs must include its logs or its run directory)",
     )
-    parser.add_argument("--spec", help="spec name or YAML file (default: the one the inputs name)")
-    parser.add_argument(
-        "--references",
-        nargs="+",
-        metavar="NAME",
-        help="published references to show alongside, in the figures, the page and the "
-        "--paper tables (see --list-references), or `none`; default: the first four the spec "
-        "has of its own protocol",
-    )
-    parser.add_argument(  # the old name of --references, kept working with a warning
-        "--compare", nargs="+", metavar="NAME", help=argparse.SUPPRESS
+    options.add_spec(parser, "to report the inputs under", "the one the inputs name")
+    options.add_references(
+        parser,
+        "the first four the spec has of its own protocol",
+        note=", in the figures, the page and the --paper tables",
     )
     parser.add_argument(
         "--list-references",
@@ -93,19 +91,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="per-game metric of the figures (default: the spec's "
         "headline metric, e.g. hwrns for SABER)",
     )
-    parser.add_argument(
-        "--ci",
-        type=float,
-        default=0.95,
-        help="confidence level for inputs scored here (default 0.95)",
-    )
-    parser.add_argument(
-        "--reps",
-        type=int,
-        default=2000,
-        help="bootstrap repetitions; 0 = no intervals or bands (default 2000)",
-    )
-    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    options.add_ci(parser)
+    options.add_reps(parser)
+    options.add_seed(parser, "the bootstrap's")
+    options.add_deprecated(parser, "--compare", "--references")
+    options.add_deprecated(parser, "--episodes", "--clips")
     parser.set_defaults(handler=_report)
 
 
@@ -123,12 +113,6 @@ def _report(args: argparse.Namespace) -> int:
             "`--figure-width` and `--font-size` size the figures of --paper; add --paper DIR "
             "(the HTML page's figures are drawn for a screen)"
         )
-    if args.compare is not None:
-        print(
-            "arcadebench: warning: --compare is deprecated: use --references (the same names)",
-            file=sys.stderr,
-        )
-        args.references = [*(args.references or ()), *args.compare]
     if args.references is not None:
         # `--references A B results.json`: nargs="+" took the input too; give it back
         moved = [c for c in args.references if _looks_like_input(c)]
@@ -158,7 +142,7 @@ def _report(args: argparse.Namespace) -> int:
                     data, args.paper, **{k: v for k, v in sizes.items() if v is not None}
                 )
             else:
-                path = write_report(data, args.out, episodes=args.episodes)
+                path = write_report(data, args.out, episodes=args.clips)
         finally:
             for warning in caught:
                 print(f"arcadebench: warning: {warning.message}", file=sys.stderr)
@@ -171,7 +155,7 @@ def _report(args: argparse.Namespace) -> int:
     else:
         figures = [f"{name}.png" for name, *_ in FIGURES if (path.parent / f"{name}.png").exists()]
         clips = sorted(path.parent.glob(f"{CLIP_PREFIX}*.gif"))
-        shown = f", {count(len(clips), 'episode')} replayed" if args.episodes else ""
+        shown = f", {count(len(clips), 'episode')} replayed" if args.clips else ""
         print(f"wrote {path} ({len(figures)} figures: {', '.join(figures)}{shown})")
     for other in data.others:
         theirs, changing = other.data.spec.name, len(other.diff.score_changing)

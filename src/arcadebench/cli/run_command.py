@@ -17,6 +17,7 @@ from pathlib import Path
 from arcadebench._table import count
 from arcadebench.benchmarks.runner.evaluate import RESULTS_FILE, evaluate
 from arcadebench.benchmarks.runner.messages import Failure, FailureKind
+from arcadebench.cli import options
 from arcadebench.errors import JobsFailed
 
 __all__ = ["PYTHON_WORDS", "register"]
@@ -46,23 +47,25 @@ PYTHON_WORDS = {
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``run`` sub-command."""
-    parser = subparsers.add_parser(
+    parser = options.add_command(
+        subparsers,
         "run",
-        help="play an agent through a protocol's games (parallel, resumable) and score it",
+        help="play an agent through a protocol's games and score it",
         description=(
-            "Play an agent through every game or level of a protocol, one worker process per "
-            "(game, seed), writing the episode logs and results.json to --out and printing the "
-            "score table. Example: arcadebench run atari5 --agent random --episodes 1"
+            "Play an agent through every game or level of a protocol, in parallel worker "
+            "processes, writing the episode logs and results.json to --out and printing the score "
+            "table. A rerun plays only what is missing."
         ),
+        example="arcadebench run atari5 --agent random --episodes 1",
     )
-    parser.add_argument("spec", help="built-in spec name (see `arcadebench specs`) or a YAML file")
+    options.add_spec_argument(parser)
     parser.add_argument(
         "--agent",
         default="random",
         help="random, noop, jerk (Sonic's scripted baseline), a saved model: sb3:ALGO:model.zip "
         "(stable-baselines3, e.g. sb3:PPO:model.zip), torchscript:policy.pt or onnx:policy.onnx "
         "(greedy unless :stochastic is appended), or module:attr (a policy, a batched agent "
-        "with act_batch, an act/observe agent or a factory); default random",
+        "with act_batch, an act/observe agent or a factory) (default: random)",
     )
     parser.add_argument(
         "--episodes",
@@ -80,9 +83,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "the protocol's budget) before its evaluation episodes",
     )
     games = parser.add_mutually_exclusive_group()
-    games.add_argument(
-        "--games", nargs="+", metavar="GAME", help="these games or levels (default: the spec's)"
-    )
+    options.add_games(games, "the spec's default games")
     games.add_argument(
         "--split",
         metavar="SELECTION",
@@ -96,24 +97,20 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="SEED",
         help="one run per game and seed (default: 0)",
     )
-    parser.add_argument(
-        "--workers",
-        type=int,
-        help="worker processes, each loading the agent once (default: one per CPU core)",
-    )
+    options.add_workers(parser, "each loading the agent once")
     parser.add_argument(
         "--envs",
         type=int,
         metavar="N",
         help="environments per worker in which a batched agent (a saved model, act_batch, "
-        "random, noop) plays at once, one call per step for all (default 8, 32 on a CUDA device, "
-        "1 for random and noop, which gain nothing from batches); the episodes are the same "
-        "whatever N",
+        "random, noop) plays at once, one call per step for all (default: 8, 32 on a CUDA "
+        "device, 1 for random and noop, which gain nothing from batches); the episodes are the "
+        "same whatever N",
     )
     parser.add_argument(
         "--device",
         default="cpu",
-        help="where a saved model runs: cpu (default), cuda, cuda:1...",
+        help="where a saved model runs: cpu, cuda, cuda:1... (default: cpu)",
     )
     parser.add_argument(
         "--map-actions",
@@ -121,17 +118,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="play a model trained on another ALE action set (all 18 actions, or the game's "
         "minimal set) on that set, each action keeping its meaning; recorded as a deviation",
     )
-    parser.add_argument(
-        "--out",
-        default="results",
-        help="the output directory (default results/): each agent's logs in a folder of its own "
-        "and results.json, one column per agent; a rerun plays only what is missing",
+    options.add_out(
+        parser,
+        "each agent's logs in a folder of its own and results.json, one column per agent; a "
+        "rerun plays only what is missing",
+        "results",
     )
     parser.add_argument(
         "--name",
         metavar="LABEL",
-        help="the run's label in the logs, tables, figures and LaTeX (default: the agent's "
-        "name, e.g. a saved model's file stem); e.g. --name 'PPO (ours)'",
+        help="the run's label in the logs, tables, figures and LaTeX, e.g. --name 'PPO (ours)' "
+        "(default: the agent's name, e.g. a saved model's file stem)",
     )
     rerun = parser.add_mutually_exclusive_group()
     rerun.add_argument(
@@ -146,10 +143,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="first remove the logs of this run's name under the spec in --out (and "
         "results.json): e.g. to evaluate a retrained model again",
     )
+    options.add_backend(parser, "an existing cluster (--address) or a local one")
     parser.add_argument(
-        "--backend", choices=("local", "ray"), default="local", help="local processes or Ray tasks"
+        "--address", help="the address of an existing Ray cluster (with --backend ray)"
     )
-    parser.add_argument("--address", help="address of an existing Ray cluster (with --backend ray)")
     parser.add_argument(
         "--episode-time-limit",
         type=float,
@@ -160,14 +157,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--progress",
         choices=("auto", "bars", "lines", "off"),
         default="auto",
-        help="progress display (auto: bars on a terminal, lines otherwise)",
+        help="the progress display; auto: bars on a terminal, lines otherwise (default: auto)",
     )
-    parser.add_argument(
-        "--reps",
-        type=int,
-        default=2000,
-        help="bootstrap repetitions for the intervals (default 2000)",
-    )
+    options.add_reps(parser)
     parser.set_defaults(handler=_run, python_words=PYTHON_WORDS)
 
 

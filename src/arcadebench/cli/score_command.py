@@ -15,7 +15,7 @@ import sys
 import warnings
 
 from arcadebench.benchmarks.scoring.results import Results, score
-from arcadebench.cli import in_cli_words
+from arcadebench.cli import in_cli_words, options
 from arcadebench.errors import InputError, InvalidArgument
 
 __all__ = ["parse_frames", "register"]
@@ -45,9 +45,10 @@ def parse_frames(text: str) -> int:
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``score`` sub-command."""
-    parser = subparsers.add_parser(
+    parser = options.add_command(
+        subparsers,
         "score",
-        help="score raw results (CSV/JSON) or episode logs (JSONL) against a protocol",
+        help="score results (CSV/JSON) or episode logs against a protocol",
         description=(
             "Score raw per-game results or episode logs against a protocol: normalised scores, "
             "aggregates, Atari-X estimates and stratified bootstrap confidence intervals, the "
@@ -56,23 +57,19 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "JSON {algorithm: {game: score | [runs]}}, "
             "episode logs (.jsonl) or directories of them, or a results JSON to re-score."
         ),
+        example="arcadebench score atari5 rainbow.csv --json rainbow.json",
     )
-    parser.add_argument("spec", help="built-in spec name (see `arcadebench specs`) or a YAML file")
+    options.add_spec_argument(parser)
     parser.add_argument(
         "files", nargs="+", metavar="file", help="score files, episode logs or log directories"
     )
-    parser.add_argument("--json", metavar="OUT", help="write the results JSON here")
-    parser.add_argument("--csv", metavar="OUT", help="write the results as a tidy CSV here")
+    options.add_json(parser, "the results")
     parser.add_argument(
-        "--ci", type=float, default=0.95, help="confidence level of the intervals (default 0.95)"
+        "--csv", metavar="FILE", help="also write the results to FILE as a tidy CSV"
     )
-    parser.add_argument(
-        "--reps",
-        type=int,
-        default=2000,
-        help="bootstrap repetitions; 0 = no intervals (default 2000)",
-    )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
+    options.add_ci(parser)
+    options.add_reps(parser)
+    options.add_seed(parser, "the bootstrap's")
     parser.add_argument(
         "--compare",
         nargs=2,
@@ -90,21 +87,20 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "training frame counts (10M, 500k...) and the protocol's checkpoints; without "
         "FRAMES, at about 20 round counts up to the longest run",
     )
-    parser.add_argument(
-        "--format",
-        choices=("table", "latex", "markdown"),
-        default="table",
-        help="what to print: plain-text tables (default), or the aggregate, per-game and "
-        "improvement tables as LaTeX (booktabs) or Markdown to paste into a paper",
+    options.add_format(
+        parser,
+        {
+            "table": "plain-text tables",
+            "latex": "the aggregate, per-game and improvement tables as LaTeX (booktabs) to "
+            "paste into a paper",
+            "markdown": "the same tables as Markdown",
+        },
     )
-    parser.add_argument(
-        "--references",
-        nargs="+",
-        metavar="NAME",
-        help="the spec's published references to show beside the results (put it after the "
-        "files; names as `arcadebench show SPEC` lists them, any case and punctuation), or "
-        "`none`; default: with --format latex|markdown the first four obtained under the "
-        "spec's own protocol, in the plain table every one",
+    options.add_references(
+        parser,
+        "with --format latex or markdown, the first four obtained under the spec's own "
+        "protocol; in the plain table, every one",
+        note=" (put it after the files)",
     )
     parser.add_argument(
         "--other-protocols",

@@ -7,6 +7,7 @@ import textwrap
 
 from arcadebench._table import count, render_table
 from arcadebench.benchmarks.envs.ids import env_id
+from arcadebench.cli import options
 from arcadebench.specs import Spec, list_specs, load_spec
 from arcadebench.specs.card import protocol_card
 
@@ -17,13 +18,30 @@ _TEXT_WIDTH = 100  # the card's notes are wrapped to this terminal width
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``specs`` and ``show`` sub-commands."""
-    specs = subparsers.add_parser("specs", help="list the protocols, their games and versions")
+    specs = options.add_command(
+        subparsers,
+        "specs",
+        help="list the protocols, their games, versions and hashes",
+        description=(
+            "List the built-in protocols: platform, games (all, and played by default), "
+            "version, content hash and an example environment id."
+        ),
+        example="arcadebench specs --ids atari5",
+    )
     specs.add_argument("--ids", metavar="SPEC", help="also list every environment id of SPEC")
     specs.set_defaults(handler=_specs)
-    show = subparsers.add_parser(
-        "show", help="print a protocol card: settings, games, constants, rules"
+    show = options.add_command(
+        subparsers,
+        "show",
+        help="print a protocol card: settings, games, constants, rules",
+        description=(
+            "Print a protocol's card (its paper, environment settings, scoring and evaluation "
+            "rules, and where the spec chose between a paper's text and its code), then its "
+            "normalisation constants, per-game models, levels and published results."
+        ),
+        example="arcadebench show saber --brief",
     )
-    show.add_argument("spec", help="built-in spec name (see `arcadebench specs`) or a YAML file")
+    options.add_spec_argument(show)
     show.add_argument("--brief", action="store_true", help="the card only, without the game tables")
     show.set_defaults(handler=_show)
 

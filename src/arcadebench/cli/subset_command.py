@@ -27,21 +27,24 @@ from arcadebench.benchmarks.subset import (
     read_scores,
     to_yaml,
 )
+from arcadebench.cli import options
 
 __all__ = ["register"]
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``subset`` sub-command."""
-    parser = subparsers.add_parser(
+    parser = options.add_command(
+        subparsers,
         "subset",
-        help="choose the games that best predict a suite's median score (the Atari-5 method)",
+        help="choose the games that best predict a suite's score (Atari-5)",
         description=(
             "Search all subsets of --size games for the one whose log-normalised scores best "
             "predict log10(1 + the median normalised score) over all games: least squares "
             "without intercept, non-negative weights, ranked by k-fold cross-validated error "
             "(Atari-5 paper, Algorithm 1)."
         ),
+        example="arcadebench subset atari5-dataset --size 3",
     )
     parser.add_argument(
         "scores",
@@ -58,12 +61,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--folds", type=int, default=10, help="k of the k-fold cross-validation (default 10)"
     )
-    parser.add_argument(
-        "--seed",
-        type=int,
-        default=DEFAULT_SEED,
-        help=f"seed of the fold permutation (default {DEFAULT_SEED}, the authors')",
-    )
+    options.add_seed(parser, "the folds' permutation (the authors' seed by default)", DEFAULT_SEED)
     parser.add_argument(
         "--exclude", nargs="+", default=[], metavar="GAME", help="games no subset may use"
     )
@@ -106,23 +104,26 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="also list the per-game prediction models and their R2 (Tables 10-11)",
     )
     parser.add_argument(
-        "--yaml", metavar="OUT", help="write constants, subsets and per-game models as YAML"
+        "--yaml",
+        metavar="FILE",
+        help="also write the constants, subsets and per-game models to FILE as YAML",
     )
     parser.add_argument(
         "--spec-name", metavar="NAME", help="make the --yaml output a complete spec named NAME"
     )
-    parser.add_argument(
-        "--spec", help="spec whose game names (and constants, if the CSV has none) to use"
+    options.add_spec(
+        parser,
+        "whose game names (and constants, if the CSV has none) to use",
+        "none; atari5 for the Atari-5 data set",
     )
-    parser.add_argument(
-        "--processes", type=int, help="worker processes (default: the CPUs available)"
-    )
-    parser.set_defaults(handler=_subset)
+    options.add_workers(parser, "each fitting subsets")
+    options.add_deprecated(parser, "--processes", "--workers")
+    parser.set_defaults(handler=_subset, python_words={"processes": "--workers"})
 
 
 def _subset(args: argparse.Namespace) -> int:
     if args.spec_name and not args.yaml:
-        raise SubsetError("`--spec-name` needs `--yaml OUT` (the file the spec is written to)")
+        raise SubsetError("`--spec-name` needs `--yaml FILE` (the file the spec is written to)")
     table = read_scores(args.scores, spec=args.spec)
     data = prepare(
         table,
@@ -154,7 +155,7 @@ def _subset(args: argparse.Namespace) -> int:
             top=args.top,
             folds=args.folds,
             seed=args.seed,
-            processes=args.processes,
+            processes=args.workers,
         )
         _print_search(search.fits, args.intercept)
         print(
@@ -232,7 +233,7 @@ def _nested(data: SubsetData, args: argparse.Namespace, prefix: str) -> dict[str
         within=args.within,
         folds=args.folds,
         seed=args.seed,
-        processes=args.processes,
+        processes=args.workers,
     )
     rows = [
         [

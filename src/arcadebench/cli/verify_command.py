@@ -11,16 +11,17 @@ from __future__ import annotations
 import argparse
 
 from arcadebench.benchmarks.replay import verify
-from arcadebench.cli import write_json
+from arcadebench.cli import options, write_json
 
 __all__ = ["register"]
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``verify`` sub-command."""
-    parser = subparsers.add_parser(
+    parser = options.add_command(
+        subparsers,
         "verify",
-        help="re-simulate logged episodes from their recordings and check them against the log",
+        help="replay logged episodes in the emulator and check their logs",
         description=(
             "Play every recorded episode of the logs again in the spec's emulator, with the "
             "settings each log's header names, and check its rewards and emulator states "
@@ -30,9 +31,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "number in it from its logs. Verifying proves that the episodes reproduce under the "
             "protocol the logs declare and that the results follow from them, not which agent "
             "played them (re-run the agent for that). Exit status: 0 when all was verified, 1 "
-            "when something failed, 2 when some input could not be read. Example: arcadebench "
-            "verify results/results.json"
+            "when something failed, 2 when some input could not be read."
         ),
+        example="arcadebench verify results/results.json --sample 5",
     )
     parser.add_argument(
         "paths", nargs="+", metavar="PATH", help="logs (.jsonl), directories of logs, results.json"
@@ -50,17 +51,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="S",
         help="draw --sample's episodes with this seed (the table prints the one it used)",
     )
-    parser.add_argument(
-        "--workers", type=int, help="processes replaying at once (default: one per CPU core)"
+    options.add_workers(parser, "each replaying episodes")
+    options.add_spec(
+        parser,
+        "the logs were written under, needed only for a spec of your own",
+        "the built-in spec the logs name",
     )
-    parser.add_argument("--spec", help="the YAML file of logs written under a spec of your own")
-    parser.add_argument(
-        "--backend",
-        choices=("local", "ray"),
-        default="local",
-        help="local processes, or Ray tasks on the cluster of RAY_ADDRESS (a local instance)",
-    )
-    parser.add_argument("--json", metavar="OUT", help="also write the verdicts as JSON here")
+    options.add_backend(parser, "the cluster of RAY_ADDRESS, else a local one")
+    options.add_json(parser, "the verdicts")
     parser.set_defaults(
         handler=_verify,
         python_words={
