@@ -92,7 +92,9 @@ def test_every_hidden_option_is_a_deprecated_spelling():
 
 
 @pytest.mark.parametrize(
-    ("command", "action"), deprecated(), ids=lambda x: x if isinstance(x, str) else x.option_strings[0]
+    ("command", "action"),
+    deprecated(),
+    ids=lambda x: x if isinstance(x, str) else x.option_strings[0],
 )
 def test_a_deprecated_spelling_is_hidden_warns_and_does_what_the_new_one_does(
     command, action, capsys
