@@ -5,10 +5,12 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import pytest
@@ -18,8 +20,9 @@ from testdata import PYTHONPATH_WITH_TESTS, TESTS
 
 import arcadebench
 from arcadebench.benchmarks.runner.messages import FailureKind
+from arcadebench.benchmarks.scoring.results import Results
 from arcadebench.cli import main
-from arcadebench.cli.run_command import ADVICE
+from arcadebench.cli.run_command import ADVICE, summary
 
 ARCADEBENCH = [sys.executable, "-m", "arcadebench"]
 ENV = {**os.environ, "PYTHONPATH": PYTHONPATH_WITH_TESTS}
@@ -139,6 +142,75 @@ def test_the_main_job_run_twice_plays_once_and_another_agent_adds_a_column(tmp_p
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert "1 of 2 episodes); continue them with --resume, or choose another `--out`" in err
+
+
+SCREEN = 30  # lines: what a one-game run prints, progress off, stdout and stderr together
+
+
+@pytest.mark.parametrize(
+    ("spec", "headline", "published"),
+    [
+        ("atari5", "hns", "published results (Table 3): median over 1 game"),
+        ("saber", "hwrns", 'published results (Table 3, "No limit (SABER)")'),
+        ("hwr", "hwrns", "published results (Tables 3 and 7)"),
+    ],
+)
+def test_a_one_game_run_prints_a_screen_and_verbose_prints_every_table(
+    spec, headline, published, tmp_path, capsys
+):
+    """The headline's aggregates, the scores per game, one published block, where the files are.
+
+    Every aggregate and published block (SABER's four printed tables, each repeating our row)
+    is what --verbose prints: the table `arcadebench score` prints of the results.
+    """
+    args = ["run", spec, "--games", "Pong", "--agent", "random", "--episodes", "1"]
+    args += ["--out", str(tmp_path), "--progress", "off"]
+    assert main(args) == 0
+    out, err = capsys.readouterr()
+    assert len((out + err).splitlines()) <= SCREEN, out + err
+    rows = [line.split()[:2] for line in out.split("\n\n")[0].splitlines()[3:]]
+    assert [headline, "median"] in rows and ["missing", "games"] in rows
+    assert {row[0] for row in rows} <= {headline, "missing", "hwrb", "frames", "game"}
+    assert "\nper game\n" in out and re.search(rf"\n +{headline} +[-\d.]+%\n", out)
+    assert out.count("published ") == 1 and published in out
+    assert out.count("random (this run)") == 1
+    assert err.endswith(
+        f"logs and results.json in {tmp_path} (every table: the same command with --verbose)\n"
+    )
+
+    assert main([*args, "--verbose"]) == 0  # nothing to play again: the same results, in full
+    verbose = capsys.readouterr().out
+    assert verbose == Results.from_json(tmp_path / "results.json").table() + "\n"
+    blocks = len(arcadebench.load_spec(spec).published)
+    assert verbose.count("published results (") == blocks and len(verbose) > len(out)
+    assert verbose.count("random (this run)") >= blocks
+
+
+def test_the_summary_keeps_the_headline_metric_in_every_table(tmp_path):
+    """SABER's checkpoints and per-game scores too; the published block keeps its columns."""
+    from report_helpers import saber_logs
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the logs' runs fall short of SABER's checkpoints
+        results = arcadebench.score("saber", str(saber_logs(tmp_path)), reps=0)
+    brief, full = summary(results).split("\n\n"), results.table().split("\n\n")
+
+    def labels(tables, title):
+        (table,) = (t for t in tables if t.startswith(title))
+        return [line.split()[0] for line in table.splitlines()[3:] if line[:1] != " "]
+
+    for title in ("saber v2", "aggregates by training frames"):
+        assert set(labels(brief, title)) == {"hwrns", "hwrb", "missing"}
+        assert {"saber", "hns", "classes"} <= set(labels(full, title))
+    assert [row for row in brief if row.startswith("per game")] == [
+        "per game\ngame      metric  dqn     ppo\n--------  ------  ------  ------\n"
+        "breakout  raw       7.75   15.00\n          hwrns    0.72%   1.57%\n"
+        "          runs         2       2\npong      raw       7.75   15.00\n"
+        "          hwrns   67.95%  85.49%\n          runs         2       2"
+    ]
+    published = [t for t in brief if t.startswith("published")]
+    assert len(published) == 1 and "saber.median  saber.mean  hwrb" in published[0]
+    assert published[0] in full
 
 
 def test_cli_errors_name_the_options_not_the_parameters(tmp_path, capsys):

@@ -1,5 +1,9 @@
 """``arcadebench run <spec>``: play an agent through a protocol, then print and save the scores.
 
+What it prints fits a screen for one game (:func:`summary`: the protocol's headline aggregates,
+the scores per game, the closest published results; then where the files are); ``--verbose``
+prints every table, as ``arcadebench score`` does.
+
 Exit status: 0 when every job finished, 1 when some failed (the others are scored and the
 failures listed), 2 on bad input, 130 when interrupted (finished episodes are kept; continue
 with ``--resume``).
@@ -17,10 +21,14 @@ from pathlib import Path
 from arcadebench._table import count
 from arcadebench.benchmarks.runner.evaluate import RESULTS_FILE, evaluate
 from arcadebench.benchmarks.runner.messages import Failure, FailureKind
+from arcadebench.benchmarks.scoring.normalise import headline_metric
+from arcadebench.benchmarks.scoring.results import Results
+from arcadebench.benchmarks.scoring.tables import results_table
 from arcadebench.cli import options
 from arcadebench.errors import JobsFailed
+from arcadebench.specs.model import DEFAULT_REFERENCES
 
-__all__ = ["PYTHON_WORDS", "register"]
+__all__ = ["PYTHON_WORDS", "closest_references", "register", "summary"]
 
 PYTHON_WORDS = {
     "episodes": "--episodes",
@@ -53,8 +61,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="play an agent through a protocol's games and score it",
         description=(
             "Play an agent through every game or level of a protocol, in parallel worker "
-            "processes, writing the episode logs and results.json to --out and printing the score "
-            "table. A rerun plays only what is missing."
+            "processes, writing the episode logs and results.json to --out; then print the "
+            "protocol's aggregates, the scores per game and the closest published results "
+            "(--verbose: every table). A rerun plays only what is missing."
         ),
         example="arcadebench run atari5 --agent random --episodes 1",
     )
@@ -160,6 +169,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="the progress display; auto: bars on a terminal, lines otherwise (default: auto)",
     )
     options.add_reps(parser)
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="print every table: all the aggregates and per-game scores, every published "
+        "result beside yours (as `arcadebench score` does)",
+    )
     parser.set_defaults(handler=_run, python_words=PYTHON_WORDS)
 
 
@@ -216,7 +231,7 @@ def _run(args: argparse.Namespace) -> int:
     finally:
         signal.signal(signal.SIGTERM, previous)
     if results is not None:
-        print(results.table())
+        print(results.table() if args.verbose else summary(results))
         jobs = results.provenance.get("jobs", {})
         if jobs.get("played") == 0:
             print(
@@ -225,7 +240,8 @@ def _run(args: argparse.Namespace) -> int:
                 "plays more)",
                 file=sys.stderr,
             )
-        print(f"\nlogs and {RESULTS_FILE} in {out}", file=sys.stderr)
+        more = "" if args.verbose else " (every table: the same command with --verbose)"
+        print(f"\nlogs and {RESULTS_FILE} in {out}{more}", file=sys.stderr)
     if failures:
         scored = "the others are scored above" if results is not None else "nothing was scored"
         print(f"\n{count(len(failures), 'job')} failed ({scored}):", file=sys.stderr)
@@ -259,6 +275,52 @@ ADVICE: dict[FailureKind, str] = {
     FailureKind.NOT_PLAYED: "re-run the missing episodes with: --out {out} --resume",
 }
 """What to do about a run's failed jobs, by why they failed (one line per kind seen)."""
+
+
+def summary(results: Results) -> str:
+    """What ``run`` prints without ``--verbose``: a screen for one game.
+
+    The aggregates and per-game scores of the protocol's headline metric (HNS; HWRNS for SABER
+    and HWR) with the single-number aggregates (a subset's estimate, the breakthroughs, the
+    missing games) and the notes, then one block of the closest published results
+    (:func:`closest_references`). ``--verbose`` prints :meth:`Results.table`: every metric, and
+    every published result beside yours.
+    """
+    spec = results.protocol
+    metrics = {headline_metric(spec)} if spec is not None else None
+    return results_table(results, 2, closest_references(results), metrics=metrics)
+
+
+def closest_references(results: Results) -> tuple[str, ...]:
+    """The published results most like ``results``: up to four, all of one kind.
+
+    In this order, the first kind the spec has: the per-game results obtained under this very
+    protocol, which are scored here on the games played; the first table the protocol's papers
+    printed under it (over all of their games); the per-game results obtained under another
+    protocol; the first printed table.
+
+    Example:
+        >>> from arcadebench.benchmarks.scoring.results import score
+        >>> closest_references(score("atari5", {"me": {"pong": -20.0}}, reps=0))
+        ('MuZero (Table 3)', 'Agent57 (Table 3)', 'Ape-X (Table 3)', 'IQN (Table 3)')
+        >>> closest_references(score("saber", {"me": {"asterix": 200.0}}, reps=0))
+        ('Rainbow-IQN (single actor, Table 4)',)
+        >>> closest_references(score("saber", {"me": {"pong": -20.0}}, reps=0))
+        ('Rainbow (Table 3, "No limit (SABER)")', 'Rainbow-IQN (Table 3, "No limit (SABER)")')
+    """
+    spec = results.protocol
+    if spec is None:
+        return ()
+    games = {game for block in results.algorithms.values() for game in block["games"]}
+    per_game = [name for name, ref in spec.published_scores.items() if games & set(ref.scores)]
+    own_tables = [table for table in spec.published if table.protocol is None]
+    kinds = (
+        [name for name in per_game if spec.published_scores[name].protocol is None],
+        list(own_tables[0].names()) if own_tables else [],
+        per_game,
+        list(spec.published[0].names()) if spec.published else [],
+    )
+    return tuple(next((kind for kind in kinds if kind), [])[:DEFAULT_REFERENCES])
 
 
 def _command(args: argparse.Namespace) -> str:

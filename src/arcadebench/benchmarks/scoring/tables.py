@@ -75,7 +75,11 @@ class ScoredResults(Protocol):
 
 
 def results_table(
-    results: ScoredResults, digits: int = 2, references: Collection[str] | None = None
+    results: ScoredResults,
+    digits: int = 2,
+    references: Collection[str] | None = None,
+    *,
+    metrics: Collection[str] | None = None,
 ) -> str:
     """Plain-text tables: aggregates first, then per game; one column per algorithm.
 
@@ -85,6 +89,10 @@ def results_table(
         references: the published references to show beside ours, by their names in the spec
             (:meth:`~arcadebench.specs.model.Spec.reference_names`); ``None``: every one, each
             with the protocol it was obtained under.
+        metrics: only the aggregates and per-game scores of these metrics (``{"hns"}``),
+            beside the raw scores and the single-number aggregates (a subset's estimate, a
+            count, frames, the missing games); ``None``: every one. The published results
+            keep their columns.
     """
     names = list(results.algorithms)
     percent = percent_metrics(results.algorithms.values())
@@ -99,6 +107,8 @@ def results_table(
             columns.append(f"{n} {level} CI")
     agg_rows = []
     for path in aggregate_paths(block["aggregates"] for block in results.algorithms.values()):
+        if not _shown(path, metrics):
+            continue
         row: list[Any] = list(_row_label(path))
         for n in names:
             value, interval = _row_cells(results.algorithms[n]["aggregates"], path)
@@ -115,13 +125,23 @@ def results_table(
         parts.append("\n".join(["notes", *(f"- {note}" for note in notes)]))
     if results.comparisons:
         parts.append(_improvement_table(results, level, digits))
-    checkpoint_table = _checkpoint_table(results, names, percent, digits)
+    checkpoint_table = _checkpoint_table(results, names, percent, digits, metrics)
     if checkpoint_table:
         parts.append(checkpoint_table)
     parts.extend(_curve_tables(results, names, percent, level, digits))
-    parts.append(_game_table(results, names, percent, digits))
+    parts.append(_game_table(results, names, percent, digits, metrics))
     parts.extend(_published_tables(results, names, percent, digits, references))
     return "\n\n".join(parts)
+
+
+def _shown(path: Sequence[str], metrics: Collection[str] | None) -> bool:
+    """Whether the aggregate at ``path`` is of one of ``metrics`` or a single number.
+
+    Example:
+        >>> [_shown(p, {"hns"}) for p in [("hns", "iqm"), ("chns", "iqm"), ("atari5",)]]
+        [True, False, True]
+    """
+    return metrics is None or len(path) == 1 or path[0] in metrics
 
 
 def _interval_notes(
@@ -261,7 +281,11 @@ def _curve_tables(
 
 
 def _game_table(
-    results: ScoredResults, names: list[str], percent: Collection[str], digits: int
+    results: ScoredResults,
+    names: list[str],
+    percent: Collection[str],
+    digits: int,
+    shown: Collection[str] | None = None,
 ) -> str:
     games: list[str] = []
     for n in names:
@@ -272,7 +296,9 @@ def _game_table(
             metrics.extend(
                 m
                 for m in cell
-                if m not in metrics and m not in ("runs", "ci", "episodes", "frames")
+                if m not in metrics
+                and m not in ("runs", "ci", "episodes", "frames")
+                and (shown is None or m in shown)
             )
     metrics.append("runs")
     rows = []
@@ -293,7 +319,11 @@ def _game_table(
 
 
 def _checkpoint_table(
-    results: ScoredResults, names: list[str], percent: Collection[str], digits: int
+    results: ScoredResults,
+    names: list[str],
+    percent: Collection[str],
+    digits: int,
+    metrics: Collection[str] | None = None,
 ) -> str | None:
     columns, blocks = [], []
     for n in names:
@@ -308,6 +338,8 @@ def _checkpoint_table(
         return None
     rows = []
     for path in aggregate_paths(block["aggregates"] for block in blocks):
+        if not _shown(path, metrics):
+            continue
         cells = (
             in_units(path, _row_cells(block["aggregates"], path)[0], percent) for block in blocks
         )
