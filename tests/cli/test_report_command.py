@@ -176,9 +176,7 @@ def test_the_deprecated_compare_warns_in_one_line_and_still_works(tmp_path, caps
     results = write_results(tmp_path / "r.json", "atari5", {"x": {"pong": 1.0}}, reps=0)
     assert main(["report", "--out", str(tmp_path / "o"), "--compare", "human", str(results)]) == 0
     err = capsys.readouterr().err
-    assert err == (
-        "arcadebench: warning: --compare is deprecated: use --references\n"
-    )
+    assert err == "arcadebench: warning: --compare is deprecated: use --references\n"
     html = (tmp_path / "o" / "report.html").read_text()
     assert "human (Table 12)" in html and "r.json" in html  # the reference, and the input
 
