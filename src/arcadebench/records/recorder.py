@@ -375,9 +375,10 @@ class RunRecorder:
     ) -> EpisodeRecord:
         """Add an episode that ended to the run: count it, log it, and return its record.
 
-        ``replay`` is what re-simulating it needs (:func:`~arcadebench.records.replay_format.
-        replay_record`'s fields but ``env`` and ``episode``), written to ``<run>.replay`` just
-        before the episode's line, under the same lock.
+        ``replay`` is what re-simulating it needs (what
+        :func:`~arcadebench.records.replay_format.replay_fields` returns: the replay line's fields
+        but ``kind``, ``env`` and ``episode``), written to ``<run>.replay`` just before the
+        episode's line, under the same lock.
         """
         live = self.live
         self.total_steps += steps

@@ -5,15 +5,16 @@ played under SABER's settings, with the logged returns, short of training again.
 are deterministic given where an episode started and the actions played, so the monitors also
 write, for every episode they log, one *replay* line to ``<run>.replay`` beside
 ``<run>.jsonl`` (JSON Lines, under the same append lock, written just before the episode line, so
-a ``kill -9`` loses at most the episode in flight here too; ``fsync``ed at most once a second, so
-a power cut can cost the last second's recordings, whose episodes are then unverifiable):
+a ``kill -9`` loses at most the episode in flight here too; flushed with ``fsync`` at most once a
+second, so a power cut can cost the last second's recordings, whose episodes are then
+unverifiable):
 
-```json
-{"kind": "replay", "format": "arcadebench-replay/2", "env": 0, "episode": 3,
- "start": {"seed": 123}, "actions": "<base64 of zlib>", "dtype": "|u1", "shape": [],
- "steps": 812, "rewards": "<base64 of zlib>", "rewarded": 21,
- "digests": {"of": "ram", "every": 32, "end": true, "values": "<base64 of zlib>"}}
-```
+.. code-block:: json
+
+    {"kind": "replay", "format": "arcadebench-replay/2", "env": 0, "episode": 3,
+     "start": {"seed": 123}, "actions": "<base64 of zlib>", "dtype": "|u1", "shape": [],
+     "steps": 812, "rewards": "<base64 of zlib>", "rewarded": 21,
+     "digests": {"of": "ram", "every": 32, "end": true, "values": "<base64 of zlib>"}}
 
 - ``start`` is where the episode began: ``{"seed": s}`` (reset with that seed), ``{"snapshot":
   {...}}`` (an unseeded reset: the emulator's state with its random generator and the env's

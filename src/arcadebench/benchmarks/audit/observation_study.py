@@ -1,12 +1,12 @@
 """What the agent sees: the observation's layout and the processing that made it, measured.
 
 Fed every step of a play, :class:`ObservationStudy` finds the frame stack from behaviour (the
-axis along which each observation is the previous one shifted by a frame, :func:`~.screens.
-stack_axes`), then reproduces the newest frame from the emulator's screens of the step's last
-two frames with each standard processing (:class:`~.screens.Rendering`): grayscale or RGB, the
-maximum of the last two frames or the last one (DQN's flicker fix; ale-py v5 has none, ALE
-issue #467), resized. The processing reproduced exactly on the most steps wins, else the
-closest. Where the screens are out of reach (:mod:`.shadow`), the reference emulator's
+axis along which each observation is the previous one shifted by a frame,
+:func:`~.screens.stack_axes`), then reproduces the newest frame from the emulator's screens of
+the step's last two frames with each standard processing (:class:`~.screens.Rendering`):
+grayscale or RGB, the maximum of the last two frames or the last one (DQN's flicker fix; ale-py
+v5 has none, ALE issue #467), resized. The processing reproduced exactly on the most steps wins,
+else the closest. Where the screens are out of reach (:mod:`.shadow`), the reference emulator's
 surviving processing is reported instead.
 
 Classes: ObservationStudy.

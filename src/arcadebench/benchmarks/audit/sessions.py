@@ -1,9 +1,10 @@
 """The plays of an audit: seeded agents on env 0, every step and reset measured.
 
 1. **random**: a seeded random agent for ``frames`` emulator frames, with the sticky actions
-   measured (the conformance check's :class:`~arcadebench.benchmarks.conformance.sticky_probe.
-   StickyProbe` in the env's emulator, the reference emulator's likelihood otherwise) and the
-   observation studied; episodes that end are reset, as a learner's are.
+   measured (the conformance check's
+   :class:`~arcadebench.benchmarks.conformance.sticky_probe.StickyProbe` in the env's
+   emulator, the reference emulator's likelihood otherwise) and the observation studied;
+   episodes that end are reset, as a learner's are.
 2. **resets**: :data:`RESETS` resets in a row (the first seeded) to see what a reset plays
    (no-op starts drawn or fixed, FIRE); new envs, seeded one after the other, where an env goes
    on with its game instead of starting a new one.

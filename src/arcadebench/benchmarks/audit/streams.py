@@ -12,7 +12,7 @@ observation is already the next episode's). :class:`Stream` hides the difference
 
 Where env 0 lives in this process (a ``SyncVectorEnv`` or a ``DummyVecEnv``), the stream wraps
 it so that the emulator tap (:mod:`.tap`) learns when its ``reset()`` begins, even inside a
-vector step; :attr:`Stream.host` is then its emulator's holder.
+vector step; ``Stream.host`` is then its emulator's holder.
 
 Classes: Stream. Functions: open_stream, no_hook.
 """

@@ -96,7 +96,7 @@ class EmulatorMeter:
     """Cuts the tap's log into :class:`~.facts.StepFacts` and :class:`~.facts.ResetFacts`.
 
     Call :meth:`reset` after every reset the agent sees and :meth:`step` after every step;
-    the records are in :attr:`events`. :meth:`close` gives the env its emulator back and
+    the records are in ``events``. :meth:`close` gives the env its emulator back and
     returns the sticky-action estimate (``None`` without the probe).
     """
 

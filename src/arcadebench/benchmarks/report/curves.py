@@ -290,10 +290,11 @@ def sample_efficiency_figure(
     """The protocol's aggregates against training frames, one panel each, a line per algorithm.
 
     The panels are IQM of the report's metric (Agarwal et al.'s recommendation) and the
-    protocol's own headline aggregates (:func:`~arcadebench.benchmarks.scoring.sample_efficiency.
-    curve_paths`: SABER's median, Atari-5's estimate...), each with its stratified-bootstrap
-    band where there are several runs. A count among the protocol's columns (SABER's HWRB, the
-    games past the world record) is a panel only where it changes along some curve: it is no
+    protocol's own headline aggregates
+    (:func:`~arcadebench.benchmarks.scoring.sample_efficiency.curve_paths`: SABER's median,
+    Atari-5's estimate...), each with its stratified-bootstrap band where there are several
+    runs. A count among the protocol's columns (SABER's HWRB, the games past the world record)
+    is a panel only where it changes along some curve: it is no
     aggregate with an interval, a flat count says nothing the tables do not, and it is in every
     table of the report. The published curves compared against are dashed, with a marker at
     each published point, and labelled when obtained under another protocol; the protocol's

@@ -124,7 +124,7 @@ class OnnxPolicy(ExportedPolicy):
         path: the ``.onnx`` file.
         deterministic: the argmax of the logits; ``False`` samples from their softmax.
         device: ``"cpu"``, ``"cuda"`` or ``"cuda:N"`` (onnxruntime's CUDAExecutionProvider,
-            from ``onnxruntime-gpu``); whether it exists is known in :meth:`load`.
+            from ``onnxruntime-gpu``); whether it exists is known in :meth:`ExportedPolicy.load`.
 
     Raises:
         InvalidArgument: a ``device`` other than the three forms.

@@ -305,7 +305,7 @@ class EnvCreator:
     def attach(self, env: gym.Env[Any, Any]) -> gym.Env[Any, Any]:
         """Make ``env`` (a protocol env, no log yet) a stream of the run; the env to use.
 
-        What :meth:`__call__` does once it has made the environment: the run's budget, the
+        What ``__call__()`` does once it has made the environment: the run's budget, the
         episodes relayed to the owner, :class:`IdleAfterBudget` and the ``wrappers`` on top.
         """
         ray = import_ray()

@@ -58,7 +58,7 @@ class ProtocolVecEnv(VecEnv):
     and ``info["TimeLimit.truncated"]`` marks truncations (the protocol's caps and stuck limit),
     so PPO bootstraps them. ``info["episode"]`` carries the protocol return and length of a
     finished episode (what SB3's ``ep_rew_mean`` shows), ``info["arcadebench"]`` the rest.
-    Seeds set with :meth:`seed` go to the next reset only, as in SB3.
+    Seeds set with ``seed()`` go to the next reset only, as in SB3.
 
     Args:
         venv: a vector env made by :func:`arcadebench.make_vec`.
@@ -71,7 +71,7 @@ class ProtocolVecEnv(VecEnv):
         self._t0 = time.perf_counter()
 
     def reset(self) -> np.ndarray:
-        """Reset every env (with the seeds given to :meth:`seed`, once); the observations."""
+        """Reset every env (with the seeds given to ``seed()``, once); the observations."""
         seeds = None if all(s is None for s in self._seeds) else [int(s or 0) for s in self._seeds]
         # Sync/AsyncVectorEnv take one seed per env; VectorEnv.reset's annotation says one int
         obs, info = self.venv.reset(seed=seeds)  # type: ignore[arg-type]  # a list: see above

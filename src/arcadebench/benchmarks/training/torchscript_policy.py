@@ -47,7 +47,7 @@ class TorchScriptPolicy(ExportedPolicy):
         path: the file written by ``torch.jit.save``.
         deterministic: the argmax of the logits; ``False`` samples from their softmax.
         device: ``"cpu"``, ``"cuda"`` or ``"cuda:N"`` (``torch.jit.load``'s ``map_location``);
-            whether it exists is known once torch is imported, in :meth:`load`.
+            whether it exists is known once torch is imported, in :meth:`ExportedPolicy.load`.
 
     Raises:
         InvalidArgument: a ``device`` other than the three forms.
