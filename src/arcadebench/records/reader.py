@@ -3,8 +3,8 @@
 The reader is the other half of the contract :mod:`arcadebench.records.schema` declares; the
 monitors use it to continue a run (``resume``), the runner to see what is done, the scorer to
 score. :func:`parse_log` is four steps, one function each: decode the lines
-(:func:`_decode`), check an episode record's fields (:func:`_episode`) and that it belongs to
-the spec being read (:func:`_check_spec`), and add it to its run in order (:class:`_Runs`).
+(``_decode``), check an episode record's fields (``_episode``) and that it belongs to
+the spec being read (``_check_spec``), and add it to its run in order (``_Runs``).
 
 Robustness: records of unknown ``kind`` are skipped; a line longer than :data:`MAX_LOG_LINE`
 or nested deeper than :data:`MAX_DEPTH` is a corrupt line (:func:`bounded_lines`,

@@ -15,7 +15,7 @@ same per-frame sticky actions from the same ALE random stream, the same frame ca
 a preallocated stack of 4: the max of the grayscale screens of the last two frames, resized
 to 84x84 with OpenCV's ``INTER_AREA`` (area averaging, what ``AtariPreprocessing`` and
 baselines' ``WarpFrame`` use). Two things make that cheap without changing a byte
-(:class:`_StandardFrame`). ALE's grayscale screen converts every pixel through its
+(``_StandardFrame``). ALE's grayscale screen converts every pixel through its
 palette in a scalar loop (14 us a screen) while its palette-index screen is a copy (1 us), so
 the env reads indices and looks them up in ALE's own grayscale table
 (:mod:`arcadebench.wrappers.ale_palette`), pooling after the lookup as before. And consecutive

@@ -142,7 +142,7 @@ class ReloadFreeSeeding:
 
     ``AtariEnv.reset(seed=s)`` sets ALE's ``random_seed`` from ``s`` and calls
     :meth:`load_game`, which reloads the ROM. Here :meth:`load_game` reloads only the first
-    time (at construction), keeps the state it leaves as a template (:class:`_SeedTemplate`,
+    time (at construction), keeps the state it leaves as a template (``_SeedTemplate``,
     verified byte for byte), and afterwards restores that state with the sticky-action generator
     of the new seed: the emulator ends up in the state a reload gives, byte for byte, so every
     episode is the one ale-py would play (tested on every game against fresh reloads).

@@ -372,7 +372,7 @@ def aggregates_figure(
     A level of the score (:attr:`~arcadebench.specs.statistics.Statistic.level`) whose values
     spread over orders of magnitude is on a symmetric log axis with labelled ticks at 1, 2 and
     5 times powers of ten; anything else is linear. As many panels sit side by side as the
-    width holds (at most four), each at least :data:`_PANEL_EMS` font sizes wide.
+    width holds (at most four), each at least ``_PANEL_EMS`` font sizes wide.
 
     Args:
         data: the report.

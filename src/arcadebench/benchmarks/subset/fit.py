@@ -1,7 +1,7 @@
 """One subset, fitted directly: :class:`SubsetFit` and :func:`fit_subset`, with its k-fold figures.
 
 Also the cross-validation plan the search shares: the authors' folds (scikit-learn's ``KFold`` with
-shuffling, :func:`_fold_ids`) and the checks of ``folds`` and ``seed``.
+shuffling, ``_fold_ids``) and the checks of ``folds`` and ``seed``.
 """
 
 from __future__ import annotations
