@@ -193,6 +193,7 @@ class TimeLimit(_GymTimeLimit):
     # Gymnasium's TimeLimit reports itself as ``env.spec.max_episode_steps`` instead of as an
     # additional wrapper, so ``gym.make(env.spec)`` would rebuild Gymnasium's class, without the
     # label. Use the standard property: this wrapper, with its argument, in the wrapper list.
+    #: :meta private: (Gymnasium's own property, left to its docs as every inherited member is)
     spec = gym.Wrapper.spec
 
     def __init__(self, env: gym.Env, max_episode_steps: int) -> None:

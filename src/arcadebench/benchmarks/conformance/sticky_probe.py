@@ -153,6 +153,13 @@ class StickyProbe:
     whose behaviour the probe only reads (the check's determinism rule replays the same seed
     without the probe and compares).
 
+    Args:
+        ale (ale_py.ALEInterface): the emulator probed, loaded with ``game``'s ROM.
+        game: the ROM's name; a reference emulator of it without sticky actions replays each
+            frame.
+        declared: the sticky-action probability the spec declares, which the probe is judged
+            against.
+
     Example:
         >>> from ale_py.env import AtariEnv
         >>> env = AtariEnv("pong", repeat_action_probability=0.25, full_action_space=True)

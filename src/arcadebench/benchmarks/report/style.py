@@ -281,6 +281,12 @@ def fit_legend(
     Each label is first wrapped to the width left beside its handle; then the legend takes the
     most columns whose widest labels, handles and spacing fit within the figure. Handles and
     spacing are a little shorter than matplotlib's, so that two columns fit a paper's column.
+
+    Args:
+        figure: the figure the legend is drawn in, outside its axes.
+        handles (Sequence[matplotlib.artist.Artist]): the artists shown, with their labels.
+        font_size: the figure's text size, in points.
+        loc: below the axes (the default) or above them.
     """
     if not handles:
         return
