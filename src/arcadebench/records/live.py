@@ -87,6 +87,7 @@ __all__ = [
 ]
 
 MAX_STREAMS = 1024
+"""The slots of a run's counters file, so the most streams (environments) a run has live at once."""
 _MAGIC = b"ABRUN\x00\x00\x01"
 # header words: magic, ready, high (slots used), lost steps, lost frames; padded to 64 bytes
 _HEADER_SIZE = 64

@@ -107,7 +107,7 @@ MAX_LINE_BYTES = 64 * 2**20
 """The longest replay line read (SABER's longest episode, 100 hours, is 5.4M steps: ~8 MB)."""
 
 MAX_STEPS = 2**24
-"""The most steps a replay line may declare (16.7M: three times SABER's 100-hour episode)."""
+"""The most steps a replay line may declare (16.7M, three times SABER's 100-hour episode)."""
 
 MAX_SNAPSHOT_BYTES = 16 * 2**20
 """The largest emulator state a snapshot may decompress to (ALE's is 14.5 KB)."""

@@ -31,7 +31,8 @@ __all__ = [
 ]
 
 LOG_FORMAT = "arcadebench-episodes/2"
-"""2: a run is written by many environments (``env``, ``env_steps``, ``env_frames``); 1 had one."""
+"""Format 2, in which a run is written by many environments (``env``, ``env_steps``,
+``env_frames``); 1 had one."""
 
 EndReason = Literal[
     "game_over",

@@ -37,7 +37,7 @@ from arcadebench.benchmarks.conformance.sticky_probe import StickyEstimate
 __all__ = ["RESETS", "Play", "play_all"]
 
 RESETS = 6
-"""Resets of the resets play: 6 equal draws of up to 30 no-ops would have p = 30**-5."""
+"""Resets of the resets play (6 equal draws of up to 30 no-ops would have p = 30**-5)."""
 MIN_NEW_GAMES = 3
 """New games the resets play wants, to see whether the no-op starts are drawn."""
 _UNKNOWN_SKIP = 4  # frames a step is counted as for the budget where frames are unknown

@@ -22,6 +22,7 @@ from arcadebench.specs import Spec
 __all__ = ["JOINT_ENV_ID", "JointSonicEnv", "register_joint_envs"]
 
 JOINT_ENV_ID = "arcadebench/Sonic-JointTrain-v0"
+"""The Gymnasium id of :class:`JointSonicEnv` on the Sonic training levels."""
 
 
 class JointSonicEnv(gym.Env):

@@ -39,6 +39,8 @@ __all__ = ["FIGURES", "HTML_FILE", "report", "write_report"]
 
 HTML_FILE = "report.html"
 
+#: A function drawing one figure of the report from its data, or returning ``None`` where the
+#: data does not allow that figure.
 Draw = Callable[[ReportData], "Figure | None"]
 
 #: ``(file stem, drawing function, title, caption)`` of every figure, in report order.

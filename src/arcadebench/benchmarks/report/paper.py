@@ -73,11 +73,11 @@ PAPER_FIGURES: tuple[tuple[str, PaperFigure], ...] = (
     ("per_game_table", game_table_figure),
 )
 
-#: matplotlib settings of the paper's files: fonts embedded as TrueType (the sizes are the
+#: matplotlib settings of the paper's files, which embed fonts as TrueType (the sizes are the
 #: figures' own, from ``font_size``).
 PAPER_STYLE: dict[str, Any] = {"pdf.fonttype": 42, "ps.fonttype": 42}
 
-#: Resolution of the paper's PNGs: a 3.25 in figure is 975 pixels wide, sharp on a slide.
+#: Resolution of the paper's PNGs, at which a 3.25 in figure is 975 pixels wide, sharp on a slide.
 PNG_DPI = 300
 
 

@@ -76,15 +76,17 @@ __all__ = [
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#56B4E9", "#CC79A7", "#F0E442", "#000000")
 _CYCLE_HATCHES = ("", "..", "xx", "++")
 INSTALL_HINT = install_hint("report", "matplotlib")
+#: Pixels per inch a figure is drawn at, and of its PNG unless :func:`save_png` is told otherwise.
 DPI = 100
-#: The report page's figures: 1,000 pixels wide at :data:`DPI`, within the page's 1,280.
+#: Width of the report page's figures, 1,000 pixels at :data:`DPI`, within the page's 1,280.
 SCREEN_WIDTH = 10.0
+#: Text of the report page's figures, in points.
 SCREEN_FONT_SIZE = 10.0
 #: A column of the two-column conference templates (NeurIPS' single column is 5.5 in).
 SINGLE_COLUMN = 3.25
-#: Both columns of them: a ``figure*``.
+#: Both columns of them, a ``figure*``.
 DOUBLE_COLUMN = 6.75
-#: Text of a paper's figure, in points: a caption's size in most templates.
+#: Text of a paper's figure in points, a caption's size in most templates.
 PAPER_FONT_SIZE = 8.0
 _LINE_SPACING = 1.3  # a line of text is this many times its font size high
 _MARGIN = 0.06  # inches kept free at each edge of the figure, besides the layout's own pads

@@ -83,7 +83,7 @@ class AgentRef:
 
     @property
     def by_name(self) -> bool:
-        """Whether the runner loads it by itself (built-in, saved): no user code runs."""
+        """Whether the runner loads it by itself (built-in, saved), so no user code runs."""
         return self.kind in ("builtin", "saved")
 
     def load(self, device: str = "cpu", threads: int = 1) -> LoadedAgent:

@@ -76,10 +76,10 @@ __all__ = [
 ]
 
 PACKAGES: tuple[str, ...] = ("booktabs",)
-"""The LaTeX packages the tables need, all of them: the output names them in its first lines."""
+"""The LaTeX packages the tables need, all of them; the output names them in its first lines."""
 
 MAX_ROWS = 45
-r"""Rows of a LaTeX table part at most: about what a page holds in ``\small`` type."""
+r"""Rows of a LaTeX table part at most, about what a page holds in ``\small`` type."""
 
 _NAMES = {"hns": "HNS", "hwrns": "HWRNS", "saber": "SABER", "chns": "CHNS"}
 _SKIPPED = frozenset({"missing", "classes"})

@@ -37,7 +37,7 @@ __all__ = [
     "reference_curves",
 ]
 
-#: Points of a curve when no frames are asked for: about this many, at round frame counts.
+#: About this many points of a curve, at round frame counts, when no frames are asked for.
 DEFAULT_POINTS = 20
 _STEPS = (1.0, 2.0, 2.5, 5.0, 10.0)
 _FRAMES_IN_NAME = re.compile(r"^(?P<head>.*\S)\s*,\s*[\d.,]+\s*[kMB]?\s+frames\)$")
