@@ -98,13 +98,13 @@ __all__ = [
 
 REPLAY_FORMAT = "arcadebench-replay/2"
 REPLAY_FORMATS = ("arcadebench-replay/1", REPLAY_FORMAT)
-"""The formats read: format 1 has no state digests."""
+"""The formats read; format 1 has no state digests."""
 
 DIGEST_EVERY = 8
-"""Steps between two state digests (a byte each): 0.17 B a step on disk."""
+"""Steps between two state digests (a byte each), 0.17 B a step on disk."""
 
 MAX_LINE_BYTES = 64 * 2**20
-"""The longest replay line read (SABER's longest episode, 100 hours, is 5.4M steps: ~8 MB)."""
+"""The longest replay line read (SABER's longest episode, 100 hours, is 5.4M steps or ~8 MB)."""
 
 MAX_STEPS = 2**24
 """The most steps a replay line may declare (16.7M, three times SABER's 100-hour episode)."""
@@ -113,7 +113,7 @@ MAX_SNAPSHOT_BYTES = 16 * 2**20
 """The largest emulator state a snapshot may decompress to (ALE's is 14.5 KB)."""
 
 ENGINES = ("single", "ale-vector")
-"""What played a recording, which a replay must play it with: one environment, or a stream of
+"""What played a recording, which a replay must play it with, either one environment or a stream of
 ale-py's batched emulator (:class:`~arcadebench.benchmarks.replay.simulate.Player` plays both)."""
 
 _STARTS = ("seed", "snapshot", "continues", "unknown")

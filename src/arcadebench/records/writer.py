@@ -71,7 +71,7 @@ def log_path(log_dir: str | os.PathLike[str], spec: str, game: str, run: str) ->
 
 
 EVALUATION = ".eval"
-"""The suffix of an evaluation phase's run id: ``<run>.eval`` (its own log, outside the budget)."""
+"""The suffix of an evaluation phase's run id, ``<run>.eval`` (its own log, outside the budget)."""
 
 
 def phase_run(run: str, phase: str) -> str:

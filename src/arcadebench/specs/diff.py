@@ -43,8 +43,8 @@ __all__ = ["EVIDENCE", "SCORE_CHANGING", "Row", "SpecDiff", "diff", "environment
 
 Section = Literal["environment", "scoring", "evaluation", "games"]
 
-#: Settings whose difference changes the scores a protocol gives the same agent: its raw returns
-#: (the environment, the episodes scored, the training budget) or their normalisation. The
+#: Settings whose difference changes the scores a protocol gives the same agent, through its raw
+#: returns (the environment, the episodes scored, the training budget) or their normalisation. The
 #: others change only what is reported (more statistics, more checkpoints, a tighter estimate).
 SCORE_CHANGING: frozenset[str] = frozenset(
     {
@@ -233,7 +233,7 @@ class SpecDiff:
 
     @property
     def comparable(self) -> bool:
-        """Scores under one can be set beside scores under the other: no difference changes them."""
+        """Scores under one can be set beside scores under the other; no difference changes them."""
         return not self.score_changing
 
     def row(self, setting: str) -> Row:

@@ -113,4 +113,4 @@ SPLITS: Mapping[str, ScoreSplit] = MappingProxyType(
         )
     }
 )
-"""The raw-score metrics of results, by key: every game, then each split of the levels."""
+"""The raw-score metrics of results by key (every game, then each split of the levels)."""

@@ -221,7 +221,7 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     @property
     def recorder(self) -> RunRecorder:
-        """This environment's stream of the run: numbering, totals, budget and log."""
+        """This environment's stream of the run (numbering, totals, budget and log)."""
         return self._recorder
 
     @property
@@ -266,17 +266,17 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     @property
     def run_totals(self) -> tuple[int, int]:
-        """The run's ``(steps, frames)``: all its environments, as published so far."""
+        """The run's ``(steps, frames)`` over all its environments, as published so far."""
         return self._recorder.live.totals()
 
     @property
     def budget_steps(self) -> int | None:
-        """The run's step budget (``None``: unlimited)."""
+        """The run's step budget, ``None`` if unlimited."""
         return self._recorder.budget_steps
 
     @property
     def budget_frames(self) -> int | None:
-        """The run's frame budget (``None``: unlimited)."""
+        """The run's frame budget, ``None`` if unlimited."""
         return self._recorder.budget_frames
 
     @property

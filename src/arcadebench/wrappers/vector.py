@@ -482,7 +482,7 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
 
     @property
     def run(self) -> str:
-        """The run id: the batch is one run."""
+        """The run id; the batch is one run."""
         return self._run
 
     @property
@@ -514,7 +514,7 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
 
     @property
     def run_totals(self) -> tuple[int, int]:
-        """The run's ``(steps, frames)``: every env of it, as published so far."""
+        """The run's ``(steps, frames)`` over every env of it, as published so far."""
         return self._recorders[0].live.totals()
 
     @property

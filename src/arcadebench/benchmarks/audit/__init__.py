@@ -49,9 +49,9 @@ from arcadebench.wrappers._checks import check_int
 __all__ = ["DEFAULT_CAP_FRAMES", "DEFAULT_FRAMES", "MIN_FRAMES", "AuditReport", "audit"]
 
 DEFAULT_FRAMES = 2_000
-"""Emulator frames the random agent plays: a few hundred distinguishable sticky decisions."""
+"""Emulator frames the random agent plays, a few hundred distinguishable sticky decisions."""
 DEFAULT_CAP_FRAMES = 20_000
-"""The most frames the NOOP agent plays: past SABER's 18,000-frame max stuck time."""
+"""The most frames the NOOP agent plays, past SABER's 18,000-frame max stuck time."""
 MIN_FRAMES = 100
 
 

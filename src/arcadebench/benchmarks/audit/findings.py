@@ -72,7 +72,7 @@ class AuditReport:
 
     @property
     def subject(self) -> SpecMatch:
-        """The spec the report is about: the named one, else the first closest."""
+        """The spec the report is about (the named one, else the first closest)."""
         named = [m for m in self.matches if m.spec.name == self.named]
         return named[0] if named else self.closest[0]
 

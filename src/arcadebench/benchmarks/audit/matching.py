@@ -61,7 +61,7 @@ class Verdict:
 
     @property
     def mark(self) -> str:
-        """The table's cell: ``ok``, ``DIFF``, ``?`` or ``-``."""
+        """The table's cell (``ok``, ``DIFF``, ``?`` or ``-``)."""
         return {"ok": "ok", "differs": "DIFF", "unverified": "?", "n/a": "-"}[self.status]
 
 

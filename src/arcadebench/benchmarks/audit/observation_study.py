@@ -77,7 +77,7 @@ class ObservationStudy:
 
     @property
     def stack_axis(self) -> int | None:
-        """The axis of the frame stack: found shifted on at least 9 in 10 changing steps."""
+        """The axis of the frame stack, found shifted on at least 9 in 10 changing steps."""
         if not self.pairs:
             return None
         axis, seen = max(self.axes.items(), key=lambda item: (item[1], -item[0]), default=(0, 0))

@@ -31,9 +31,9 @@ from numpy.typing import NDArray
 __all__ = ["RAW_SIZE", "Rendering", "Screen", "newest_frame", "renderings_for", "stack_axes"]
 
 RAW_SIZE = (210, 160)
-"""The emulator's screen: height and width."""
+"""The height and width of the emulator's screen."""
 Screen = tuple[NDArray[np.uint8], NDArray[np.uint8]]
-"""One frame's screen: the RGB array and ALE's grayscale."""
+"""One frame's screen, as the RGB array and ALE's grayscale."""
 _GYMNASIUM_WEIGHTS = np.array([0.2125, 0.7154, 0.0721])
 """``gymnasium.wrappers.GrayscaleObservation`` (gymnasium 1.x, transform_observation.py)."""
 

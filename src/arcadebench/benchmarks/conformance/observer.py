@@ -50,9 +50,9 @@ from arcadebench.benchmarks.conformance.action_recorder import ActionRecorder
 __all__ = ["PENALTY_FLAG", "WRAP_FLAG", "EpisodeObserver"]
 
 PENALTY_FLAG = -1_000.0
-"""A reward below this that is not a rollover is flagged: SABER Appendix C says none exists."""
+"""A reward below this that is not a rollover is flagged; SABER Appendix C says none exists."""
 WRAP_FLAG = -900_000.0
-"""A corrected rollover whose reward is above this is flagged: a six-digit score counter that
+"""A corrected rollover whose reward is above this is flagged; a six-digit score counter that
 wraps reports about -1,000,000 (SABER Appendix C; the authors' code uses this bound)."""
 
 

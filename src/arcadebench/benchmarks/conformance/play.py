@@ -54,7 +54,7 @@ __all__ = ["LIMITS", "NOOP_RESETS", "play_game", "scaled_limit"]
 LIMITS = ("max_stuck_frames", "max_episode_frames")
 """The settings a NOOP run verifies, each in a run of its own."""
 NOOP_RESETS = 5
-"""Resets that show the no-op starts are drawn: 5 equal draws of 30 would have p = 30**-4."""
+"""Resets that show the no-op starts are drawn (5 equal draws of 30 would have p = 30**-4)."""
 LIFE_LOSS_FRAMES = 4
 """How many times its frames the training run may play to see a lost life end an episode (a
 random agent survives 1,000 frames of Ms. Pac-Man)."""

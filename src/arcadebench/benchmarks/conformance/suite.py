@@ -43,7 +43,7 @@ FORMAT = "arcadebench-check/1"
 DEFAULT_FRAMES = 2_000
 """Emulator frames each agent plays per game by default (about 2 s of work per game)."""
 MIN_FRAMES = 100
-"""The smallest budget: 25 agent steps, enough for a scaled limit of 12 steps to fire."""
+"""The smallest budget (25 agent steps), enough for a scaled limit of 12 steps to fire."""
 
 _COLUMNS = [
     "game",

@@ -53,7 +53,7 @@ __all__ = [
 ]
 
 AGENT_CHOICES = frozenset({"action_set"})
-"""Settings that are the agent's choice, not the protocol's: changing them is no deviation."""
+"""Settings that are the agent's choice, not the protocol's; changing them is no deviation."""
 
 # Builder options per platform: the values each may take, and what to say when it is refused.
 _OPTIONS: dict[str, dict[str, tuple[tuple[Any, ...], str]]] = {

@@ -38,7 +38,7 @@ from arcadebench.specs import Spec, list_specs, load_spec
 __all__ = ["RELATIVE_TOLERANCE", "ResultsCheck", "ResultsClaim", "check_results", "read_claim"]
 
 RELATIVE_TOLERANCE = 1e-9
-"""How far a recomputed float may be from the claimed one (the scorer is deterministic: this
+"""How far a recomputed float may be from the claimed one (the scorer is deterministic, so this
 only absorbs another machine's last bits of floating point)."""
 
 _MAX_RESULTS_BYTES = 256 * 2**20

@@ -45,7 +45,7 @@ class LoggedEpisode:
 
     @property
     def key(self) -> tuple[int, int]:
-        """``(stream, episode)``: what joins the line to its recording (``(-1, -line)``: none)."""
+        """``(stream, episode)``, what joins the line to its recording; ``(-1, -line)`` for none."""
         if self.malformed is not None:
             return -1, -self.line
         return int(self.record.get("env", 0)), int(self.record["episode"])
@@ -58,7 +58,7 @@ class LoggedEpisode:
 
     @property
     def name(self) -> str:
-        """How messages name it: the runner's index where it has one."""
+        """How messages name it (the runner's index where it has one)."""
         if self.malformed is not None:
             return f"line {self.line}"
         stream, episode = self.key

@@ -40,7 +40,7 @@ from arcadebench.wrappers.recording import (
 __all__ = ["Outcome", "Player"]
 
 Frame = Callable[[Any, int, float, dict[str, Any]], None]
-"""Called after the reset and after every step: ``(observation, step, return so far, info)``."""
+"""Called after the reset and after every step with ``(observation, step, return so far, info)``."""
 
 
 @dataclass(frozen=True)

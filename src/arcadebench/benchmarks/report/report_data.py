@@ -189,7 +189,7 @@ class ReportData:
 
     @property
     def protocol(self) -> str:
-        """Short protocol name for titles: the spec's id prefix and version (``SABER v1``)."""
+        """Short protocol name for titles, the spec's id prefix and version (``SABER v1``)."""
         return f"{self.spec.id_prefix} v{self.spec.version}"
 
     def colour_index(self, name: str) -> int:

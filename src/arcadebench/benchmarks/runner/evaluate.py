@@ -72,7 +72,7 @@ __all__ = ["DEFAULT_ENVS", "GPU_ENVS", "RESULTS_FILE", "evaluate"]
 
 RESULTS_FILE = "results.json"
 DEFAULT_ENVS = 8
-"""Environments per worker for a batched agent: a CNN's batch of 8 costs 0.43 ms an observation
+"""Environments per worker for a batched agent; a CNN's batch of 8 costs 0.43 ms an observation
 on one CPU thread, against 1.2 ms alone (SB3 PPO CnnPolicy, perf/bench_evaluation.py)."""
 GPU_ENVS = 32
 """... and on a GPU, where a batch costs about what one observation does, the emulators are the

@@ -60,12 +60,12 @@ class Job:
 
     @property
     def run(self) -> str:
-        """The run id: the seed."""
+        """The run id, which is the seed."""
         return str(self.seed)
 
     @property
     def key(self) -> str:
-        """``game/run``: the job's name in progress and failure reports."""
+        """The job's name in progress and failure reports, ``game/run``."""
         return f"{self.game}/{self.run}"
 
 

@@ -58,7 +58,7 @@ POLL = 0.25
 """Seconds a pool waits for reports before it looks at its workers again."""
 
 UNSTARTED_LIMIT = 5
-"""Workers ending before they ran, none running between: the transport cannot start one."""
+"""Workers ending before they ran, none running between, showing the transport cannot start one."""
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ from arcadebench.specs.model import AtariSettings, RetroSettings
 __all__ = ["ProgressMode", "RunProgress"]
 
 ProgressMode: TypeAlias = Literal["auto", "bars", "lines", "off"]
-"""How a run shows its progress: ``"auto"`` is bars on a terminal, else lines."""
+"""How a run shows its progress; ``"auto"`` is bars on a terminal, else lines."""
 
 _PLAIN_INTERVAL = 30.0  # seconds between plain progress lines of a long episode
 _REDRAW_INTERVAL = 0.1  # seconds between redraws of the bars without a refresh thread

@@ -44,7 +44,7 @@ from arcadebench.specs import Spec
 __all__ = ["AgentKind", "AgentRef", "LoadedAgent", "agent_name", "resolve_agent"]
 
 AgentKind = Literal["builtin", "saved", "module", "object"]
-"""What an agent was given as: a built-in name, a saved policy, ``module:attr``, an object."""
+"""What an agent was given as (a built-in name, a saved policy, ``module:attr``, an object)."""
 
 
 @dataclass(frozen=True)

@@ -58,7 +58,7 @@ Events = Callable[[Progress | Waiting], None]
 """Where the progress of a run goes (the display, the caller's ``on_event``)."""
 
 Reason = Callable[[str, int | None], Failure]
-"""Why each job of a lost worker failed: ``reason(job key, episode in flight)``."""
+"""Why each job of a lost worker failed, as ``reason(job key, episode in flight)``."""
 
 
 @dataclass

@@ -53,7 +53,7 @@ __all__ = ["Worker", "WorkerOptions", "limit_threads", "worker_main"]
 
 Send = Callable[[Report], None]
 Receive = Callable[[bool], list[Order]]
-"""``receive(block)``: the messages waiting (at least one when ``block``)."""
+"""``receive(block)`` returns the messages waiting (at least one when ``block``)."""
 
 
 @dataclass(frozen=True)

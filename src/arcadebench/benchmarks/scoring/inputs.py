@@ -36,10 +36,10 @@ __all__ = ["ScoreSource", "Scores", "read_scores", "spec_of_log"]
 _PEEK_LINES = 64
 
 ScoreSource = str | os.PathLike[str] | Mapping[str, Any]
-"""One source of raw scores: a ``.csv``/``.tsv``/``.json`` score file, a ``.jsonl`` episode log, a
-directory of logs, or a ``{"<algorithm>": {"<game>": score | [runs]}}`` mapping."""
+"""One source of raw scores (a ``.csv``/``.tsv``/``.json`` score file, a ``.jsonl`` episode log, a
+directory of logs, or a ``{"<algorithm>": {"<game>": score | [runs]}}`` mapping)."""
 Scores = ScoreSource | Iterable[ScoreSource]
-"""What :func:`arcadebench.score` reads: one source or several."""
+"""What :func:`arcadebench.score` reads, one source or several."""
 
 
 def _expand(sources: object) -> list[object]:

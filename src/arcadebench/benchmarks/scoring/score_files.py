@@ -59,8 +59,8 @@ NUMBER = re.compile(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$")
 """A plain decimal number, as a score or frame cell holds it."""
 _GROUPED = re.compile(r"^[+-]?\d{1,3}(?:,\d{3})+(?:\.\d*)?$")  # 12,345.6 as papers print it
 RESULTS_FORMAT = "arcadebench-results/2"
-"""The results format written: its ``provenance.inputs`` are relative to the results file's folder,
-and its ``settings`` hold every argument of the scoring call that changes numbers."""
+"""The results format written, whose ``provenance.inputs`` are relative to the results file's
+folder and whose ``settings`` hold every argument of the scoring call that changes numbers."""
 RESULTS_FORMATS = ("arcadebench-results/1", RESULTS_FORMAT)
 """Every results format read. Format 1 recorded the inputs as the scorer was given them (relative
 to whatever directory it ran in) and no ``curve``/``compare`` settings; its numbers are read the

@@ -48,7 +48,7 @@ class ScoredResults(Protocol):
 
     @property
     def algorithms(self) -> Mapping[str, Mapping[str, Any]]:
-        """Per algorithm: games, aggregates and checkpoints."""
+        """Games, aggregates and checkpoints, per algorithm."""
 
     @property
     def published(self) -> tuple[Published, ...]:

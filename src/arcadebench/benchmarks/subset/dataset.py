@@ -23,7 +23,7 @@ __all__ = [
     "prepare",
 ]
 
-#: Section 4.1: "We removed any algorithms that had results for fewer than 40 of the 57 games".
+#: "We removed any algorithms that had results for fewer than 40 of the 57 games" (Section 4.1).
 DEFAULT_MIN_GAMES = 40
 
 

@@ -26,7 +26,7 @@ __all__ = [
     "fit_subset",
 ]
 
-#: The authors' cross-validation seed: ``KFold(10, shuffle=True, random_state=1982)``.
+#: The authors' cross-validation seed, as in ``KFold(10, shuffle=True, random_state=1982)``.
 DEFAULT_SEED = 1982
 
 

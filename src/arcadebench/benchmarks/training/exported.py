@@ -65,10 +65,10 @@ __all__ = [
 ]
 
 TORCHSCRIPT_PREFIX = "torchscript:"
-"""A TorchScript file as an agent: ``torchscript:<file>[:stochastic]``."""
+"""The prefix of a TorchScript file as an agent, ``torchscript:<file>[:stochastic]``."""
 
 ONNX_PREFIX = "onnx:"
-"""An ONNX file as an agent: ``onnx:<file>[:stochastic]``."""
+"""The prefix of an ONNX file as an agent, ``onnx:<file>[:stochastic]``."""
 
 METADATA_FILE = "arcadebench.json"
 """The extra file of a TorchScript archive that tells its observation shape and its number of

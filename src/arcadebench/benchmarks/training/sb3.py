@@ -181,7 +181,7 @@ class ProtocolCallback(BaseCallback):
 
     @property
     def scored(self) -> dict[int, dict[str, Any]]:
-        """The scores at each checkpoint passed so far: ``{frames: {metric: value}}``."""
+        """The scores at each checkpoint passed so far, ``{frames: {metric: value}}``."""
         return self.checkpoints.scored
 
     def _totals(self) -> tuple[int, int] | None:

@@ -168,7 +168,7 @@ class SB3Policy:
 
     @property
     def name(self) -> str:
-        """The agent's name in logs and results: the model file's name."""
+        """The agent's name in logs and results, the model file's name."""
         return Path(self.path).stem
 
     def _data(self) -> dict[str, Any]:
@@ -384,4 +384,4 @@ class _SB3Kind:
 
 
 SB3_KIND = _SB3Kind()
-"""A stable-baselines3 zip as a saved policy: ``sb3:PPO:model.zip``."""
+"""A stable-baselines3 zip as a saved policy, named like ``sb3:PPO:model.zip``."""
