@@ -73,8 +73,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default="random",
         help="random, noop, jerk (Sonic's scripted baseline), a saved model: sb3:ALGO:model.zip "
         "(stable-baselines3, e.g. sb3:PPO:model.zip), torchscript:policy.pt or onnx:policy.onnx "
-        "(greedy unless :stochastic is appended), or module:attr (a policy, a batched agent "
-        "with act_batch, an act/observe agent or a factory) (default: random)",
+        "(greedy unless :stochastic is appended), or module:attr: a policy, a batched agent "
+        "with act_batch, an act/observe agent or a factory (default: random)",
     )
     parser.add_argument(
         "--episodes",

@@ -100,7 +100,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         parser,
         "with --format latex or markdown, the first four obtained under the spec's own "
         "protocol; in the plain table, every one",
-        note=" (put it after the files)",
+        note="; put it after the files",
     )
     parser.add_argument(
         "--other-protocols",
