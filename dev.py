@@ -5,6 +5,7 @@
     python3 dev.py install <extra>...        # e.g. install sb3: stable-baselines3 and PyTorch
     python3 dev.py test [pytest arguments]   # the whole test suite
     python3 dev.py perf <script> [arguments] # a perf/ benchmark, e.g. perf bench_envs
+    python3 dev.py docs                      # the documentation site, built strictly
 
 The first call creates ``.venv/`` next to this file and installs what that call needs: the
 package and its report extra for the ``arcadebench`` command (about 640 MB), the test extras
@@ -43,6 +44,8 @@ PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
 STAMP = VENV / ".arcadebench-installed"
 COMMAND_EXTRAS = ("report",)  # what `arcadebench run/score/report` use
 TEST_EXTRAS = ("test", "report")  # the suite and perf/ need every integration
+DOCS_EXTRAS = ("docs", "report")  # Sphinx, and the package it documents
+DOCS_OUT = ROOT / "build" / "docs"
 TORCH_EXTRAS = ("sb3", "rllib", "test")  # the extras that bring PyTorch
 CPU_TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
 OWN_VENV_EXTRAS = {
@@ -139,7 +142,8 @@ def ensure_installed(extras: tuple[str, ...]) -> None:
     wanted = sorted(installed | set(extras))
     first = not STAMP.exists()
     what = "the test tool chain" if "test" in extras else "arcadebench"
-    print(f"installing {what} into {VENV} (once) ...", file=sys.stderr)
+    once = " (once)" if first else ""  # a later extra is installed beside what is there
+    print(f"installing {what} into {VENV}{once} ...", file=sys.stderr)
     pip = [str(PYTHON), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
     subprocess.run([*pip, "--upgrade", "pip"], check=True)
     torch = cpu_torch_install(
@@ -174,6 +178,18 @@ def ensure_installed(extras: tuple[str, ...]) -> None:
             f"PATH: source {activate} (or call {BIN / 'arcadebench'})",
             file=sys.stderr,
         )
+
+
+def docs_command(out: Path, *extra: str) -> list[str]:
+    """``sphinx-build``, strict: a warning, a broken link or cross-reference fails the build.
+
+    ``-n`` makes every cross-reference resolve; ``-W --keep-going`` turns warnings into errors
+    after listing them all. The site goes to ``out`` (``index.html``), its cache beside it.
+    """
+    return [
+        str(PYTHON), "-m", "sphinx", "-W", "--keep-going", "-n", "-q", "-b", "html",
+        "-d", str(out.parent / f"{out.name}-doctrees"), *extra, str(ROOT / "docs"), str(out),
+    ]  # fmt: skip
 
 
 def caller_paths(args: list[str], caller: Path) -> list[str]:
@@ -213,6 +229,9 @@ def main(argv: list[str]) -> int:
         ensure_installed((*COMMAND_EXTRAS, *argv[1:]))
         print(f"installed arcadebench with {', '.join(argv[1:])} in {VENV}", file=sys.stderr)
         return 0
+    if argv[:1] == ["docs"]:
+        ensure_installed(DOCS_EXTRAS)
+        return subprocess.run(docs_command(DOCS_OUT, *argv[1:]), cwd=ROOT).returncode
     if argv[:1] == ["perf"]:
         scripts = sorted(path.stem for path in (ROOT / "perf").glob("bench_*.py"))
         script = argv[1].removesuffix(".py") if len(argv) > 1 else ""

@@ -104,8 +104,8 @@ def _in_order_of_the_work(subparsers: argparse._SubParsersAction[argparse.Argume
 def in_cli_words(message: str, words: Mapping[str, str]) -> str:
     """``message`` with the Python parameter names a sub-command maps to options replaced.
 
-    The library's errors name its parameters (``resume=True``, `` `log_dir` ``); on the command
-    line the same error names the options that set them.
+    The library's errors name its parameters (``resume=True``, ``log_dir`` in backquotes); on
+    the command line the same error names the options that set them.
 
     Example:
         >>> in_cli_words("`episodes` must be given, e.g. episodes=3; or resume=True", {

@@ -153,7 +153,7 @@ class PredictionModels:
 
 @dataclass(frozen=True)
 class Normalisation:
-    """A per-game normalised score: 100 (x - random) / |reference - random|, then clipped.
+    """A per-game normalised score: 100 (x - random) / abs(reference - random), then clipped.
 
     Attributes:
         name: metric name (``hns``, ``hwrns``, ``saber``, ``chns``...).

@@ -8,7 +8,7 @@ runs than the widest game is padded with ``NaN`` below its runs. Scores themselv
 
 Conventions (the papers' own, checked against their published numbers; see ``data/README.md``):
 
-- Normalised score = 100 (x - random) / |reference - random| (Atari-5 Eq. 2, HWR Eqs. 3-5,
+- Normalised score = 100 (x - random) / abs(reference - random) (Atari-5 Eq. 2, HWR Eqs. 3-5,
   SABER Appendix D Eq. 1), computed by :func:`arcadebench.benchmarks.scoring.normalise.normalise`. A
   score equal to its reference is exactly 100 %.
 - SABER = HWRNS capped **above** at 200 %, no lower clip (SABER Section 3.2: both papers'

@@ -38,7 +38,7 @@ def normalise(
     floor: float | None = None,
     cap: float | None = None,
 ) -> NDArray[np.float64]:
-    """100 (raw - random) / |reference - random|, then clipped to [floor, cap] where given.
+    """100 (raw - random) / abs(reference - random), then clipped to [floor, cap] where given.
 
     This is HNS with ``reference = human`` (Atari-5 Eq. 2; HWR Eq. 4), HWRNS with
     ``reference = world_record`` (SABER Appendix D Eq. 1; HWR Eq. 5), SABER with ``cap=200``

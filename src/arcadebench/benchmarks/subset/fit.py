@@ -45,10 +45,10 @@ class SubsetFit:
         n_algorithms: algorithms with all of the subset's games (the rows of this fit).
         mse: in-sample mean squared error in log space.
         r2: in-sample R^2 = 1 - SSE / sum (y - mean y)^2 (Section 5.1, Figure 2).
-        relative_error: in-sample ln(10) x mean |residual|, percent.
+        relative_error: in-sample ln(10) x mean abs(residual), percent.
         cv_mse: k-fold mean of the per-fold test MSE: the ranking criterion (Section 4.3).
         cv_r2: 1 - cv_mse / var(y) (Table 2).
-        cv_relative_error: ln(10) x mean of the per-fold mean |residual|, percent (Table 2).
+        cv_relative_error: ln(10) x mean of the per-fold mean abs(residual), percent (Table 2).
         name: e.g. ``"Atari-5"``, when part of a named selection.
     """
 
