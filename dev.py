@@ -50,7 +50,7 @@ TORCH_EXTRAS = ("sb3", "rllib", "test")  # the extras that bring PyTorch
 CPU_TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
 OWN_VENV_EXTRAS = {
     "rllib": "ray[rllib] pins gymnasium 1.2.2; give it a virtual environment of its own "
-    "(README, 'Training on a Ray cluster')",
+    "(docs: guides/train.md, 'On a Ray cluster')",
 }
 
 

@@ -12,7 +12,8 @@ An HTML comment right above a fence says more, where a block needs it::
     <!-- docs: run-by=tests/x.py -->        the commands run in that test (a cluster of machines)
     <!-- docs: not-run=the whole suite -->  the block is the test command itself
 
-``text`` blocks without a directive are illustrations and are not run.
+``text`` blocks without a directive are illustrations and are not run; MyST directives
+(```` ```{toctree} ````, ```` ```{include} ````) are the site's, not code, and are skipped.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-_FENCE = re.compile(r"^```(\w*)\s*$")
+_FENCE = re.compile(r"^```(\w*|\{[\w-]+\}.*)\s*$")
 _DIRECTIVE = re.compile(r"^<!-- docs: (.*) -->$")
 
 
@@ -66,6 +67,7 @@ def blocks(path: Path) -> list[Block]:
                 directives[key] = value
         end = next(j for j in range(i + 1, len(lines)) if lines[j].startswith("```"))
         text = "\n".join(lines[i + 1 : end])
-        found.append(Block(match.group(1), text, i + 1, directives, section))
+        if not match.group(1).startswith("{"):
+            found.append(Block(match.group(1), text, i + 1, directives, section))
         i = end + 1
     return found

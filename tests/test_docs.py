@@ -1,17 +1,20 @@
 """Docs that run, and generated pages that are up to date.
 
-Every code block of the README runs, top to bottom, as a new user pastes them.
+Every code block of the README runs, top to bottom, as a new user pastes them; so does every
+block of the site's pages, in the site's order (``docs/index.md``), in one directory: a guide
+uses what an earlier one made (the evaluation guide plays the model the training guide saved).
 
 Python blocks run as scripts with the package installed; shell blocks run command by command
 in one directory (the one a reader would be in), with ``arcadebench`` on the PATH. Each command
-must exit as the README says (0 unless a ``docs: exit=N`` comment says otherwise), print no
+must exit as the page says (0 unless a ``docs: exit=N`` comment says otherwise), print no
 traceback and no emulator banner, and an output shown under a command (``docs: output``) must
-be what it printed, line for line where the README does not elide with ``...``. See
+be what it printed, line for line where the page does not elide with ``...``. See
 ``tests/docs_blocks.py`` for the comments that steer a block.
 
-Followed to the end, the README leaves in the reader's clone only what ``.gitignore`` declares
-(``git status`` stays clean), and no example changes the quick start's table (the ``evaluate``
-example's runs, added to its random column, would move the median 10.45 % -> 4.30 %).
+Followed to the end, the README and the pages each leave in the reader's clone only what
+``.gitignore`` declares (``git status`` stays clean), and no example changes the quick start's
+table (the ``evaluate`` example's runs, added to its random column, would move the median
+10.45 % -> 4.30 %).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from docs_blocks import Block, blocks
 from testdata import REPO, docs_generator
 
 README = REPO / "README.md"
+DOCS = REPO / "docs"
 BIN = Path(sys.executable).parent
 # placeholders a reader fills in, and what the suite fills in: an empty directory of ROMs
 PLACEHOLDERS = {"<dir with the ROMs>": "no-roms"}
@@ -57,10 +61,6 @@ def matches(shown: str, printed: str) -> bool:
         except ValueError:
             return False
     return True
-
-
-def where(block: Block) -> str:
-    return f"README.md:{block.line}"
 
 
 # what the test itself puts in the reader's directory, beside what the README's blocks write
@@ -109,71 +109,128 @@ def test_the_readme_has_blocks_of_every_kind():
     )
 
 
-def test_every_block_of_the_readme_runs_as_written(tmp_path):
-    (tmp_path / "no-roms").mkdir()
+def follow(documents: list[Path], directory: Path) -> tuple[int, int]:
+    """Run every block of ``documents``, in order, in ``directory``, as a reader pasting them would.
+
+    Returns how many commands and scripts ran, and how many outputs shown were checked. The
+    quick start's table (its agents' columns when the first block outside "Quick start" comes)
+    must not change by the end: every later example writes somewhere of its own.
+    """
+    (directory / "no-roms").mkdir()
     # the reader is in the root of a clone: .venv/ (this interpreter's) and examples/ are there
-    (tmp_path / ".venv").symlink_to(Path(sys.prefix))
-    (tmp_path / "examples").symlink_to(REPO / "examples")
+    (directory / ".venv").symlink_to(Path(sys.prefix))
+    (directory / "examples").symlink_to(REPO / "examples")
     printed = errors = ""
     ran = checked = 0
     quick_start: dict[str, Any] | None = None
-    for block in blocks(README):
-        directives = block.directives
-        if quick_start is None and block.section != "Quick start":
-            quick_start = quick_start_table(tmp_path)  # random's column, and noop's beside it
-        if "not-run" in directives:
-            assert directives["not-run"], f"{where(block)}: say why it is not run"
-            continue
-        if "run-by" in directives:
-            covering = (REPO / directives["run-by"]).read_text()
-            for command in block.commands():  # its sub-command and options are that test's
-                words = [command.split()[1], *re.findall(r"(--[a-z-]+)", command)]
-                missing = [w for w in words if w not in covering]
-                assert not missing, f"{where(block)}: {directives['run-by']} lacks {missing}"
-            continue
-        if "file" in directives:
-            (tmp_path / directives["file"]).write_text(block.text + "\n")
-        elif block.language == "python":
-            script = tmp_path / f"readme_{block.line}.py"
-            script.write_text(block.text + "\n")
-            done = subprocess.run(
-                [sys.executable, script.name],
-                cwd=tmp_path,
-                capture_output=True,
-                text=True,
-                timeout=300,
+    for document in documents:
+        for block in blocks(document):
+            at = f"{document.relative_to(REPO)}:{block.line}"
+            ran_block, checked_block, printed, errors = run_block(
+                block, at, directory, printed, errors
             )
-            assert done.returncode == 0, f"{where(block)}:\n{done.stderr[-3000:]}"
-            printed = done.stdout
-            ran += 1
-            if "prints" in directives:
-                assert directives["prints"] in printed, f"{where(block)} printed:\n{printed}"
-        elif block.language == "sh":
-            status = int(directives.get("exit", "0"))
-            for command in block.commands():
-                done = shell(command, tmp_path)
-                output = done.stdout + done.stderr
-                assert done.returncode == status, (
-                    f"{where(block)}: `{command}` exited {done.returncode}:\n{output[-3000:]}"
-                )
-                assert "Traceback" not in output, f"{where(block)}: `{command}`:\n{output}"
-                assert "A.L.E: Arcade Learning Environment" not in output, (
-                    f"{where(block)}: `{command}` printed the emulator's banner"
-                )
-                printed, errors = done.stdout, done.stderr
-                ran += 1
-        elif "output" in directives:
-            shown = errors if directives["output"] == "stderr" else printed
-            assert matches(block.text, shown), (
-                f"{where(block)}: the output shown is not what the command printed:\n{shown}"
-            )
-            checked += 1
-    assert ran >= 20 and checked >= 2  # the README's commands and scripts, and two outputs
-    assert undeclared(tmp_path) == [], "add what the README writes to .gitignore"
-    assert quick_start is not None and set(quick_start) >= {"random", "noop"}
-    assert quick_start_table(tmp_path, set(quick_start)) == quick_start, (
+            ran += ran_block
+            checked += checked_block
+            if quick_start is None and block.section != "Quick start":
+                quick_start = quick_start_table(directory)  # random's column, noop's beside it
+    assert undeclared(directory) == [], "add what the docs write to .gitignore"
+    assert quick_start is not None and set(quick_start) >= {"random"}
+    assert quick_start_table(directory, set(quick_start)) == quick_start, (
         "an example changed the quick start's table: give it an output directory of its own"
     )
+    return ran, checked
+
+
+def run_block(
+    block: Block, at: str, directory: Path, printed: str, errors: str
+) -> tuple[int, int, str, str]:
+    """Run one block as its directives say: (commands run, outputs checked, stdout, stderr)."""
+    directives = block.directives
+    ran = checked = 0
+    if "not-run" in directives:
+        assert directives["not-run"], f"{at}: say why it is not run"
+    elif "run-by" in directives:
+        covering = (REPO / directives["run-by"]).read_text()
+        for command in block.commands():  # its sub-command and options are that test's
+            words = [command.split()[1], *re.findall(r"(--[a-z-]+)", command)]
+            missing = [w for w in words if w not in covering]
+            assert not missing, f"{at}: {directives['run-by']} lacks {missing}"
+    elif "file" in directives:
+        (directory / directives["file"]).write_text(block.text + "\n")
+    elif block.language == "python":
+        script = directory / f"readme_{block.line}.py"
+        script.write_text(block.text + "\n")
+        done = subprocess.run(
+            [sys.executable, script.name],
+            cwd=directory,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, f"{at}:\n{done.stderr[-3000:]}"
+        printed = done.stdout
+        ran += 1
+        if "prints" in directives:
+            assert directives["prints"] in printed, f"{at} printed:\n{printed}"
+    elif block.language == "sh":
+        status = int(directives.get("exit", "0"))
+        for command in block.commands():
+            done = shell(command, directory)
+            output = done.stdout + done.stderr
+            assert done.returncode == status, (
+                f"{at}: `{command}` exited {done.returncode}:\n{output[-3000:]}"
+            )
+            assert "Traceback" not in output, f"{at}: `{command}`:\n{output}"
+            assert "A.L.E: Arcade Learning Environment" not in output, (
+                f"{at}: `{command}` printed the emulator's banner"
+            )
+            printed, errors = done.stdout, done.stderr
+            ran += 1
+    elif "output" in directives:
+        shown = errors if directives["output"] == "stderr" else printed
+        assert matches(block.text, shown), (
+            f"{at}: the output shown is not what the command printed:\n{shown}"
+        )
+        checked += 1
+    return ran, checked, printed, errors
+
+
+def site_pages() -> list[Path]:
+    """The site's hand-written pages in its order (``docs/index.md``'s tables of contents)."""
+    index = (DOCS / "index.md").read_text(encoding="utf-8")
+    names = [
+        line.strip()
+        for toctree in re.findall(r"```\{toctree\}\n(.*?)```", index, re.S)
+        for line in toctree.splitlines()
+        if line.strip() and not line.startswith(":")
+    ]
+    return [DOCS / f"{name}.md" for name in names if not name.startswith("_generated")]
+
+
+def test_every_block_of_the_readme_runs_as_written(tmp_path):
+    ran, checked = follow([README], tmp_path)
+    assert ran >= 10 and checked >= 1  # the README's commands and scripts, and the main job's
+
+
+def test_every_block_of_every_docs_page_runs_as_written(tmp_path):
+    ran, checked = follow(site_pages(), tmp_path)
+    assert ran >= 30 and checked >= 8
+
+
+def test_every_page_with_code_is_followed_in_the_site_order():
+    pages = site_pages()
+    assert pages[0] == DOCS / "getting-started.md" and all(p.is_file() for p in pages)
+    written = [p for p in DOCS.rglob("*.md") if "_generated" not in p.parts]
+    with_code = {p for p in written if any(b.language in ("sh", "python") for b in blocks(p))}
+    assert with_code <= set(pages), f"add to docs/index.md's toctree: {with_code - set(pages)}"
+
+
+def test_the_readme_is_short_and_links_every_guide():
+    text = README.read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 250
+    for page in site_pages():
+        if page.parent.name == "guides":
+            assert f"(docs/guides/{page.name})" in text, f"link {page.name} from the README"
 
 
 def test_the_performance_page_is_generated_from_the_perf_results():

@@ -35,7 +35,7 @@ def test_sb3s_atari_wrapper_is_warned_and_recorded_as_deviations(tmp_path):
     messages = " ".join(str(w.message) for w in caught)
     assert "MaxAndSkipEnv steps the environment several times per agent step" in messages
     assert "FireResetEnv plays actions at reset" in messages or "NoopResetEnv" in messages
-    assert "README: Training with SB3, CleanRL or your own loop" in messages
+    assert "docs: guides/train.md" in messages
     episodes = records(log_path(tmp_path, "saber", "breakout", "w"))[1:]
     assert episodes and "frame_skip" in episodes[-1]["deviations"]
 

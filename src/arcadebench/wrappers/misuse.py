@@ -53,7 +53,7 @@ _FIX = (
     "use the protocol env as it is (it already skips 4 frames with sticky actions and ends "
     "episodes on game over only) and put only agent-side wrappers on top, e.g. "
     "obs_type='standard' for 84x84 stacked frames and gymnasium.wrappers.ClipReward "
-    "(README: Training with SB3, CleanRL or your own loop)"
+    "(docs: guides/train.md, 'What the environments do for a learner')"
 )
 
 

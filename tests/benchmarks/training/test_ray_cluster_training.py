@@ -12,7 +12,7 @@ log on the driver whose frames are the sum over every stream, no episode twice, 
 episodes of the dead node kept, the budget stopping it, the checkpoint scores reported at the
 driver, and ``arcadebench score`` (the suite's environment) scoring it.
 
-These are the README's commands (section "Training on a Ray cluster"), at the test's scale:
+These are the docs' commands (docs/guides/train.md, "On a Ray cluster"), at the test's scale:
 ``python examples/rllib_ppo.py --game Pong --frames ... --out ... --address ...``, the same with
 ``examples/apex_ray.py``, then ``arcadebench score``.
 """
