@@ -35,6 +35,7 @@ import subprocess
 import sys
 import urllib.request
 import venv
+from collections.abc import Iterable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
@@ -129,6 +130,12 @@ def _installed() -> set[str]:
     return set(stamp.get("extras", ()))
 
 
+def install_banner(extras: Iterable[str], first: bool) -> str:
+    """What an install says: "(once)" only the first time, a later extra goes beside the rest."""
+    what = "the test tool chain" if "test" in extras else "arcadebench"
+    return f"installing {what} into {VENV}{' (once)' if first else ''} ..."
+
+
 def ensure_installed(extras: tuple[str, ...]) -> None:
     """Create the virtual environment and install the package with ``extras`` unless done."""
     if sys.version_info < (3, 10):  # noqa: UP036 - dev.py must explain this on old Pythons
@@ -141,9 +148,7 @@ def ensure_installed(extras: tuple[str, ...]) -> None:
         return
     wanted = sorted(installed | set(extras))
     first = not STAMP.exists()
-    what = "the test tool chain" if "test" in extras else "arcadebench"
-    once = " (once)" if first else ""  # a later extra is installed beside what is there
-    print(f"installing {what} into {VENV}{once} ...", file=sys.stderr)
+    print(install_banner(extras, first), file=sys.stderr)
     pip = [str(PYTHON), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
     subprocess.run([*pip, "--upgrade", "pip"], check=True)
     torch = cpu_torch_install(

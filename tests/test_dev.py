@@ -150,3 +150,9 @@ def test_the_sb3_install_of_a_fresh_clone_stays_within_1_6_gb(tmp_path):
         timeout=300,
     )
     assert torch.stdout.strip() == "None"  # the CPU build
+
+
+def test_only_the_first_install_says_once():
+    assert dev.install_banner(["report"], first=True).endswith("(once) ...")
+    assert "(once)" not in dev.install_banner(["sb3"], first=False)
+    assert dev.install_banner(["test"], first=False).startswith("installing the test tool chain")
