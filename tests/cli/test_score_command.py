@@ -170,6 +170,8 @@ def test_log_warnings_are_printed_and_scoring_goes_on(tmp_path, capsys):
     assert main(["score", "saber", str(tmp_path / "run.jsonl")]) == 0
     captured = capsys.readouterr()
     assert "arcadebench: warning: " in captured.err and "the last line is cut off" in captured.err
+    # each warning one line (the cut line, the missing header): no Python source line under it
+    assert all(line.startswith("arcadebench: warning: ") for line in captured.err.splitlines())
     assert "pong" in captured.out
 
 
