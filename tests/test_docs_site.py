@@ -11,30 +11,20 @@ from __future__ import annotations
 import functools
 import http.server
 import re
-import shutil
 import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from chromium import dump_dom, needs_chromium
 from testdata import REPO
 
 import arcadebench
 from arcadebench.specs import list_specs, load_spec
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--enable-logging=stderr",
-    "--v=0",
-    "--virtual-time-budget=5000",  # the search script runs its query before the DOM is dumped
-]
+# the search script runs its query before the DOM is dumped
+SEARCH_TIME = "--virtual-time-budget=5000"
 
 
 def _dev():
@@ -83,18 +73,10 @@ def test_every_protocol_has_a_page_from_its_spec(site):
 
 
 def render(url: str, profile: Path) -> tuple[str, list[str]]:
-    done = subprocess.run(
-        [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--dump-dom", url],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    console = [line for line in done.stderr.splitlines() if ":CONSOLE" in line]
-    return done.stdout, console
+    return dump_dom(url, profile, SEARCH_TIME)
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium: apt-get install chromium")
+@needs_chromium
 def test_the_site_renders_and_searches_in_chromium(served, tmp_path):
     home, console = render(f"{served}/index.html", tmp_path / "profile")
     assert console == [], console

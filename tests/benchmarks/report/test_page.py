@@ -10,11 +10,9 @@ event-handler element appears and the page title is the report's.
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from html.parser import HTMLParser
 
-import pytest
+from chromium import dump_dom, needs_chromium
 from report_helpers import (
     HOSTILE,
     HOSTILE_ATTR,
@@ -27,22 +25,7 @@ from report_helpers import (
 import arcadebench
 from arcadebench.benchmarks.report import report
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None, reason="needs Debian's chromium: apt-get install chromium"
-)
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--enable-logging=stderr",
-    "--v=0",
-]
+pytestmark = needs_chromium
 
 
 class _Dom(HTMLParser):
@@ -67,16 +50,9 @@ class _Dom(HTMLParser):
 
 
 def render(page, profile):
-    done = subprocess.run(
-        [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--dump-dom", page.resolve().as_uri()],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    console = [line for line in done.stderr.splitlines() if ":CONSOLE" in line]
+    html, console = dump_dom(page.resolve().as_uri(), profile)
     dom = _Dom()
-    dom.feed(done.stdout)
+    dom.feed(html)
     return dom, console
 
 
