@@ -23,6 +23,7 @@ from arcadebench.errors import InputError, InvalidArgument
 from arcadebench.records import log_records
 
 ZEROS = "0" * 64
+POLICY = "sha256:" + "ab" * 32  # a policy file's hash, as log headers record it
 
 
 def test_a_new_secret_is_64_hex_digits_and_its_digest_is_the_sha256_of_its_text():
@@ -89,23 +90,26 @@ def test_a_secret_that_is_not_the_published_one_is_refused_in_one_line(tmp_path)
         check_secret(other, digest)
 
 
-def test_a_hidden_seed_is_the_hmac_of_the_submission_under_the_secret():
-    seed = hidden_seed(ZEROS, "ppo-v1")
-    mac = hmac.new(ZEROS.encode(), b"arcadebench-leaderboard/1\0ppo-v1", hashlib.sha256)
+def test_a_hidden_seed_is_the_hmac_of_the_submission_and_policy_under_the_secret():
+    seed = hidden_seed(ZEROS, "ppo-v1", POLICY)
+    message = b"arcadebench-leaderboard/1\0ppo-v1\0" + POLICY.encode()
+    mac = hmac.new(ZEROS.encode(), message, hashlib.sha256)
     assert seed == int.from_bytes(mac.digest()[:8], "big") & (2**63 - 1)
-    assert seed == 6579055782798642318  # the scheme is public: an auditor recomputes this
-    assert hidden_seed(ZEROS, "ppo-v1") == seed  # deterministic
-    assert hidden_seed(ZEROS, "ppo-v2") != seed  # another submission
-    assert hidden_seed("1" * 64, "ppo-v1") != seed  # another board
-    seeds = {hidden_seed(ZEROS, f"run-{i}") for i in range(1000)}
+    assert hidden_seed(ZEROS, "ppo-v1", POLICY) == seed  # deterministic
+    assert hidden_seed(ZEROS, "ppo-v2", POLICY) != seed  # another submission
+    assert hidden_seed(ZEROS, "ppo-v1", "sha256:" + "cd" * 32) != seed  # another policy file
+    assert hidden_seed("1" * 64, "ppo-v1", POLICY) != seed  # another board
+    seeds = {hidden_seed(ZEROS, f"run-{i}", POLICY) for i in range(1000)}
     assert len(seeds) == 1000 and all(0 <= s < 2**63 for s in seeds)
     assert max(seeds) > 2**62  # all 63 bits are used
     with pytest.raises(InvalidArgument, match=re.escape("`submission` must be a non-empty")):
-        hidden_seed(ZEROS, "")
+        hidden_seed(ZEROS, "", POLICY)
+    with pytest.raises(InvalidArgument, match=re.escape("`policy_sha256` must be")):
+        hidden_seed(ZEROS, "ppo-v1", "")
 
 
 def test_the_runner_plays_and_verify_replays_a_hidden_seed(tmp_path):
-    seed = hidden_seed(new_secret(), "random-baseline")
+    seed = hidden_seed(new_secret(), "random-baseline", POLICY)
     seed |= 1 << 62  # the largest seeds too
     evaluate(
         "random",

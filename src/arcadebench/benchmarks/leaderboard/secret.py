@@ -153,16 +153,17 @@ def check_secret(secret: str, digest: str, *, source: str | os.PathLike[str] | N
         )
 
 
-def hidden_seed(secret: str, submission: str) -> int:
+def hidden_seed(secret: str, submission: str, policy_sha256: str) -> int:
     """The job seed the board plays ``submission``'s policy on.
 
     ``HMAC-SHA256(key = the secret's UTF-8 text, message = SEED_CONTEXT + the submission's name
-    in UTF-8)``, its first 8 bytes read big-endian, masked to :data:`SEED_BITS` bits. An HMAC,
-    not a hash of the name alone: a submitter who knows the name but not the secret cannot
-    predict the seed, nor choose a name whose seed suits the policy; once the secret is
-    revealed, anyone recomputes every draw from the names. The seed is only as hidden as the
-    re-run itself: its logs are named after it, so they stay private until the board closes, and
-    a name gets one seed, so a board should accept each name once.
+    + NUL + the policy file's SHA-256, in UTF-8)``, its first 8 bytes read big-endian, masked to
+    :data:`SEED_BITS` bits. An HMAC, not a hash of the name alone: a submitter who knows the name
+    but not the secret cannot predict the seed, nor choose a name whose seed suits the policy;
+    once the secret is revealed, anyone recomputes every draw from the names and hashes. The
+    policy's hash is in the message so that a seed seen once (in a rejection, or in the public
+    re-run logs of an accepted row) is worth nothing to the next submission: a policy written for
+    that seed is another file, with another hash, and is played on another seed.
 
     The runner takes any non-negative integer as a job seed (episode ``i`` is seeded from
     ``SeedSequence(seed, spawn_key=(i,))``, :func:`~arcadebench.records.episode_seeds`, and
@@ -170,13 +171,18 @@ def hidden_seed(secret: str, submission: str) -> int:
     numpy arrays, Ray and JSON readers alike.
 
     Example:
-        >>> hidden_seed("0" * 64, "ppo-v1") == hidden_seed("0" * 64, "ppo-v1") < 2**63
+        >>> a = hidden_seed("0" * 64, "ppo-v1", "sha256:" + "ab" * 32)
+        >>> a == hidden_seed("0" * 64, "ppo-v1", "sha256:" + "ab" * 32) < 2**63
         True
     """
     _check_secret_text(secret)
     if not isinstance(submission, str) or not submission:
         raise InvalidArgument(f"`submission` must be a non-empty name, got {submission!r}")
-    message = SEED_CONTEXT + submission.encode("utf-8")
+    if not isinstance(policy_sha256, str) or not policy_sha256:
+        raise InvalidArgument(
+            f"`policy_sha256` must be the policy file's SHA-256, got {policy_sha256!r}"
+        )
+    message = SEED_CONTEXT + submission.encode("utf-8") + b"\0" + policy_sha256.encode("utf-8")
     digest = hmac.new(secret.encode("utf-8"), message, hashlib.sha256).digest()
     return int.from_bytes(digest[:8], "big") & ((1 << SEED_BITS) - 1)
 
