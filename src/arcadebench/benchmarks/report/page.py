@@ -16,7 +16,10 @@ gets a section "Results under <spec> (a different protocol)" of its own, headed 
 listing the differences :func:`arcadebench.specs.diff` finds that change scores. References
 obtained under another protocol are labelled in every table they appear in.
 
-Functions: render_page.
+The style sheet and the cells, tables and sections are public for the leaderboard's site
+(``arcadebench.benchmarks.leaderboard.site``), which looks like the report.
+
+Functions: render_page, number_cell, scroll_table, page_section. Data: CSS.
 """
 
 from __future__ import annotations
@@ -44,13 +47,13 @@ from arcadebench.benchmarks.scoring.tables import aggregate_paths, dig, in_units
 from arcadebench.specs.card import protocol_card
 from arcadebench.specs.diff import Row
 
-__all__ = ["FigureFile", "render_page"]
+__all__ = ["CSS", "FigureFile", "number_cell", "page_section", "render_page", "scroll_table"]
 
 _CSP = (
     "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; "
     "form-action 'none'"
 )
-_CSS = """
+CSS = """
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1b1b1b;
 max-width:1280px;margin:0 auto;padding:0 1.2em 3em}
 h1{font-size:1.6em;margin:1em 0 .2em}h2{margin-top:2em;border-bottom:2px solid #0072B2;
@@ -76,6 +79,8 @@ pre{padding:.6em;white-space:pre-wrap;word-break:break-all}
 .clips{display:flex;flex-wrap:wrap;gap:1.5em}.clips figure{margin:.3em 0}
 .clips img{width:320px;image-rendering:pixelated}.clips figcaption{max-width:320px}
 """
+"""The report's style sheet, inlined in its ``<style>``; other pages of the project (the
+leaderboard's site) use it too, so that they look like the report."""
 _SCALAR_LABELS = {
     "hwrb": "HWRB: games with HWRNS \u2265 100 %",
     "breakthroughs": "breakthroughs",
@@ -95,9 +100,14 @@ class FigureFile:
     caption: str
 
 
-def _cell(
+def number_cell(
     value: Any, interval: Any = None, note: str | None = None, title: str | None = None
 ) -> Markup:
+    """A right-aligned ``<td>`` of a number, its ``[low, high]`` interval and a note below it.
+
+    ``None`` is a grey dash titled ``title`` (or "not available"); numbers are formatted as the
+    text tables format them (``format_cell``, percentages with ``%``).
+    """
     if value is None:
         return element("td", "\u2014", class_="num missing", title=title or "not available")
     lines: list[Markup | str] = [format_cell(value)]
@@ -120,9 +130,14 @@ def _in_units(
     return in_units(path, value, percent), interval
 
 
-def _table(
+def scroll_table(
     head: Sequence[Markup | str], rows: Sequence[Markup], head2: Markup | None = None
 ) -> Markup:
+    """A table in a horizontally scrolling ``div``, as every table of the report is.
+
+    ``head``: the header cells (``<th>`` markup, or text made a ``<th>``); ``head2``: a second
+    header row; ``rows``: the body's ``<tr>`` rows.
+    """
     header = [element("tr", [h if isinstance(h, Markup) else element("th", h) for h in head])]
     if head2 is not None:
         header.append(head2)
@@ -131,7 +146,8 @@ def _table(
     )
 
 
-def _section(anchor: str, title: str, *body: object) -> Markup:
+def page_section(anchor: str, title: str, *body: object) -> Markup:
+    """A ``<section id=anchor>`` headed by ``title`` (an ``<h2>``), the page's navigation target."""
     return element("section", element("h2", title), body, id=anchor)
 
 
@@ -160,7 +176,7 @@ def _card(data: ReportData) -> Markup:
             body.append(element("tr", element("th", name), element("td", shown)))
         parts.append(element("h3", section))
         parts.append(element("table", element("tbody", body), class_="card"))
-    return _section("card", "Protocol card", parts)
+    return page_section("card", "Protocol card", parts)
 
 
 def _entry_row(entry: Entry, protocol: str) -> Markup:
@@ -170,8 +186,8 @@ def _entry_row(entry: Entry, protocol: str) -> Markup:
         element("td", entry.name, class_="ref" if entry.kind == "reference" else None),
         element("td", "published reference" if entry.kind == "reference" else "result"),
         element("td", protocol),
-        _cell(len(entry.games) if entry.per_game else None, title="aggregates only"),
-        _cell(runs or None),
+        number_cell(len(entry.games) if entry.per_game else None, title="aggregates only"),
+        number_cell(runs or None),
         element("td", entry.source),
     )
 
@@ -184,10 +200,10 @@ def _entries(data: ReportData) -> Markup:
     for other in data.others:
         label = f"{other.data.spec.name}: a different protocol, reported apart"
         rows.extend(_entry_row(entry, label) for entry in other.data.entries)
-    return _section(
+    return page_section(
         "entries",
         "Algorithms and references",
-        _table(["name", "kind", "protocol", "games", "runs", "source / citation"], rows),
+        scroll_table(["name", "kind", "protocol", "games", "runs", "source / citation"], rows),
     )
 
 
@@ -239,9 +255,9 @@ def _aggregates_table(data: ReportData, prefix: str = "") -> Markup:
             title = None
             if key == "missing" and entry.aggregates.get("missing"):
                 title = ", ".join(map(str, entry.aggregates["missing"]))
-            cells.append(_cell(value, interval, note, title))
+            cells.append(number_cell(value, interval, note, title))
         rows.append(element("tr", element("th", text), cells, data_key=prefix + key))
-    return _table(["aggregate", *(_head(e) for e in entries)], rows)
+    return scroll_table(["aggregate", *(_head(e) for e in entries)], rows)
 
 
 def _aggregates(data: ReportData) -> Markup:
@@ -256,7 +272,7 @@ def _aggregates(data: ReportData) -> Markup:
         "papers' own.",
         class_="sub",
     )
-    return _section("aggregates", "Aggregates", explain, _aggregates_table(data))
+    return page_section("aggregates", "Aggregates", explain, _aggregates_table(data))
 
 
 def _estimates(data: ReportData) -> Markup | None:
@@ -284,11 +300,13 @@ def _estimates(data: ReportData) -> Markup | None:
                     "tr",
                     element("td", subset.name),
                     element("td", entry.name),
-                    _cell(value, interval),
-                    _cell(f"\u00b1 {subset.relative_error:g} %" if subset.relative_error else None),
-                    _cell(expected[0] if expected else None),
-                    _cell(expected[1] if expected else None),
-                    _cell(f"{subset.r2:g}" if subset.r2 is not None else None),
+                    number_cell(value, interval),
+                    number_cell(
+                        f"\u00b1 {subset.relative_error:g} %" if subset.relative_error else None
+                    ),
+                    number_cell(expected[0] if expected else None),
+                    number_cell(expected[1] if expected else None),
+                    number_cell(f"{subset.r2:g}" if subset.r2 is not None else None),
                     data_key=f"{key}:{entry.name}",
                 )
             )
@@ -309,8 +327,8 @@ def _estimates(data: ReportData) -> Markup | None:
         "expected high",
         "R\u00b2 (Table 2)",
     ]
-    return _section(
-        "estimates", "Atari-X estimates of the 57-game median", text, _table(head, rows)
+    return page_section(
+        "estimates", "Atari-X estimates of the 57-game median", text, scroll_table(head, rows)
     )
 
 
@@ -326,11 +344,11 @@ def _improvement(data: ReportData) -> Markup | None:
                 "tr",
                 element("td", str(comparison["x"])),
                 element("td", str(comparison["y"])),
-                _cell(
+                number_cell(
                     f"{float(comparison['probability']):.2f}",
                     [f"{interval[0]:.2f}", f"{interval[1]:.2f}"] if interval else None,
                 ),
-                _cell(len(comparison.get("games", {}))),
+                number_cell(len(comparison.get("games", {}))),
                 data_key=f"improvement:{comparison['x']}>{comparison['y']}",
             )
         )
@@ -344,11 +362,11 @@ def _improvement(data: ReportData) -> Markup | None:
         "resampled independently.",
         class_="sub",
     )
-    return _section(
+    return page_section(
         "improvement",
         "Probability of improvement",
         text,
-        _table(["X", "Y", "P(X > Y) [CI]", "games"], rows),
+        scroll_table(["X", "Y", "P(X > Y) [CI]", "games"], rows),
     )
 
 
@@ -361,13 +379,15 @@ def _published(data: ReportData) -> Markup | None:
             if entry.kind == "reference":
                 continue
             cells = [
-                _cell(*_in_units(data, path, dig(entry.aggregates, path))) if path else _cell(None)
+                number_cell(*_in_units(data, path, dig(entry.aggregates, path)))
+                if path
+                else number_cell(None)
                 for path in published.paths
             ]
             rows.append(element("tr", element("td", f"{entry.name} (this report)"), cells))
         for name, theirs in published.rows.items():
             cells = [
-                _cell(*_in_units(data, path, value)) if path else _cell(value)
+                number_cell(*_in_units(data, path, value)) if path else number_cell(value)
                 for path, value in zip(published.paths, theirs, strict=True)
             ]
             rows.append(element("tr", element("td", name, class_="ref"), cells))
@@ -376,10 +396,10 @@ def _published(data: ReportData) -> Markup | None:
             tables.append(
                 element("p", f"Obtained under another protocol: {published.protocol}", class_="sub")
             )
-        tables.append(_table(["", *published.columns], rows))
+        tables.append(scroll_table(["", *published.columns], rows))
     if not tables:
         return None
-    return _section(
+    return page_section(
         "published",
         "Published results",
         element("p", data.spec.citation, class_="sub"),
@@ -404,18 +424,21 @@ def _checkpoints_table(data: ReportData, prefix: str = "") -> Markup | None:
             element(
                 "tr",
                 element("th", text),
-                [_cell(*_in_units(data, path, *_aggregate_cell(e, path))) for _, e in columns],
+                [
+                    number_cell(*_in_units(data, path, *_aggregate_cell(e, path)))
+                    for _, e in columns
+                ],
                 data_key=f"{prefix}checkpoint:{key}",
             )
         )
-    return _table(["aggregate", *(c for c, _ in columns)], rows)
+    return scroll_table(["aggregate", *(c for c, _ in columns)], rows)
 
 
 def _checkpoints(data: ReportData) -> Markup | None:
     table = _checkpoints_table(data)
     if table is None:
         return None
-    return _section("checkpoints", "Aggregates at the training checkpoints", table)
+    return page_section("checkpoints", "Aggregates at the training checkpoints", table)
 
 
 def _games_table(data: ReportData, prefix: str = "") -> Markup | None:
@@ -450,9 +473,9 @@ def _games_table(data: ReportData, prefix: str = "") -> Markup | None:
             cell = entry.games.get(game)
             for column in columns:
                 if cell is None:
-                    cells.append(_cell(None, title="missing"))
+                    cells.append(number_cell(None, title="missing"))
                 elif column == "runs":
-                    cells.append(_cell(len(cell.get("runs", [])) or None))
+                    cells.append(number_cell(len(cell.get("runs", [])) or None))
                 elif column == "class":
                     cells.append(element("td", cell.get("class", "\u2014")))
                 else:
@@ -461,7 +484,9 @@ def _games_table(data: ReportData, prefix: str = "") -> Markup | None:
                         if isinstance(cell.get("ci"), Mapping)
                         else None
                     )
-                    cells.append(_cell(*_in_units(data, (column,), cell.get(column), interval)))
+                    cells.append(
+                        number_cell(*_in_units(data, (column,), cell.get(column), interval))
+                    )
         rows.append(element("tr", element("th", game), cells, data_game=prefix + game))
     aggregate_only = [e.name for e in data.entries if not e.per_game]
     note = (
@@ -481,7 +506,7 @@ def _games_table(data: ReportData, prefix: str = "") -> Markup | None:
 
 def _games(data: ReportData) -> Markup | None:
     table = _games_table(data)
-    return None if table is None else _section("games", "Per game", table)
+    return None if table is None else page_section("games", "Per game", table)
 
 
 def _figures(data: ReportData, figures: Sequence[FigureFile]) -> Markup | None:
@@ -524,7 +549,7 @@ def _figures(data: ReportData, figures: Sequence[FigureFile]) -> Markup | None:
                 id=f"figure-{figure.name}",
             )
         )
-    return _section("figures", "Figures", parts)
+    return page_section("figures", "Figures", parts)
 
 
 def _episodes(clips: Sequence[EpisodeClip], notes: Sequence[str]) -> Markup | None:
@@ -570,7 +595,7 @@ def _episodes(clips: Sequence[EpisodeClip], notes: Sequence[str]) -> Markup | No
         parts.append(element("div", figures, class_="clips"))
     if notes:
         parts.append(element("ul", [element("li", note) for note in notes], class_="notes"))
-    return _section("episodes", "Episodes", parts)
+    return page_section("episodes", "Episodes", parts)
 
 
 def _difference(row: Row) -> Markup:
@@ -668,7 +693,7 @@ def _provenance(data: ReportData) -> Markup:
         text = json.dumps(dict(provenance), indent=1, default=str, ensure_ascii=False)
         parts.append(element("h3", source))
         parts.append(element("pre", text))
-    return _section("provenance", "Provenance", parts)
+    return page_section("provenance", "Provenance", parts)
 
 
 def _banner(data: ReportData) -> Markup | None:
@@ -722,7 +747,7 @@ def _notes(data: ReportData) -> Markup | None:
     notes = _note_lines(data)
     if not notes:
         return None
-    return _section(
+    return page_section(
         "notes", "Notes", element("ul", [element("li", n) for n in notes], class_="notes")
     )
 
@@ -769,7 +794,7 @@ def render_page(
         element("meta", http_equiv="Content-Security-Policy", content=_CSP),
         element("meta", name="viewport", content="width=device-width, initial-scale=1"),
         element("title", f"arcadebench report \u2014 {spec.name} v{spec.version}"),
-        element("style", Markup(_CSS)),
+        element("style", Markup(CSS)),
     )
     body = element(
         "body",
