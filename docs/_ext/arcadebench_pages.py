@@ -17,6 +17,7 @@ from __future__ import annotations
 import inspect
 import os
 import pkgutil
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -86,7 +87,7 @@ def _cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     lines = [f"| {' | '.join(header)} |", f"|{'|'.join('---' for _ in header)}|"]
     lines += [f"| {' | '.join(_cell(c) for c in row)} |" for row in rows]
     return [*lines, ""]
@@ -125,13 +126,13 @@ def protocol_page(spec: Spec, others: list[Spec]) -> str:
             "",
         ]
     lines += ["## Against the other protocols", ""]
-    rows = []
+    against: list[tuple[str, str, str]] = []
     for other in others:
         changing = diff(spec, other).score_changing
         listed = "; ".join(f"{row.setting}: {row.a} vs {row.b}" for row in changing[:4])
         more = f"; and {len(changing) - 4} more" if len(changing) > 4 else ""
-        rows.append((f"[{other.name}]({other.name}.md)", str(len(changing)), listed + more))
-    lines += _table(("protocol", "settings that change scores", "first of them"), rows)
+        against.append((f"[{other.name}]({other.name}.md)", str(len(changing)), listed + more))
+    lines += _table(("protocol", "settings that change scores", "first of them"), against)
     lines += [
         f"`arcadebench diff {spec.name} <other>` prints every difference.",
         "",

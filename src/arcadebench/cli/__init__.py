@@ -29,7 +29,7 @@ GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("this machine and your environments", ("doctor", "check", "audit")),
     ("running agents", ("run",)),
     ("scoring and reporting", ("score", "report", "subset")),
-    ("checking results", ("verify", "replay")),
+    ("checking results", ("verify", "replay", "leaderboard")),
 )
 """The sub-commands in the order of the work, under the headings ``arcadebench --help`` gives.
 

@@ -7,7 +7,15 @@ is not re-exported here, so that ``arcadebench.specs.diff`` stays the module).
 """
 
 from arcadebench.specs.diff import SpecDiff
-from arcadebench.specs.loader import list_specs, load_spec, parse_spec, spec_reference
+from arcadebench.specs.loader import list_specs, load_spec, parse_spec, read_yaml, spec_reference
 from arcadebench.specs.model import Spec
 
-__all__ = ["Spec", "SpecDiff", "list_specs", "load_spec", "parse_spec", "spec_reference"]
+__all__ = [
+    "Spec",
+    "SpecDiff",
+    "list_specs",
+    "load_spec",
+    "parse_spec",
+    "read_yaml",
+    "spec_reference",
+]

@@ -50,7 +50,7 @@ from arcadebench.specs.nodes import Node
 from arcadebench.specs.settings import atari_settings, retro_settings
 from arcadebench.specs.statistics import SPLITS, STATISTICS
 
-__all__ = ["list_specs", "load_spec", "parse_spec", "spec_reference"]
+__all__ = ["list_specs", "load_spec", "parse_spec", "read_yaml", "spec_reference"]
 
 SPEC_DIR = Path(__file__).parent
 DATA_DIR = SPEC_DIR.parent / "data"
@@ -125,6 +125,18 @@ def _count_aliases(root: yaml.Node) -> None:
             stack.extend(child for pair in node.value for child in pair)
         elif isinstance(node, yaml.SequenceNode):
             stack.extend(node.value)
+
+
+def read_yaml(text: str, file: str) -> Any:
+    """Parse YAML the way specs are parsed: safe, size- and alias-limited, duplicate keys refused.
+
+    For other YAML the library reads (a leaderboard submission's metadata), so that every YAML
+    file arcadebench opens gets the same guards and the same one-line errors.
+
+    Raises:
+        SpecError: invalid YAML (its line and column), too large, too many aliases.
+    """
+    return _parse_yaml(text, file)
 
 
 def _parse_yaml(text: str, file: str) -> Any:
