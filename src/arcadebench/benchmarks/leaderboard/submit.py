@@ -39,6 +39,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from arcadebench._table import count
 from arcadebench.benchmarks.leaderboard.board import (
     SUBMISSION_FILE,
     Board,
@@ -243,7 +244,8 @@ def _accept(
             "name": "replay",
             "ok": True,
             "detail": f"{verified:,} of {episodes:,} episodes re-simulated and verified "
-            f"({what}) in {len(found.runs)} logs; every job complete, each episode from its seed",
+            f"({what}) in {count(len(found.runs), 'log')}; every job complete, each episode "
+            "from its seed",
         },
         {"name": "results", "ok": True, "detail": "every number of results.json recomputed"},
     ]
