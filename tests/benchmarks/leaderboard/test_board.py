@@ -11,6 +11,7 @@ page. Bad input is refused in one line and records nothing.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -131,6 +132,24 @@ def test_a_taken_name_another_version_and_mixed_protocols_are_rejected(made, tmp
     shutil.copytree(root / "runs" / "noop", damaged)
     (damaged / "results.json").write_text("{")
     assert "damaged folder" in add_submission(board, damaged, name="damaged").reason
+
+
+def test_a_resubmission_a_link_or_inputs_outside_the_folder_are_rejected(made, tmp_path):
+    board, _, root, _ = made
+    again = add_submission(board, root / "runs" / "noop", name="noop-again")
+    assert again.status == "rejected" and "the same episodes as the accepted 'noop'" in again.reason
+    linked = tmp_path / "linked"
+    shutil.copytree(root / "runs" / "random", linked)
+    (linked / "notes.txt").symlink_to("/etc/hostname")
+    assert "notes.txt is a link" in add_submission(board, linked, name="linked").reason
+    outside = tmp_path / "outside"
+    shutil.copytree(root / "runs" / "random", outside)
+    document = json.loads((outside / "results.json").read_text())
+    theirs = [str(p) for p in (root / "runs" / "random").rglob("*.jsonl")]
+    document["provenance"]["inputs"] = [os.path.relpath(p, outside) for p in theirs]
+    (outside / "results.json").write_text(json.dumps(document))
+    reason = add_submission(board, outside, name="outside").reason
+    assert reason.startswith("results.json was scored from inputs outside its folder"), reason
 
 
 def test_bad_input_is_one_line_and_records_nothing(made, tmp_path, capsys):

@@ -32,6 +32,7 @@ Functions: add_submission, read_meta.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -51,6 +52,7 @@ from arcadebench.benchmarks.leaderboard.board import (
 from arcadebench.benchmarks.leaderboard.reexecute import policy_sha256, reexecute, scored_returns
 from arcadebench.benchmarks.leaderboard.secret import check_secret, hidden_seed, read_secret
 from arcadebench.benchmarks.replay import verify
+from arcadebench.benchmarks.replay.claims import read_claim
 from arcadebench.benchmarks.replay.logs import find_logs
 from arcadebench.benchmarks.report import report
 from arcadebench.errors import ArcadebenchError, InputError, InvalidArgument
@@ -200,11 +202,23 @@ def _accept(
         raise _Rejected(
             f"the name {name!r} is taken on this board: submit under another (--name)", **known
         )
+    _regular_files_only(run, known)
     shutil.rmtree(incoming, ignore_errors=True)
     try:
-        shutil.copytree(run, incoming / "run", symlinks=False)
+        shutil.copytree(run, incoming / "run", symlinks=True)
     except (OSError, shutil.Error) as error:
         raise _Rejected(f"damaged folder: it cannot be copied: {_first(error)}", **known) from None
+    outside = [
+        str(p)
+        for p in read_claim(incoming / "run" / _RESULTS).inputs
+        if not p.resolve().is_relative_to((incoming / "run").resolve())
+    ]
+    if outside:
+        raise _Rejected(
+            f"{_RESULTS} was scored from inputs outside its folder ({outside[0]}): a submission "
+            "holds everything it claims; score the logs inside the folder",
+            **known,
+        )
     evaluation = spec.evaluation.scored == "after_training" or entry.get("frozen_policy") is True
     scored: Literal["training", "evaluation"] = "evaluation" if evaluation else "training"
     if policy is not None and scored == "training":
@@ -213,6 +227,7 @@ def _accept(
             "training episodes, which its final policy cannot play again: submit without "
             "--policy (the row is replay-verified)"
         )
+    fingerprint = _fingerprint(incoming / "run")
     frames = _total_frames(entry)
     sample = board.settings.sample if frames > board.settings.sample_above_frames else None
     found = verify(incoming / "run" / _RESULTS, sample=sample, workers=workers, backend=backend)
@@ -225,10 +240,17 @@ def _accept(
         "sample": found.sample,
         "sample_seed": found.sample_seed,
         "frames": frames,
+        "fingerprint": fingerprint,
     }
     known["verification"] = verification
     if not found.ok or verified == 0:
         raise _Rejected(f"verification failed: {_failures(found)}", **known)
+    for other in board.accepted():
+        if (other.verification or {}).get("fingerprint") == fingerprint:
+            raise _Rejected(
+                f"the same episodes as the accepted {other.name!r}: a run is submitted once",
+                **known,
+            )
     agent = _agent(incoming / "run")
     known["agent"] = agent
     if policy is not None and agent.get("learns") is True:
@@ -276,6 +298,28 @@ def _accept(
     board.submissions_folder.mkdir(parents=True, exist_ok=True)
     os.replace(incoming, board.submissions_folder / name)
     return Submission(**{**record.__dict__, "folder": board.submissions_folder / name})
+
+
+def _fingerprint(run: Path) -> str:
+    """The SHA-256 of the run's episode lines: the same episodes give it, whatever the folder."""
+    digest = hashlib.sha256()
+    for log in find_logs([run]):
+        lines = log.read_bytes().splitlines()
+        for line in sorted(lines[1:]):  # the episodes, whatever their order; not the header
+            digest.update(hashlib.sha256(line).digest())
+    return "sha256:" + digest.hexdigest()
+
+
+def _regular_files_only(run: Path, known: Mapping[str, Any]) -> None:
+    """Refuse a folder with a link or a special file: the board keeps what it checked, only."""
+    for path in sorted(run.rglob("*")):
+        if path.is_symlink() or not (path.is_file() or path.is_dir()):
+            what = "a link" if path.is_symlink() else "not a regular file"
+            raise _Rejected(
+                f"damaged folder: {path.relative_to(run)} is {what}; a submission is regular "
+                "files (copy what it points to into the folder)",
+                **known,
+            )
 
 
 def _results(run: Path) -> Mapping[str, Any]:
