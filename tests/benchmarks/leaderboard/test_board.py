@@ -223,3 +223,18 @@ def test_the_site_ranks_badges_and_lists_rejections_in_chromium(made, tmp_path):
     assert console == [], console
     for name in ("edited", "duplicated"):
         assert name in rejected and records[name].reason.split(":")[0] in rejected
+
+
+def test_a_long_run_replays_a_stated_sample_and_metadata_reads_as_yaml(made, tmp_path):
+    _, _, root, _ = made
+    board = open_board(tmp_path / "b", tmp_path / "s.secret", sample=1, sample_above_frames=1)
+    meta = tmp_path / "meta.yaml"
+    meta.write_text("name: Noop, sampled\nauthors: [A, B]\ndate: 2026-11-28\n")
+    record = add_submission(board.path, root / "runs" / "noop", meta=meta)
+    assert record.status == "accepted" and record.name == "noop-sampled"
+    assert record.meta == {"name": "Noop, sampled", "authors": ["A", "B"], "date": "2026-11-28"}
+    assert record.verification["sample"] == 1 and record.verification["verified"] == 2  # 2 logs
+    assert "a sample of at most 1 episode a log" in record.checks[1]["detail"]
+    meta.write_text("name: x\nprice: 3\n")
+    with pytest.raises(ArcadebenchError, match="unknown keys \\['price'\\]"):
+        add_submission(board.path, root / "runs" / "random", meta=meta)

@@ -259,7 +259,7 @@ def _accept(
             f"({agent.get('name')!r}): re-executing it would train it again; submit without "
             "--policy (the row is replay-verified), or evaluate the trained policy and submit that"
         )
-    what = f"a sample of at most {sample} episodes a log" if sample else "every episode"
+    what = f"a sample of at most {count(sample, 'episode')} a log" if sample else "every episode"
     checks: list[dict[str, Any]] = [
         {"name": "protocol", "ok": True, "detail": _protocol_detail(spec_record)},
         {
