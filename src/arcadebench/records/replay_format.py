@@ -14,7 +14,7 @@ unverifiable):
     {"kind": "replay", "format": "arcadebench-replay/2", "env": 0, "episode": 3,
      "start": {"seed": 123}, "actions": "<base64 of zlib>", "dtype": "|u1", "shape": [],
      "steps": 812, "rewards": "<base64 of zlib>", "rewarded": 21,
-     "digests": {"of": "ram", "every": 32, "end": true, "values": "<base64 of zlib>"}}
+     "digests": {"of": "ram", "every": 8, "end": true, "values": "<base64 of zlib>"}}
 
 - ``start`` is where the episode began: ``{"seed": s}`` (reset with that seed), ``{"snapshot":
   {...}}`` (an unseeded reset: the emulator's state with its random generator and the env's
