@@ -25,8 +25,12 @@ Functions: write_episode_clips, remove_stale_clips.
 from __future__ import annotations
 
 import math
+import multiprocessing
+import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -40,8 +44,9 @@ from arcadebench.benchmarks.replay.video import (
     write_frames,
 )
 from arcadebench.benchmarks.report.report_data import ReportData
-from arcadebench.errors import ArcadebenchError
+from arcadebench.errors import ArcadebenchError, InvalidArgument
 from arcadebench.records import RunLog
+from arcadebench.specs import Spec, load_spec, spec_reference
 
 __all__ = [
     "CLIP_PREFIX",
@@ -84,20 +89,29 @@ class EpisodeClip:
     path: Path
 
 
-def write_episode_clips(data: ReportData, out: Path) -> tuple[list[EpisodeClip], list[str]]:
+def write_episode_clips(
+    data: ReportData, out: Path, workers: int | None = None
+) -> tuple[list[EpisodeClip], list[str]]:
     """Replay the best and worst episode of every result's games into GIFs in ``out``.
+
+    The episodes are replayed and encoded on ``workers`` processes (default: one per core):
+    each clip is an emulator run of its own, and a 57-game result has 114 of them.
 
     Returns:
         The clips, in entry and game order, and a note for every episode that could not be
         shown or whose replay disagrees with its log line.
     """
-    clips: list[EpisodeClip] = []
     notes: list[str] = []
     if not any(entry.curves for entry in data.entries):
         notes.append(
             "no episode shown: the inputs hold no episode logs (episodes are replayed from the "
             "logs' recordings: give the logs or the run's directory, not only a score file)"
         )
+    try:  # what a worker process loads the spec from (a Spec itself does not pickle)
+        spec: Spec | str = spec_reference(data.spec)
+    except InvalidArgument:  # a spec made from text: its clips are rendered here
+        spec, workers = data.spec, 1
+    tasks: list[_ClipTask] = []
     for number, entry in enumerate(data.entries):
         for game, logs in _logs_by_game(entry.curves).items():
             chosen, why = _candidates(logs)
@@ -105,16 +119,67 @@ def write_episode_clips(data: ReportData, out: Path) -> tuple[list[EpisodeClip],
                 notes.append(f"{entry.name}, {game}: no episode shown: {why}")
             for which, (run, episode) in chosen.items():
                 path = out / f"{CLIP_PREFIX}{number}_{_slug(game)}_{which}.gif"
-                where = f"{entry.name}, {game}: the {which} episode ({episode.name} of {run.log})"
-                try:
-                    clip, differs = _clip(data, entry.name, game, which, run, episode, path)
-                except ArcadebenchError as error:
-                    notes.append(f"{where} cannot be replayed: {error}")
-                    continue
-                clips.append(clip)
-                if differs is not None:
-                    notes.append(f"{where} does not replay as its log line says: {differs}")
+                steps = episode.replay.steps if episode.replay is not None else 0
+                speed = max(1, math.ceil((steps + 1) / MAX_IMAGES))
+                tasks.append(_ClipTask(spec, entry.name, game, which, run, episode, path, speed))
+    clips: list[EpisodeClip] = []
+    for task, (clip, problem) in zip(tasks, _render_all(tasks, workers), strict=True):
+        episode = f"{task.episode.name} of {task.run.log}"
+        where = f"{task.entry}, {task.game}: the {task.which} episode ({episode})"
+        if clip is None:
+            notes.append(f"{where} cannot be replayed: {problem}")
+            continue
+        clips.append(clip)
+        if problem is not None:
+            notes.append(f"{where} does not replay as its log line says: {problem}")
     return clips, notes
+
+
+@dataclass(frozen=True)
+class _ClipTask:
+    """One clip to render: what a worker process needs, and nothing of the report."""
+
+    spec: Spec | str  # a spec_reference in another process
+    entry: str
+    game: str
+    which: Literal["best", "worst"]
+    run: RecordedRun
+    episode: LoggedEpisode
+    path: Path
+    speed: int  # every speed-th screen is kept (MAX_IMAGES at most)
+
+
+def _render_all(
+    tasks: Sequence[_ClipTask], workers: int | None
+) -> list[tuple[EpisodeClip | None, str | None]]:
+    """Each task's clip (or ``None`` and why not), and where its replay disagrees with its line.
+
+    Processes are started by forkserver (the report's parent has matplotlib and threads); a
+    worker that dies loses its clips, which are then said not to be replayable.
+    """
+    workers = workers or os.cpu_count() or 1
+    if workers == 1 or len(tasks) <= 1:
+        return [_render(task) for task in tasks]
+    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    with ProcessPoolExecutor(
+        min(workers, len(tasks)), mp_context=multiprocessing.get_context(method)
+    ) as pool:
+        futures = [pool.submit(_render, task) for task in tasks]
+        found: list[tuple[EpisodeClip | None, str | None]] = []
+        for future in futures:
+            try:
+                found.append(future.result())
+            except BrokenProcessPool:
+                found.append((None, "the process replaying it died"))
+    return found
+
+
+def _render(task: _ClipTask) -> tuple[EpisodeClip | None, str | None]:
+    """The task's clip and its disagreement with the log line, or ``None`` and the error."""
+    try:
+        return _clip(task)
+    except ArcadebenchError as error:
+        return None, str(error)
 
 
 def remove_stale_clips(out: Path, clips: Iterable[EpisodeClip]) -> None:
@@ -161,30 +226,22 @@ def _candidates(
     return chosen, ""
 
 
-def _clip(
-    data: ReportData,
-    entry: str,
-    game: str,
-    which: Literal["best", "worst"],
-    run: RecordedRun,
-    episode: LoggedEpisode,
-    path: Path,
-) -> tuple[EpisodeClip, str | None]:
-    """The episode replayed into a GIF at ``path``, and where it disagrees with its line."""
-    steps = episode.replay.steps if episode.replay is not None else 0
-    speed = max(1, math.ceil((steps + 1) / MAX_IMAGES))
-    images, outcome = episode_images(data.spec, run, episode, scale=1, every=speed)
-    write_frames(images, path, frame_rate(run))
+def _clip(task: _ClipTask) -> tuple[EpisodeClip, str | None]:
+    """The episode replayed into a GIF at the task's path, and where it disagrees with its line."""
+    episode, speed = task.episode, task.speed
+    spec = load_spec(task.spec) if isinstance(task.spec, str) else task.spec
+    images, outcome = episode_images(spec, task.run, episode, scale=1, every=speed)
+    write_frames(images, task.path, frame_rate(task.run))
     clip = EpisodeClip(
-        entry,
-        game,
-        which,
-        run.log,
+        task.entry,
+        task.game,
+        task.which,
+        task.run.log,
         episode.name,
         outcome.episode_return,
         outcome.frames,
         speed,
-        path,
+        task.path,
     )
     return clip, disagreement(episode, outcome)
 
