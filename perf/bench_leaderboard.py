@@ -14,10 +14,10 @@ printed with their share of the frames). Each round then runs, in a rotated orde
 - ``add``: ``add_submission`` of the run into a new board (each round a fresh one, since a
   name is taken once), ``workers=None`` (a process per core): it copies the run into the board,
   replays every episode (``verify``), writes the report with each game's best and worst
-  episode as a GIF clip (replayed again in this process, then encoded), and moves the copy into
+  episode as a GIF clip (replayed again and encoded, on every core), and moves the copy into
   place. Its parts are timed inside the call (the functions it calls, wrapped with clocks):
-  the verification, the clips' replays, their GIF encoding, the rest of the report, and what
-  remains (copy, checks, records);
+  the verification, the clips (their replays and GIF encoding, on a process per core), the
+  rest of the report, and what remains (copy, checks, records);
 - ``build``: ``build_site`` (``--reps`` 2000, as the CLI) of a board of ``--rows`` accepted
   submissions into a new folder; its parts: the rankings (both scorings of the page), the
   files written (the clips and reports copied in), and the pages rendered (the rest).
@@ -35,10 +35,10 @@ board of 50 real submissions does, with 50 copies of one submission's clips (57 
 Targets: ``build`` of 50 rows under 60 s (the requirement). ``add`` within 4x of ``raw`` on the
 same cores. Why 4x: add must replay every episode once (replay's own target is 1.5x raw,
 ``bench_replay``); then the report replays each game's best and worst episode again to draw
-its clip (for a one-episode-a-game submission, every episode: 1x raw if spread over the cores)
-and encodes the images (at most 300 a clip), about as long again; the rest (copy, figures,
-page, records) is small. 1.5 + 1 + 1 plus a margin for the rest: 4x. ``add`` is also set
-against ``play`` (the evaluation that made the run, on the same cores).
+its clip (for a one-episode-a-game submission, every episode: 1x raw, spread over the cores)
+and encodes the images (at most 300 a clip, one palette an episode), about as long again; the
+rest (copy, figures, page, records) is small. 1.5 + 1 + 1 plus a margin for the rest: 4x.
+``add`` is also set against ``play`` (the evaluation that made the run, on the same cores).
 
 The machine is shared: the CPU time that other processes (kernel threads included, e.g. the
 writeback of a build's files) used during each case is measured (``/proc``: the machine's busy
@@ -93,8 +93,7 @@ BUILD_TARGET = 60.0  # seconds to build the 50-row board (the requirement)
 ADD_PARTS = {  # what add_submission calls, by where it looks them up
     "verify": ("arcadebench.benchmarks.leaderboard.submit", "verify"),
     "report": ("arcadebench.benchmarks.leaderboard.submit", "report"),
-    "clip replays": ("arcadebench.benchmarks.report.episodes", "episode_images"),
-    "clip GIFs": ("arcadebench.benchmarks.report.episodes", "write_frames"),
+    "clips": ("arcadebench.benchmarks.report.build", "write_episode_clips"),
 }
 BUILD_PARTS = {
     "rankings": ("arcadebench.benchmarks.leaderboard.site", "rank_board"),
@@ -499,16 +498,10 @@ def main() -> None:
         a - v - r
         for a, v, r in zip(add_parts["add"], add_parts["verify"], add_parts["report"], strict=True)
     ]
-    report_rest = [
-        r - c - g
-        for r, c, g in zip(
-            add_parts["report"], add_parts["clip replays"], add_parts["clip GIFs"], strict=True
-        )
-    ]
+    report_rest = [r - c for r, c in zip(add_parts["report"], add_parts["clips"], strict=True)]
     pieces = {
         "verify: every episode replayed, every core": add_parts["verify"],
-        "report: clips, best/worst episodes replayed (one core)": add_parts["clip replays"],
-        "report: clips, GIF encoding (one core)": add_parts["clip GIFs"],
+        "report: clips, best/worst episodes replayed and encoded, every core": add_parts["clips"],
         "report: the rest (scores, figures, page)": report_rest,
         "copy, checks, records": add_rest,
     }

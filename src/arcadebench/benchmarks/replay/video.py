@@ -427,7 +427,6 @@ def _write_gif(images: Sequence[np.ndarray], path: Path, fps: float) -> None:
         append_images=pictures[1:],
         duration=gif_durations(len(pictures), fps),
         loop=0,
-        optimize=False,
     )
 
 
