@@ -124,8 +124,8 @@ def write_episode_clips(
                 tasks.append(_ClipTask(spec, entry.name, game, which, run, episode, path, speed))
     clips: list[EpisodeClip] = []
     for task, (clip, problem) in zip(tasks, _render_all(tasks, workers), strict=True):
-        episode = f"{task.episode.name} of {task.run.log}"
-        where = f"{task.entry}, {task.game}: the {task.which} episode ({episode})"
+        named = f"{task.episode.name} of {task.run.log}"
+        where = f"{task.entry}, {task.game}: the {task.which} episode ({named})"
         if clip is None:
             notes.append(f"{where} cannot be replayed: {problem}")
             continue
