@@ -25,7 +25,6 @@ scored_returns.
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import itertools
 import math
@@ -41,12 +40,11 @@ from numpy.typing import NDArray
 
 from arcadebench.benchmarks.runner.agents import BUILTIN_AGENTS
 from arcadebench.benchmarks.runner.evaluate import evaluate
-from arcadebench.benchmarks.runner.identity import agent_identity
+from arcadebench.benchmarks.runner.identity import agent_identity, file_sha256
 from arcadebench.benchmarks.runner.saved import saved_kind
 from arcadebench.errors import (
     AgentError,
     ArcadebenchError,
-    InputError,
     InvalidArgument,
     JobsFailed,
     first_line,
@@ -651,26 +649,13 @@ def _played_sha256(spec: Spec, logs: Iterable[Path]) -> str | None:
         )
     digest, file = next(iter(recorded), (None, None))
     if digest is not None and file is not None:
-        now = _file_sha256(Path(file))
+        now = file_sha256(Path(file))
         if now != digest:
             raise ArcadebenchError(
                 f"the policy file {file} changed while it was re-executed (sha256 {digest[:12]} "
                 f"when the run began, {now[:12]} now): keep the file unchanged and re-execute"
             )
     return digest
-
-
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    try:
-        with path.open("rb") as stream:
-            for block in iter(lambda: stream.read(1 << 20), b""):
-                digest.update(block)
-    except OSError as error:
-        raise InputError(
-            str(path), None, f"cannot read the policy file ({error.strerror or error})"
-        ) from None
-    return digest.hexdigest()
 
 
 def policy_sha256(policy: str) -> str | None:

@@ -29,7 +29,14 @@ from typing import Any
 from arcadebench.errors import ArcadebenchError
 from arcadebench.records import log_records
 
-__all__ = ["FRAMEWORKS", "AgentIdentity", "agent_identity", "check_logged_agents", "named_logs"]
+__all__ = [
+    "FRAMEWORKS",
+    "AgentIdentity",
+    "agent_identity",
+    "check_logged_agents",
+    "file_sha256",
+    "named_logs",
+]
 
 FRAMEWORKS = ("torch", "stable_baselines3", "onnxruntime", "jax", "tensorflow")
 """The learning frameworks whose versions a log records when the agent's code imported them."""
@@ -105,7 +112,7 @@ def agent_identity(
     hashed = file if saved else _module_file(obj)
     if hashed is not None:
         record["file"] = hashed
-        record["sha256"] = _sha256(Path(hashed))
+        record["sha256"] = file_sha256(Path(hashed))
     used = packages if saved else [m for m in FRAMEWORKS if m in sys.modules]
     return AgentIdentity(record, _versions(used))
 
@@ -119,7 +126,12 @@ def _module_file(obj: Any) -> str | None:
     return path if isinstance(path, str) and Path(path).is_file() else None
 
 
-def _sha256(path: Path) -> str:
+def file_sha256(path: Path) -> str:
+    """The hex SHA-256 of a file's bytes, as log headers record an agent's file.
+
+    Raises:
+        ArcadebenchError: the file cannot be read.
+    """
     digest = hashlib.sha256()
     try:
         with path.open("rb") as stream:
