@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from sphinx.ext.autodoc.mock import mock
+
 import arcadebench
 from arcadebench.specs import list_specs, load_spec
 from arcadebench.specs.card import protocol_card
@@ -267,8 +269,9 @@ def _autodoc(name: str) -> str:
 def _generate(app: Any) -> None:
     before = set(GENERATED.rglob("*.md"))
     write_protocols()
-    write_api()
-    write_modules()
+    with mock(app.config.autodoc_mock_imports):  # the API names an optional extra's objects
+        write_api()
+        write_modules()
     for page in before - _written:  # a page of a module since gone goes too
         page.unlink(missing_ok=True)
 
