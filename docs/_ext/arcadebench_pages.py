@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from sphinx.ext.autodoc.mock import mock
+from sphinx.ext.autodoc.mock import mock  # type: ignore[attr-defined]  # re-exported (Sphinx 9)
 
 import arcadebench
 from arcadebench.specs import list_specs, load_spec
