@@ -3,11 +3,14 @@
     .venv/bin/python docs/generate.py check         # docs/check.md: every Atari spec, every game
     .venv/bin/python docs/generate.py audit         # docs/audit.md: the libraries' Atari envs
     .venv/bin/python docs/generate.py performance   # docs/performance.md from perf/results/*.json
+    .venv/bin/python docs/generate.py outputs       # every output the README and the pages show
 
 ``check.md`` is ``arcadebench check`` over every game of every Atari spec (seeded, so the same
 installation prints the same table); the test suite plays the same check and compares.
 ``audit.md`` is ``arcadebench audit`` of the Atari envs other libraries hand out (seeded too);
 the suite audits them again and compares.
+``outputs`` follows the README and every page as ``tests/test_docs.py`` does and rewrites each
+output they show from what its command printed, keeping its elisions (``...``).
 ``performance.md`` gathers the results the ``perf/`` scripts wrote (their targets and what they
 printed); the suite checks that it is up to date with them.
 """
@@ -17,7 +20,9 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import shlex
+import subprocess
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -278,8 +283,13 @@ def read_perf_results(folder: Path = PERF_RESULTS) -> list[dict[str, Any]]:
 def main() -> None:
     """Write the page named on the command line."""
     cli = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    cli.add_argument("page", choices=("check", "audit", "performance"))
+    cli.add_argument("page", choices=("check", "audit", "performance", "outputs"))
     args = cli.parse_args()
+    if args.page == "outputs":
+        tests = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "runs_as_written"]
+        environment = {**os.environ, "ARCADEBENCH_DOCS_REGENERATE": "1"}
+        command = [sys.executable, *tests, str(DOCS.parent / "tests" / "test_docs.py")]
+        sys.exit(subprocess.run(command, cwd=DOCS.parent, env=environment).returncode)
     if args.page == "check":
         reports = check_specs(atari_specs(), frames=CHECK_FRAMES, workers=2, progress="off")
         (DOCS / "check.md").write_text(check_page(reports))

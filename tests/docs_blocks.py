@@ -12,6 +12,9 @@ An HTML comment right above a fence says more, where a block needs it::
     <!-- docs: run-by=tests/x.py -->        the commands run in that test (a cluster of machines)
     <!-- docs: not-run=the whole suite -->  the block is the test command itself
 
+An output shown is never typed: ``.venv/bin/python docs/generate.py outputs`` follows the pages
+as the test does and rewrites each shown output from what was printed (:func:`regenerated`).
+
 ``text`` blocks without a directive are illustrations and are not run; MyST directives
 (```` ```{toctree} ````, ```` ```{include} ````) are the site's, not code, and are skipped.
 """
@@ -71,3 +74,43 @@ def blocks(path: Path) -> list[Block]:
             found.append(Block(match.group(1), text, i + 1, directives, section))
         i = end + 1
     return found
+
+
+def regenerated(shown: str, printed: str) -> str | None:
+    """``shown`` made of what was ``printed`` now, or ``None`` where a line has no counterpart.
+
+    A block without ``...`` is the whole output: it becomes ``printed``. An elided one keeps its
+    shape: ``...`` stays, and each shown line is replaced by the next printed line that differs
+    from it only in its numbers (``hns median #``, ``breakout/# done: # complete episodes``), so
+    a table's row, a summary or an error keeps its place with today's numbers; a line whose
+    words changed has no counterpart, and the caller says so.
+    """
+    lines = [line.rstrip() for line in printed.splitlines()]
+    if "..." not in (line.strip() for line in shown.splitlines()):
+        return "\n".join(lines).strip("\n")
+    out: list[str] = []
+    at = 0
+    for want in (line.rstrip() for line in shown.splitlines()):
+        if want == "...":
+            out.append(want)
+            continue
+        key = _key(want)
+        found = next((i for i in range(at, len(lines)) if _key(lines[i]) == key), None)
+        if found is None:
+            return None
+        out.append(lines[found])
+        at = found + 1
+    return "\n".join(out)
+
+
+_NUMBER = re.compile(r"\b[0-9a-f]{12,64}\b|(?<![A-Za-z_])[-+]?\d[\d,]*(?:\.\d+)?|(?<=\bv)\d+")
+
+
+def _key(line: str) -> str:
+    """A line with its numbers as ``#``, spaces collapsed: what says which line it is.
+
+    Numbers of their own count (``10.45%``, ``4,000``, the ``0`` of ``breakout/0``), and so do
+    a version's (``v2``) and a hash (``90863c63e974``): the digits of a name stay (``atari5`` is
+    not ``atari1``).
+    """
+    return " ".join(_NUMBER.sub("#", line).split())

@@ -28,11 +28,12 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from docs_blocks import Block, blocks
+from docs_blocks import Block, blocks, regenerated
 from testdata import REPO, docs_generator
 
 README = REPO / "README.md"
 DOCS = REPO / "docs"
+REGENERATE = os.environ.get("ARCADEBENCH_DOCS_REGENERATE") == "1"
 BIN = Path(sys.executable).parent
 # placeholders a reader fills in, and what the suite fills in: an empty directory of ROMs
 PLACEHOLDERS = {"<dir with the ROMs>": "no-roms"}
@@ -124,15 +125,17 @@ def follow(documents: list[Path], directory: Path) -> tuple[int, int]:
     ran = checked = 0
     quick_start: dict[str, Any] | None = None
     for document in documents:
+        rewrites: list[tuple[Block, str]] = []
         for block in blocks(document):
             at = f"{document.relative_to(REPO)}:{block.line}"
             ran_block, checked_block, printed, errors = run_block(
-                block, at, directory, printed, errors
+                block, at, directory, printed, errors, rewrites
             )
             ran += ran_block
             checked += checked_block
             if quick_start is None and block.section != "Quick start":
                 quick_start = quick_start_table(directory)  # random's column, noop's beside it
+        rewrite(document, rewrites)
     assert undeclared(directory) == [], "add what the docs write to .gitignore"
     assert quick_start is not None and set(quick_start) >= {"random"}
     assert quick_start_table(directory, set(quick_start)) == quick_start, (
@@ -142,9 +145,18 @@ def follow(documents: list[Path], directory: Path) -> tuple[int, int]:
 
 
 def run_block(
-    block: Block, at: str, directory: Path, printed: str, errors: str
+    block: Block,
+    at: str,
+    directory: Path,
+    printed: str,
+    errors: str,
+    rewrites: list[tuple[Block, str]],
 ) -> tuple[int, int, str, str]:
-    """Run one block as its directives say: (commands run, outputs checked, stdout, stderr)."""
+    """Run one block as its directives say: (commands run, outputs checked, stdout, stderr).
+
+    With ``ARCADEBENCH_DOCS_REGENERATE=1`` (``docs/generate.py outputs``) an output shown that
+    differs from what was printed is added to ``rewrites`` instead of failing.
+    """
     directives = block.directives
     ran = checked = 0
     if "not-run" in directives:
@@ -188,11 +200,28 @@ def run_block(
             ran += 1
     elif "output" in directives:
         shown = errors if directives["output"] == "stderr" else printed
-        assert matches(block.text, shown), (
-            f"{at}: the output shown is not what the command printed:\n{shown}"
-        )
+        if REGENERATE and not matches(block.text, shown):
+            fresh = regenerated(block.text, shown)
+            assert fresh is not None, f"{at}: a shown line is no longer printed:\n{shown}"
+            rewrites.append((block, fresh))
+        else:
+            assert matches(block.text, shown), (
+                f"{at}: the output shown is not what the command printed (regenerate it: "
+                f".venv/bin/python docs/generate.py outputs):\n{shown}"
+            )
         checked += 1
     return ran, checked, printed, errors
+
+
+def rewrite(document: Path, rewrites: list[tuple[Block, str]]) -> None:
+    """Put each regenerated output in its block of ``document``, the last block first."""
+    if not rewrites:
+        return
+    lines = document.read_text(encoding="utf-8").splitlines()
+    for block, text in sorted(rewrites, key=lambda pair: -pair[0].line):
+        old = len(block.text.splitlines())
+        lines[block.line : block.line + old] = text.splitlines()
+    document.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def site_pages() -> list[Path]:
@@ -239,4 +268,26 @@ def test_the_performance_page_is_generated_from_the_perf_results():
     assert {r["benchmark"] for r in results} >= {"bench_envs", "bench_main_job", "bench_monitor"}
     assert (REPO / "docs" / "performance.md").read_text() == generate.performance_page(results), (
         "docs/performance.md is out of date: run .venv/bin/python docs/generate.py performance"
+    )
+
+
+def test_an_output_shown_is_regenerated_from_what_was_printed(tmp_path, monkeypatch):
+    printed = "title v2\nhns  mean  -20.00%\nhns  median  11.00%\natari1  9.00%\natari5  8.00%\n"
+    elided = "title v1\nhns  median   10.45%\n...\natari5   7.58%"  # atari1 is another row
+    assert regenerated(elided, printed) == "title v2\nhns  median  11.00%\n...\natari5  8.00%"
+    assert regenerated("a whole output 1", "a whole output 2\nits second line\n") == (
+        "a whole output 2\nits second line"
+    )
+    assert regenerated("gone 1\n...", printed) is None  # a line no longer printed: said
+    page = tmp_path / "page.md"
+    page.write_text(f"# A page\n\n```sh\narcadebench run\n```\n\n```text\n{elided}\n```\n\nEnd\n")
+    (block,) = [b for b in blocks(page) if b.language == "text"]
+    block.directives["output"] = ""
+    monkeypatch.setattr(sys.modules[__name__], "REGENERATE", True)
+    rewrites: list[tuple[Block, str]] = []
+    run_block(block, "page.md:9", tmp_path, printed, "", rewrites)
+    rewrite(page, rewrites)
+    assert page.read_text() == (
+        "# A page\n\n```sh\narcadebench run\n```\n\n```text\ntitle v2\nhns  median  11.00%\n"
+        "...\natari5  8.00%\n```\n\nEnd\n"
     )
