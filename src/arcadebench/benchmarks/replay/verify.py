@@ -43,8 +43,6 @@ import os
 import random
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -58,6 +56,7 @@ from arcadebench.benchmarks.replay.claims import (
 )
 from arcadebench.benchmarks.replay.completeness import Findings, check_completeness
 from arcadebench.benchmarks.replay.logs import LoggedEpisode, RecordedRun, find_logs, read_run
+from arcadebench.benchmarks.replay.processes import map_on_cores
 from arcadebench.errors import ArcadebenchError, InvalidArgument, ReplayDamaged, first_line
 from arcadebench.records import DIGEST_EVERY, REPLAY_FORMATS, decode_replay, load_replay
 from arcadebench.specs import Spec, list_specs, load_spec, spec_reference
@@ -698,7 +697,11 @@ def verify(
         runs.append(found)
         settled.append(checks)
     segments = [s for _, s in jobs]
-    replays = _on_ray(segments) if backend == "ray" else _run_all(segments, workers)
+    replays = (
+        _on_ray(segments)
+        if backend == "ray"
+        else map_on_cores(_replay_segment, segments, workers, _crashed)
+    )
     for (position, _), replayed in zip(jobs, replays, strict=True):
         settled[position].update({check.line: check for check in replayed})
     checked = [
@@ -742,43 +745,6 @@ def _with_lines(segment: _Segment) -> _Segment:
             lines.append(handle.read(entry.length))
     segment.lines = lines
     return segment
-
-
-def _run_all(segments: Sequence[_Segment], workers: int | None) -> list[list[EpisodeCheck]]:
-    """Replay the segments on every core (here when there is one segment or one core).
-
-    A worker process that dies (an emulator crashed by a hostile recording) loses its
-    segment, whose episodes are then unverifiable; the others are replayed again in a new
-    pool, so no verdict is lost with it.
-    """
-    workers = workers or os.cpu_count() or 1
-    if workers == 1 or len(segments) <= 1:
-        return [_replay_segment(segment) for segment in segments]
-    import multiprocessing
-
-    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-    context = multiprocessing.get_context(method)
-    results: dict[int, list[EpisodeCheck]] = {}
-    pending = list(range(len(segments)))
-    alone = False  # after a crash, each segment of the lost pool goes to a pool of its own
-    while pending:
-        size = 1 if alone else min(workers, len(pending))
-        batch = pending[:1] if alone else pending
-        with ProcessPoolExecutor(size, mp_context=context) as pool:
-            futures: dict[int, Future[list[EpisodeCheck]]] = {
-                i: pool.submit(_replay_segment, segments[i]) for i in batch
-            }
-            lost: list[int] = []
-            for i, future in futures.items():
-                try:
-                    results[i] = future.result()
-                except BrokenProcessPool:
-                    lost.append(i)
-        if alone and lost:
-            results[lost[0]] = _crashed(segments[lost[0]])
-        pending = [i for i in pending if i not in results]
-        alone = alone or bool(lost)
-    return [results[i] for i in range(len(segments))]
 
 
 def _crashed(segment: _Segment) -> list[EpisodeCheck]:

@@ -25,17 +25,14 @@ Functions: write_episode_clips, remove_stale_clips.
 from __future__ import annotations
 
 import math
-import multiprocessing
-import os
 import re
-from collections.abc import Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from arcadebench.benchmarks.replay.logs import LoggedEpisode, RecordedRun, read_run
+from arcadebench.benchmarks.replay.processes import map_on_cores
 from arcadebench.benchmarks.replay.video import (
     choose_episode,
     disagreement,
@@ -123,7 +120,9 @@ def write_episode_clips(
                 speed = max(1, math.ceil((steps + 1) / MAX_IMAGES))
                 tasks.append(_ClipTask(spec, entry.name, game, which, run, episode, path, speed))
     clips: list[EpisodeClip] = []
-    for task, (clip, problem) in zip(tasks, _render_all(tasks, workers), strict=True):
+    for task, (clip, problem) in zip(
+        tasks, map_on_cores(_render, tasks, workers, _died), strict=True
+    ):
         named = f"{task.episode.name} of {task.run.log}"
         where = f"{task.entry}, {task.game}: the {task.which} episode ({named})"
         if clip is None:
@@ -149,29 +148,9 @@ class _ClipTask:
     speed: int  # every speed-th screen is kept (MAX_IMAGES at most)
 
 
-def _render_all(
-    tasks: Sequence[_ClipTask], workers: int | None
-) -> list[tuple[EpisodeClip | None, str | None]]:
-    """Each task's clip (or ``None`` and why not), and where its replay disagrees with its line.
-
-    Processes are started by forkserver (the report's parent has matplotlib and threads); a
-    worker that dies loses its clips, which are then said not to be replayable.
-    """
-    workers = workers or os.cpu_count() or 1
-    if workers == 1 or len(tasks) <= 1:
-        return [_render(task) for task in tasks]
-    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-    with ProcessPoolExecutor(
-        min(workers, len(tasks)), mp_context=multiprocessing.get_context(method)
-    ) as pool:
-        futures = [pool.submit(_render, task) for task in tasks]
-        found: list[tuple[EpisodeClip | None, str | None]] = []
-        for future in futures:
-            try:
-                found.append(future.result())
-            except BrokenProcessPool:
-                found.append((None, "the process replaying it died"))
-    return found
+def _died(task: _ClipTask) -> tuple[EpisodeClip | None, str | None]:
+    """What a clip whose replay killed its process shows: nothing, and why."""
+    return None, "replaying it crashed the emulator's process"
 
 
 def _render(task: _ClipTask) -> tuple[EpisodeClip | None, str | None]:

@@ -1,0 +1,64 @@
+"""Replays on every core, a crash costing only the items of the process it killed.
+
+An emulator fed a hostile recording can kill its process. A process pool then fails every
+item in flight, the crashed one's neighbours too; here those are played again, each in a pool
+of its own, so that only the item that crashes is given up. ``verify`` replays its chains of
+episodes this way and the report its clips.
+
+Functions: map_on_cores.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import TypeVar
+
+__all__ = ["map_on_cores"]
+
+Item = TypeVar("Item")
+Outcome = TypeVar("Outcome")
+
+
+def map_on_cores(
+    function: Callable[[Item], Outcome],
+    items: Sequence[Item],
+    workers: int | None,
+    crashed: Callable[[Item], Outcome],
+) -> list[Outcome]:
+    """``function`` of each item, in order, on ``workers`` processes (default: one per core).
+
+    Here, in this process, when there is one item or one worker. Processes start by forkserver
+    where there is one (the caller may have threads and matplotlib), else spawn: ``function``
+    and the items must pickle. An item whose process dies is given ``crashed(item)``, after the
+    items lost with it were played again alone.
+    """
+    workers = workers or os.cpu_count() or 1
+    if workers == 1 or len(items) <= 1:
+        return [function(item) for item in items]
+    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    context = multiprocessing.get_context(method)
+    results: dict[int, Outcome] = {}
+    pending = list(range(len(items)))
+    alone = False  # after a crash, each item of the lost pool goes to a pool of its own
+    while pending:
+        size = 1 if alone else min(workers, len(pending))
+        batch = pending[:1] if alone else pending
+        with ProcessPoolExecutor(size, mp_context=context) as pool:
+            futures: dict[int, Future[Outcome]] = {
+                i: pool.submit(function, items[i]) for i in batch
+            }
+            lost: list[int] = []
+            for i, future in futures.items():
+                try:
+                    results[i] = future.result()
+                except BrokenProcessPool:
+                    lost.append(i)
+        if alone and lost:
+            results[lost[0]] = crashed(items[lost[0]])
+        pending = [i for i in pending if i not in results]
+        alone = alone or bool(lost)
+    return [results[i] for i in range(len(items))]
