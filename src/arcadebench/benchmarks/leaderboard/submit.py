@@ -36,7 +36,8 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -53,7 +54,7 @@ from arcadebench.benchmarks.leaderboard.reexecute import policy_sha256, reexecut
 from arcadebench.benchmarks.leaderboard.secret import check_secret, hidden_seed, read_secret
 from arcadebench.benchmarks.replay import verify
 from arcadebench.benchmarks.replay.claims import read_claim
-from arcadebench.benchmarks.replay.logs import find_logs
+from arcadebench.benchmarks.replay.logs import find_logs, log_header
 from arcadebench.benchmarks.report import report
 from arcadebench.errors import ArcadebenchError, InputError, InvalidArgument
 from arcadebench.specs import Spec, list_specs, load_spec, read_yaml
@@ -195,7 +196,7 @@ def _accept(
 ) -> Submission:
     """Check a submission in a copy inside the board, and move the copy into place."""
     document = _results(run)
-    spec, spec_record = _protocol(board, run, document)
+    spec, spec_record = _protocol(board, document)
     algorithm, entry = _one_agent(document, spec_record)
     known: dict[str, Any] = {"spec": spec_record, "algorithm": algorithm}
     if board.taken(name):
@@ -208,10 +209,12 @@ def _accept(
         shutil.copytree(run, incoming / "run", symlinks=True)
     except (OSError, shutil.Error) as error:
         raise _Rejected(f"damaged folder: it cannot be copied: {_first(error)}", **known) from None
+    copy = incoming / "run"
+    headers = _headers(copy, spec_record, known)
     outside = [
         str(p)
-        for p in read_claim(incoming / "run" / _RESULTS).inputs
-        if not p.resolve().is_relative_to((incoming / "run").resolve())
+        for p in read_claim(copy / _RESULTS).inputs
+        if not p.resolve().is_relative_to(copy.resolve())
     ]
     if outside:
         raise _Rejected(
@@ -227,32 +230,30 @@ def _accept(
             "training episodes, which its final policy cannot play again: submit without "
             "--policy (the row is replay-verified)"
         )
-    fingerprint = _fingerprint(incoming / "run")
     frames = _total_frames(entry)
     sample = board.settings.sample if frames > board.settings.sample_above_frames else None
-    found = verify(incoming / "run" / _RESULTS, sample=sample, workers=workers, backend=backend)
+    found = verify(copy / _RESULTS, sample=sample, workers=workers, backend=backend)
     episodes = sum(len(r.episodes) for r in found.runs)
     verified = sum(r.tally("verified") for r in found.runs)
-    verification = {
+    verification: dict[str, Any] = {
         "logs": len(found.runs),
         "episodes": episodes,
         "verified": verified,
         "sample": found.sample,
         "sample_seed": found.sample_seed,
         "frames": frames,
-        "fingerprint": fingerprint,
     }
     known["verification"] = verification
     if not found.ok or verified == 0:
         raise _Rejected(f"verification failed: {_failures(found)}", **known)
+    fingerprint = verification["fingerprint"] = _fingerprint(headers)  # lines verified in bounds
     for other in board.accepted():
         if (other.verification or {}).get("fingerprint") == fingerprint:
             raise _Rejected(
                 f"the same episodes as the accepted {other.name!r}: a run is submitted once",
                 **known,
             )
-    agent = _agent(incoming / "run")
-    known["agent"] = agent
+    agent = known["agent"] = _agent(headers, known)
     if policy is not None and agent.get("learns") is True:
         raise InvalidArgument(
             f"`policy` must be a frozen policy, but the logs record a learning agent "
@@ -274,10 +275,10 @@ def _accept(
     reexecution = None
     if policy is not None and secret is not None:
         reexecution = _reexecute(
-            board, incoming, name, policy, secret, spec, agent, workers, backend, known
+            board, incoming, name, policy, secret, spec, list(headers), workers, backend, known
         )
         checks.append({"name": "re-execution", "ok": True, "detail": reexecution["summary"]})
-    report([incoming / "run"], incoming / "report", spec=spec, episodes=True)
+    report([copy], incoming / "report", spec=spec, episodes=True)
     record = Submission(
         name=name,
         status="accepted",
@@ -297,13 +298,13 @@ def _accept(
     record.write(incoming / SUBMISSION_FILE)
     board.submissions_folder.mkdir(parents=True, exist_ok=True)
     os.replace(incoming, board.submissions_folder / name)
-    return Submission(**{**record.__dict__, "folder": board.submissions_folder / name})
+    return replace(record, folder=board.submissions_folder / name)
 
 
-def _fingerprint(run: Path) -> str:
-    """The SHA-256 of the run's episode lines: the same episodes give it, whatever the folder."""
+def _fingerprint(logs: Iterable[Path]) -> str:
+    """The SHA-256 of the logs' episode lines: the same episodes give it, whatever the folder."""
     digest = hashlib.sha256()
-    for log in find_logs([run]):
+    for log in logs:
         lines = log.read_bytes().splitlines()
         for line in sorted(lines[1:]):  # the episodes, whatever their order; not the header
             digest.update(hashlib.sha256(line).digest())
@@ -339,8 +340,8 @@ def _results(run: Path) -> Mapping[str, Any]:
     return document
 
 
-def _protocol(board: Board, run: Path, document: Mapping[str, Any]) -> tuple[Spec, dict[str, Any]]:
-    """The built-in spec the run was played under, the board's version of it, one protocol."""
+def _protocol(board: Board, document: Mapping[str, Any]) -> tuple[Spec, dict[str, Any]]:
+    """The built-in spec the results were scored under, at the version of the board's page."""
     claimed = document.get("spec")
     if not isinstance(claimed, Mapping) or not isinstance(claimed.get("name"), str):
         raise _Rejected(f"damaged folder: {_RESULTS} names no spec")
@@ -359,24 +360,29 @@ def _protocol(board: Board, run: Path, document: Mapping[str, Any]) -> tuple[Spe
             "hash",
             spec=record,
         )
+    return spec, record
+
+
+def _headers(run: Path, spec: Mapping[str, Any], known: Mapping[str, Any]) -> dict[Path, Any]:
+    """Each log's header, all of one protocol: the results' (else the rejection of the mix)."""
     try:
-        logs = find_logs([run])
+        headers = {log: log_header(log) for log in find_logs([run])}
     except ArcadebenchError as error:
-        raise _Rejected(f"damaged folder: {error}", spec=record) from None
+        raise _Rejected(f"damaged folder: {error}", **known) from None
     others = sorted(
         {
             f"{header.get('spec')} ({_short(header.get('spec_hash'))})"
-            for header in (_header(log) for log in logs)
-            if header.get("spec_hash") != record["hash"]
+            for header in headers.values()
+            if header.get("spec_hash") != spec["hash"]
         }
     )
     if others:
         raise _Rejected(
-            f"mixed protocols in one folder: {spec.name} ({_short(record['hash'])}) and "
+            f"mixed protocols in one folder: {spec['name']} ({_short(spec['hash'])}) and "
             f"{', '.join(others)}: submit each protocol's run in a folder of its own",
-            spec=record,
+            **known,
         )
-    return spec, record
+    return headers
 
 
 def _one_agent(
@@ -404,13 +410,13 @@ def _reexecute(
     policy: str,
     secret: str,
     spec: Spec,
-    agent: Mapping[str, Any],
+    logs: list[Path],
     workers: int | None,
     backend: Literal["local", "ray"],
     known: Mapping[str, Any],
 ) -> dict[str, Any]:
     """Play the policy on the board's hidden seed and test the claims; its record."""
-    logged = agent.get("sha256")
+    logged = known["agent"].get("sha256")
     digest = policy_sha256(policy)
     if digest is None or digest != logged:
         raise _Rejected(
@@ -418,7 +424,7 @@ def _reexecute(
             f"the logs record {_short(logged)}",
             **known,
         )
-    claimed = scored_returns(spec, find_logs([incoming / "run"]))
+    claimed = scored_returns(spec, logs)
     try:
         outcome = reexecute(
             policy,
@@ -439,26 +445,13 @@ def _reexecute(
     return record
 
 
-def _agent(run: Path) -> dict[str, Any]:
+def _agent(headers: Mapping[Path, Mapping[str, Any]], known: Mapping[str, Any]) -> dict[str, Any]:
     """The agent block the logs' headers record: one agent, or the rejection of several."""
-    blocks = {
-        json.dumps(header.get("agent"), sort_keys=True)
-        for header in (_header(log) for log in find_logs([run]))
-    }
+    blocks = {json.dumps(header.get("agent"), sort_keys=True) for header in headers.values()}
     if len(blocks) != 1:
-        raise _Rejected(f"the logs were played by {len(blocks)} different agents, not one")
+        raise _Rejected(f"the logs were played by {len(blocks)} different agents, not one", **known)
     block = json.loads(blocks.pop())
     return block if isinstance(block, dict) else {}
-
-
-def _header(log: Path) -> Mapping[str, Any]:
-    """A log's header (its first line), or ``{}``."""
-    try:
-        with log.open(encoding="utf-8") as lines:
-            first = json.loads(lines.readline() or "{}")
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
-        return {}
-    return first if isinstance(first, Mapping) and first.get("kind") == "header" else {}
 
 
 def _agent_name(run: Path) -> str | None:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from arcadebench.benchmarks.replay.logs import log_header
 from arcadebench.benchmarks.scoring.inputs import spec_of_log
 from arcadebench.benchmarks.scoring.results import results_inputs, score
 from arcadebench.errors import ArcadebenchError, first_line
@@ -281,20 +282,10 @@ def _jobs_without_logs(claim: ResultsClaim) -> list[str]:
         return []
     found = set()
     for log in claim.logs:
-        header = _header(log)
+        header = log_header(log)
         if header.get("algorithm") == claim.agent:
             found.add((str(header.get("game")), str(header.get("run")).removesuffix(".eval")))
     return [f"{game}/{seed}" for game, seed in claim.jobs if (game, seed) not in found]
-
-
-def _header(log: Path) -> Mapping[str, Any]:
-    """A log's first record, if it is its header (``{}`` otherwise)."""
-    try:
-        with open(log, "rb") as handle:
-            record = json.loads(handle.readline(2**20))
-    except (OSError, ValueError, RecursionError):
-        return {}
-    return record if isinstance(record, dict) and record.get("kind") == "header" else {}
 
 
 def _spec(document: Mapping[str, Any], given: Spec | None) -> tuple[Spec | None, str]:

@@ -9,11 +9,12 @@ line whose fields are not what the format says is kept with the reason (``malfor
 it gets a verdict instead of failing the run.
 
 Classes: LoggedEpisode, RecordedRun.
-Functions: find_logs, read_run.
+Functions: find_logs, log_header, read_run.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from collections.abc import Iterable, Mapping
@@ -24,7 +25,7 @@ from typing import Any
 from arcadebench.errors import ArcadebenchError, InputError
 from arcadebench.records import ReplayEntry, ReplayIndex, index_replays, log_records, replay_path
 
-__all__ = ["LoggedEpisode", "RecordedRun", "find_logs", "read_run"]
+__all__ = ["LoggedEpisode", "RecordedRun", "find_logs", "log_header", "read_run"]
 
 
 @dataclass(frozen=True)
@@ -212,3 +213,17 @@ def find_logs(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
             raise InputError(str(path), None, "holds no episode log (.jsonl) to verify")
         found.extend(logs)
     return list(dict.fromkeys(found))
+
+
+def log_header(log: str | os.PathLike[str]) -> Mapping[str, Any]:
+    """A log's first record if it is its header, else ``{}`` (an unreadable log too).
+
+    Reads the first line only, at most 1 MiB of it: what a log says about itself (its spec and
+    hash, its agent) without reading its episodes, whatever the file holds.
+    """
+    try:
+        with open(log, "rb") as handle:
+            record = json.loads(handle.readline(2**20))
+    except (OSError, ValueError, RecursionError):
+        return {}
+    return record if isinstance(record, dict) and record.get("kind") == "header" else {}
