@@ -197,6 +197,7 @@ def _accept(
     """Check a submission in a copy inside the board, and move the copy into place."""
     document = _results(run)
     spec, spec_record = _protocol(board, document)
+    headers = _headers(run, spec_record, {"spec": spec_record})
     algorithm, entry = _one_agent(document, spec_record)
     known: dict[str, Any] = {"spec": spec_record, "algorithm": algorithm}
     if board.taken(name):
@@ -210,7 +211,7 @@ def _accept(
     except (OSError, shutil.Error) as error:
         raise _Rejected(f"damaged folder: it cannot be copied: {_first(error)}", **known) from None
     copy = incoming / "run"
-    headers = _headers(copy, spec_record, known)
+    logs = [copy / log.relative_to(run) for log in headers]  # the copies the board keeps
     outside = [
         str(p)
         for p in read_claim(copy / _RESULTS).inputs
@@ -246,7 +247,7 @@ def _accept(
     known["verification"] = verification
     if not found.ok or verified == 0:
         raise _Rejected(f"verification failed: {_failures(found)}", **known)
-    fingerprint = verification["fingerprint"] = _fingerprint(headers)  # lines verified in bounds
+    fingerprint = verification["fingerprint"] = _fingerprint(logs)  # lines verified in bounds
     for other in board.accepted():
         if (other.verification or {}).get("fingerprint") == fingerprint:
             raise _Rejected(
@@ -275,7 +276,7 @@ def _accept(
     reexecution = None
     if policy is not None and secret is not None:
         reexecution = _reexecute(
-            board, incoming, name, policy, secret, spec, list(headers), workers, backend, known
+            board, incoming, name, policy, secret, spec, logs, workers, backend, known
         )
         checks.append({"name": "re-execution", "ok": True, "detail": reexecution["summary"]})
     report([copy], incoming / "report", spec=spec, episodes=True)

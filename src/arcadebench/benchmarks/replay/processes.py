@@ -19,16 +19,16 @@ from typing import TypeVar
 
 __all__ = ["map_on_cores"]
 
-Item = TypeVar("Item")
-Outcome = TypeVar("Outcome")
+T = TypeVar("T")  # an item
+R = TypeVar("R")  # its outcome
 
 
 def map_on_cores(
-    function: Callable[[Item], Outcome],
-    items: Sequence[Item],
+    function: Callable[[T], R],
+    items: Sequence[T],
     workers: int | None,
-    crashed: Callable[[Item], Outcome],
-) -> list[Outcome]:
+    crashed: Callable[[T], R],
+) -> list[R]:
     """``function`` of each item, in order, on ``workers`` processes (default: one per core).
 
     Here, in this process, when there is one item or one worker. Processes start by forkserver
@@ -41,16 +41,14 @@ def map_on_cores(
         return [function(item) for item in items]
     method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
     context = multiprocessing.get_context(method)
-    results: dict[int, Outcome] = {}
+    results: dict[int, R] = {}
     pending = list(range(len(items)))
     alone = False  # after a crash, each item of the lost pool goes to a pool of its own
     while pending:
         size = 1 if alone else min(workers, len(pending))
         batch = pending[:1] if alone else pending
         with ProcessPoolExecutor(size, mp_context=context) as pool:
-            futures: dict[int, Future[Outcome]] = {
-                i: pool.submit(function, items[i]) for i in batch
-            }
+            futures: dict[int, Future[R]] = {i: pool.submit(function, items[i]) for i in batch}
             lost: list[int] = []
             for i, future in futures.items():
                 try:
