@@ -17,7 +17,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -64,6 +64,8 @@ _NAME_RE = re.compile(r"^[a-z][a-z0-9_-]*$")
 _PREFIX_RE = re.compile(r"^[A-Za-z][A-Za-z0-9]*$")
 _SHA1_RE = re.compile(r"^[0-9a-f]{40}$")
 _LEVEL_KEY_RE = re.compile(r"^zone=(\d+),act=(\d+)$")
+V = TypeVar("V")
+D = TypeVar("D")
 
 
 # -- YAML -----------------------------------------------------------------------------------------
@@ -190,6 +192,24 @@ def _game_name(node: Node) -> str:
     return name
 
 
+def _unknown_game(node: Node, game: str, games: Collection[str]) -> SpecError:
+    return SpecError(node.file, node.path, f"unknown game {game!r}.{did_you_mean(game, games)}")
+
+
+def _get(f: Mapping[str, Node], key: str, read: Callable[[Node], V], default: D) -> V | D:
+    """``read`` of the optional ``key`` of a mapping's fields, ``default`` where it is absent."""
+    return read(f[key]) if key in f else default
+
+
+def _positive(node: Node) -> int:
+    return node.integer(minimum=1)
+
+
+def _text(node: Node) -> str:
+    """A string with its runs of white space (YAML's folded lines) made single spaces."""
+    return " ".join(node.string().split())
+
+
 def _constants(node: Node, platform: str) -> tuple[dict[str, GameConstants], str | None]:
     f = node.mapping(required=("columns", "rows"), optional=("source", "extrapolated"))
     columns = [n.string(choices=_CONSTANT_COLUMNS) for n in f["columns"].items(min_length=1)]
@@ -251,9 +271,7 @@ def _known_games(node: Node, games: Mapping[str, Any]) -> list[str]:
     names = [n.string() for n in node.items(min_length=1)]
     for i, game in enumerate(names):
         if game not in games:
-            raise SpecError(
-                node.file, f"{node.path}[{i}]", f"unknown game {game!r}.{did_you_mean(game, games)}"
-            )
+            raise _unknown_game(node.child(i, game), game, games)
     if len(set(names)) != len(names):
         raise node.fail("a list without duplicate games")
     return names
@@ -271,18 +289,15 @@ def _subsets(node: Node, games: Mapping[str, Any]) -> dict[str, Subset]:
             )
         for i, c in enumerate(coefficients):
             if c < 0:
-                raise (
-                    f["coefficients"]
-                    .child(i, c)
-                    .fail(
-                        "non-negative (Atari-5 Proposition 2: negative weights break order "
-                        "preservation)"
-                    )
+                weight = f["coefficients"].child(i, c)
+                raise weight.fail(
+                    "non-negative (Atari-5 Proposition 2: negative weights break order "
+                    "preservation)"
                 )
-        r2 = f["r2"].number() if "r2" in f else None
+        r2 = _get(f, "r2", Node.number, None)
         if r2 is not None and not 0 <= r2 <= 1:
             raise f["r2"].fail("a number in [0, 1]")
-        error = f["relative_error"].number() if "relative_error" in f else None
+        error = _get(f, "relative_error", Node.number, None)
         if error is not None and error < 0:
             raise f["relative_error"].fail("a non-negative percentage")
         subsets[name] = Subset(name, tuple(members), tuple(coefficients), r2, error)
@@ -297,11 +312,9 @@ def _predictions(node: Node, games: Mapping[str, Any]) -> dict[str, PredictionMo
         models = {}
         for game, row in f["models"].entries():
             if game not in games:
-                raise SpecError(
-                    node.file, row.path, f"unknown game {game!r}.{did_you_mean(game, games)}"
-                )
+                raise _unknown_game(row, game, games)
             models[game] = tuple(n.number() for n in row.items(length=len(inputs) + 1))
-        source = f["source"].string() if "source" in f else name
+        source = _get(f, "source", Node.string, name)
         result[name] = PredictionModels(name, source, tuple(inputs), MappingProxyType(models))
     return result
 
@@ -327,8 +340,7 @@ def _scoring(node: Node, columns: set[str]) -> Scoring:
             raise g["reference"].fail(
                 f"a column of constants.columns ({', '.join(sorted(columns - {'random'}))})"
             )
-        floor = g["floor"].number() if "floor" in g else None
-        cap = g["cap"].number() if "cap" in g else None
+        floor, cap = _get(g, "floor", Node.number, None), _get(g, "cap", Node.number, None)
         if floor is not None and cap is not None and floor >= cap:
             raise g["cap"].fail(f"greater than floor ({floor})")
         normalised.append(Normalisation(name, reference, floor, cap))
@@ -362,27 +374,17 @@ def _scoring(node: Node, columns: set[str]) -> Scoring:
             of=fields["of"].string(choices=tuple(names) or ("<a normalised score>",)),
             threshold=fields["threshold"].number(),
         )
-    log_transform = (
-        f["log_transform"].string(choices=(_LOG_TRANSFORM,)) if "log_transform" in f else None
-    )
+    log_transform = _get(f, "log_transform", lambda n: n.string(choices=(_LOG_TRANSFORM,)), None)
     return Scoring(
         normalised=tuple(normalised),
         aggregates=aggregates,
-        optimality_gap_threshold=f["optimality_gap_threshold"].number()
-        if "optimality_gap_threshold" in f
-        else 100.0,
+        optimality_gap_threshold=_get(f, "optimality_gap_threshold", Node.number, 100.0),
         log_transform=log_transform,
         classes_of=classes_of,
         classes=classes,
         breakthrough=breakthrough,
-        learning_efficiency=f["learning_efficiency"].boolean()
-        if "learning_efficiency" in f
-        else False,
-        game_time_frames_per_day=(
-            f["game_time_frames_per_day"].integer(minimum=1)
-            if "game_time_frames_per_day" in f
-            else None
-        ),
+        learning_efficiency=_get(f, "learning_efficiency", Node.boolean, False),
+        game_time_frames_per_day=_get(f, "game_time_frames_per_day", _positive, None),
     )
 
 
@@ -390,24 +392,19 @@ def _evaluation(node: Node) -> Evaluation:
     f = node.mapping(
         optional=("episode_aggregate", "k", "checkpoints", "budget", "scored", "episodes", "policy")
     )
-    aggregate: EpisodeAggregate = (
-        f["episode_aggregate"].choice(_EPISODE_AGGREGATES) if "episode_aggregate" in f else "mean"
+    aggregate: EpisodeAggregate = _get(
+        f, "episode_aggregate", lambda n: n.choice(_EPISODE_AGGREGATES), "mean"
     )
-    k = f["k"].integer(minimum=1) if "k" in f else None
+    k = _get(f, "k", _positive, None)
     if aggregate == "last_k" and k is None:
         raise SpecError(node.file, f"{node.path}.k", "is required when episode_aggregate is last_k")
-    checkpoints = (
-        tuple(n.integer(minimum=1) for n in f["checkpoints"].items()) if "checkpoints" in f else ()
-    )
+    checkpoints = _get(f, "checkpoints", lambda n: tuple(map(_positive, n.items())), ())
     if list(checkpoints) != sorted(set(checkpoints)):
         raise f["checkpoints"].fail("strictly increasing frame counts")
-    budget_frames = budget_steps = None
-    if "budget" in f:
-        b = f["budget"].mapping(optional=("frames", "steps"))
-        budget_frames = b["frames"].integer(minimum=1) if "frames" in b else None
-        budget_steps = b["steps"].integer(minimum=1) if "steps" in b else None
-    scored: ScoredPhase = f["scored"].choice(_SCORED) if "scored" in f else "training"
-    episodes = f["episodes"].integer(minimum=1) if "episodes" in f else None
+    b = f["budget"].mapping(optional=("frames", "steps")) if "budget" in f else {}
+    budget_frames, budget_steps = (_get(b, key, _positive, None) for key in ("frames", "steps"))
+    scored: ScoredPhase = _get(f, "scored", lambda n: n.choice(_SCORED), "training")
+    episodes = _get(f, "episodes", _positive, None)
     if (scored == "after_training") != (episodes is not None):
         raise SpecError(
             node.file,
@@ -416,7 +413,7 @@ def _evaluation(node: Node) -> Evaluation:
         )
     if scored == "after_training" and aggregate != "mean":
         raise f["episode_aggregate"].fail("mean: evaluation episodes are averaged")
-    policy = " ".join(f["policy"].string().split()) if "policy" in f else None
+    policy = _get(f, "policy", _text, None)
     return Evaluation(
         aggregate, k, checkpoints, budget_frames, budget_steps, scored, episodes, policy
     )
@@ -453,7 +450,7 @@ def _retro_games(node: Node) -> dict[str, RetroGame]:
             match = _LEVEL_KEY_RE.fullmatch(key)
             if not match:
                 raise value.fail("keyed by 'zone=<Z>,act=<A>'")
-            end_x[(int(match[1]), int(match[2]))] = value.integer(minimum=1)
+            end_x[(int(match[1]), int(match[2]))] = _positive(value)
         conditions = {}
         for kind in ("end_when", "end_when_not"):
             conditions[kind] = MappingProxyType(
@@ -466,9 +463,7 @@ def _retro_games(node: Node) -> dict[str, RetroGame]:
             level_end_x=MappingProxyType(end_x),
             end_when=conditions["end_when"],
             end_when_not=conditions["end_when_not"],
-            act_change_offset=f["act_change_offset"].boolean()
-            if "act_change_offset" in f
-            else False,
+            act_change_offset=_get(f, "act_change_offset", Node.boolean, False),
         )
     return games
 
@@ -560,12 +555,12 @@ def _published_table(
         for name, row in f["rows"].entries()
     }
     return Published(
-        " ".join(f["source"].string().split()) if "source" in f else "",
+        _get(f, "source", _text, ""),
         columns,
         tuple(paths),
         MappingProxyType(rows),
-        " ".join(f["protocol"].string().split()) if "protocol" in f else None,
-        " ".join(f["citation"].string().split()) if "citation" in f else None,
+        _get(f, "protocol", _text, None),
+        _get(f, "citation", _text, None),
         (
             f["games"].integer(minimum=1, optional=True)
             if "games" in f
@@ -611,7 +606,7 @@ def _published_scores(
             )
         scores = _game_values(f["games"], lookup, games, Node.number) if "games" in f else {}
         per_run = _per_run(f["per_run"], name, lookup, games) if "per_run" in f else {}
-        runs = f["runs"].integer(minimum=1) if "runs" in f else None
+        runs = _get(f, "runs", _positive, None)
         if per_run:
             _check_runs(f, per_run, scores, runs)
             scores = scores or {game: _mean(values) for game, values in per_run.items()}
@@ -619,17 +614,14 @@ def _published_scores(
             runs = runs if runs is not None or len(counts) != 1 else counts.pop()
         found[name] = PublishedScores(
             name=name,
-            source=" ".join(f["source"].string().split()),
+            source=_text(f["source"]),
             scores=MappingProxyType(scores),
             runs=runs,
-            frames=f["frames"].integer(minimum=1) if "frames" in f else None,
-            protocol=" ".join(f["protocol"].string().split()) if "protocol" in f else None,
+            frames=_get(f, "frames", _positive, None),
+            protocol=_get(f, "protocol", _text, None),
             per_run=MappingProxyType(per_run),
         )
     return found
-
-
-V = TypeVar("V")
 
 
 def _game_values(
@@ -643,9 +635,7 @@ def _game_values(
     for game, value in node.entries():
         canonical = lookup.get(name_key(game))
         if canonical is None:
-            raise SpecError(
-                node.file, value.path, f"unknown game {game!r}.{did_you_mean(game, games)}"
-            )
+            raise _unknown_game(value, game, games)
         if canonical in values:
             raise value.fail("a game listed once")
         values[canonical] = read(value)
@@ -771,10 +761,8 @@ def _action_count_exceptions(node: Node, games: tuple[str, ...]) -> dict[str, in
     counts = {}
     for game, count in node.entries():
         if game not in games:
-            raise SpecError(
-                node.file, count.path, f"unknown game {game!r}.{did_you_mean(game, games)}"
-            )
-        value = count.integer(minimum=1)
+            raise _unknown_game(count, game, games)
+        value = _positive(count)
         if value >= 18:
             raise count.fail("fewer than the 18 actions of the full set (or remove the entry)")
         counts[game] = value
@@ -782,11 +770,8 @@ def _action_count_exceptions(node: Node, games: tuple[str, ...]) -> dict[str, in
 
 
 def _notes(node: Node) -> tuple[tuple[str, str], ...]:
-    notes = []
-    for entry in node.items(min_length=1):
-        f = entry.mapping(required=("topic", "text"))
-        notes.append((f["topic"].string(), " ".join(f["text"].string().split())))
-    return tuple(notes)
+    fields = (entry.mapping(required=("topic", "text")) for entry in node.items(min_length=1))
+    return tuple((f["topic"].string(), _text(f["text"])) for f in fields)
 
 
 def _default_games(
@@ -834,23 +819,14 @@ _TOP_OPTIONAL = (
 )
 _EPISODE_AGGREGATES: tuple[EpisodeAggregate, ...] = ("mean", "last_k")
 _SCORED: tuple[ScoredPhase, ...] = ("training", "after_training")
+_RETRO_SECTIONS = {"buttons", "action_sets", "retro_games", "levels"}
 _PLATFORM_SECTIONS: dict[Platform, tuple[set[str], set[str]]] = {
-    "atari": ({"environment", "constants"}, {"buttons", "action_sets", "retro_games", "levels"}),
+    "atari": ({"environment", "constants"}, _RETRO_SECTIONS),
     "retro": (
-        {"environment", "buttons", "action_sets", "retro_games", "levels"},
+        {"environment", *_RETRO_SECTIONS},
         {"constants", "subsets", "predictions", "action_count_exceptions"},
     ),
-    "none": (
-        {"constants"},
-        {
-            "environment",
-            "buttons",
-            "action_sets",
-            "retro_games",
-            "levels",
-            "action_count_exceptions",
-        },
-    ),
+    "none": ({"constants"}, {"environment", *_RETRO_SECTIONS, "action_count_exceptions"}),
 }
 
 
@@ -880,15 +856,11 @@ def parse_spec(text: str, source: str = "<string>") -> Spec:
     constants, constants_source = (
         _constants(top["constants"], platform) if "constants" in top else ({}, None)
     )
-    columns = (
-        set(_CONSTANT_COLUMNS)
-        if not constants
-        else {
-            c
-            for c in _CONSTANT_COLUMNS
-            if any(getattr(g, c) is not None for g in constants.values())
-        }
-    )
+    columns = {
+        c
+        for c in _CONSTANT_COLUMNS
+        if not constants or any(g.reference(c) is not None for g in constants.values())
+    }
     subsets = _subsets(top["subsets"], constants) if "subsets" in top else {}
     predictions = _predictions(top["predictions"], constants) if "predictions" in top else {}
     scoring = _scoring(top["scoring"], columns)
@@ -915,9 +887,7 @@ def parse_spec(text: str, source: str = "<string>") -> Spec:
     games = tuple(levels) if platform == "retro" else tuple(constants)
     default_games = _default_games(top.get("default_games"), games, subsets, levels)
 
-    lookup: dict[str, str] = {}
-    for game in games:
-        lookup[name_key(game)] = game
+    lookup = {name_key(game): game for game in games}
     for level in levels.values():
         lookup[name_key(f"{level.game},{level.state}")] = level.name
         lookup[name_key(f"{level.game}-v0,{level.state}")] = level.name
@@ -936,10 +906,10 @@ def parse_spec(text: str, source: str = "<string>") -> Spec:
         name=name,
         id_prefix=id_prefix,
         title=top["title"].string(),
-        version=top["version"].integer(minimum=1),
-        env_version=top["env_version"].integer(minimum=0) if "env_version" in top else 0,
-        citation=" ".join(top["citation"].string().split()),
-        url=top["url"].string() if "url" in top else None,
+        version=_positive(top["version"]),
+        env_version=_get(top, "env_version", lambda n: n.integer(minimum=0), 0),
+        citation=_text(top["citation"]),
+        url=_get(top, "url", Node.string, None),
         platform=platform,
         environment=environment,
         games=games,
@@ -963,11 +933,9 @@ def parse_spec(text: str, source: str = "<string>") -> Spec:
         ),
         published_scores=MappingProxyType(reference_scores),
         action_count_exceptions=MappingProxyType(
-            _action_count_exceptions(top["action_count_exceptions"], games)
-            if "action_count_exceptions" in top
-            else {}
+            _get(top, "action_count_exceptions", lambda n: _action_count_exceptions(n, games), {})
         ),
-        notes=_notes(top["notes"]) if "notes" in top else (),
+        notes=_get(top, "notes", _notes, ()),
         source=source,
         hash=_content_hash(data),
         _lookup=MappingProxyType(lookup),
