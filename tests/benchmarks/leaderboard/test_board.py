@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -202,6 +204,28 @@ def test_the_command_line_says_accepted_or_rejected(made, tmp_path, capsys):
     assert load_board(board).settings.secret == read_secret(secret)
     with pytest.raises(ArcadebenchError, match="closed"):
         add_submission(board, root / "runs" / "random")
+
+
+def test_two_adds_at_once_take_turns_and_one_name_is_given_once(made, tmp_path):
+    _, _, root, _ = made
+    board = tmp_path / "busy-board"
+    open_board(board, tmp_path / "busy.secret")
+    adds = [
+        subprocess.Popen(
+            [sys.executable, "-m", "arcadebench", "leaderboard", "add", str(board), str(run)]
+            + ["--name", "same"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for run in (root / "runs" / "random", root / "runs" / "noop")
+    ]
+    done = [(add.wait(timeout=600), *add.communicate()) for add in adds]
+    assert sorted(code for code, _, _ in done) == [0, 1], done
+    (rejection,) = [err for code, _, err in done if code == 1]
+    assert "the name 'same' is taken" in rejection and "Traceback" not in rejection
+    (accepted,) = load_board(board).accepted()
+    assert accepted.name == "same" and not (board / ".incoming").exists()
 
 
 @needs_chromium

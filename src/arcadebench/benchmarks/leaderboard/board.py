@@ -7,6 +7,7 @@ Kept in git or anywhere, and turned into a static site by ``arcadebench leaderbo
     BOARD/submissions/<name>/run/               the run folder as it was verified
     BOARD/submissions/<name>/report/            its report, with each game's best and worst clip
     BOARD/rejected/<time>-<name>.json           a rejection and its reason, nothing of the run
+    BOARD/.lock                                 held while a submission is checked (one at a time)
 
 The board's secret (the seeds it re-executes policies on are drawn from it) is kept *outside*
 the folder: the board publishes its SHA-256 when it opens and the secret itself when it closes,
@@ -21,10 +22,11 @@ Functions: open_board, load_board, close_board, submission_name.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -38,6 +40,11 @@ from arcadebench.benchmarks.leaderboard.secret import (
     write_secret,
 )
 from arcadebench.errors import InputError, InvalidArgument
+
+try:  # POSIX file locks; without them (Windows) a board takes one change at a time by hand
+    import fcntl
+except ImportError:  # pragma: no cover - not on Linux/macOS
+    fcntl = None  # type: ignore[assignment]  # the module is absent off POSIX
 
 __all__ = [
     "BOARD_FILE",
@@ -229,6 +236,19 @@ class Board:
             if submission.spec is not None and submission.spec.get("name") == spec:
                 return submission.spec
         return None
+
+    @contextlib.contextmanager
+    def changing(self) -> Iterator[None]:
+        """Hold the board while one submission is checked: a second ``add`` waits for it.
+
+        Two at once would otherwise both find a name free, and check their copies in one
+        folder (``.incoming/<name>``) each removes at its start. The lock is the kernel's
+        (``flock``), so a killed ``add`` releases it.
+        """
+        with open(self.path / ".lock", "a", encoding="utf-8") as handle:
+            if fcntl is not None:
+                fcntl.flock(handle, fcntl.LOCK_EX)
+            yield
 
     def check_open(self) -> None:
         """Refuse to change a closed board."""

@@ -162,6 +162,22 @@ def add_submission(
     except InvalidArgument:
         checked = "submission"
     incoming = board.path / ".incoming" / checked
+    with board.changing():
+        return _add(board, run, incoming, checked, details, policy, secret, workers, backend)
+
+
+def _add(
+    board: Board,
+    run: Path,
+    incoming: Path,
+    checked: str,
+    details: dict[str, Any],
+    policy: str | None,
+    secret: str | None,
+    workers: int | None,
+    backend: Literal["local", "ray"],
+) -> Submission:
+    """Accept the run, or record its rejection; nothing of the run stays but what was accepted."""
     try:
         return _accept(board, run, incoming, checked, details, policy, secret, workers, backend)
     except _Rejected as rejected:
