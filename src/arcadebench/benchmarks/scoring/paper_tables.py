@@ -44,17 +44,19 @@ Data: PACKAGES, MAX_ROWS.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import textwrap
 import unicodedata
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from arcadebench.benchmarks.scoring.normalise import headline_metric
 from arcadebench.benchmarks.scoring.tables import (
     ScoredResults,
+    _games,
     aggregate_paths,
     dig,
     percent_metrics,
@@ -166,6 +168,14 @@ class _Column:
     over: frozenset[str] | str = frozenset()
     runs: int | None = None
 
+    @classmethod
+    def of(
+        cls, name: str, block: Mapping[str, Any], kind: Kind, runs: int | None = None
+    ) -> _Column:
+        """The column of a scored block (``{"games", "aggregates"}``), over its games."""
+        games = block["games"]
+        return cls(name, block["aggregates"], games, kind, len(games), frozenset(games), runs)
+
     @property
     def reference(self) -> bool:
         return self.kind not in ("ours", "frozen")
@@ -196,16 +206,26 @@ class _Table:
     notes: list[str] = field(default_factory=list)
     markdown_head: list[str] | None = None
 
+    @property
+    def spans(self) -> list[range]:
+        """The data columns under each group, as ranges of their indices."""
+        return _ranges(span for _, span in self.groups)
+
+
+def _ranges(spans: Iterable[int]) -> list[range]:
+    """Consecutive ranges of the lengths ``spans``: ``[2, 1]`` -> ``[range(0, 2), range(2, 3)]``."""
+    return list(itertools.starmap(range, itertools.pairwise([0, *itertools.accumulate(spans)])))
+
 
 def _tables(
     results: PaperResults,
-    *,
     digits: int,
     other_protocols: bool,
     others: Sequence[PaperResults],
     references: Sequence[str] | str | None,
 ) -> list[_Table]:
     """Every table, in order: ours, then each other protocol's in tables of its own."""
+    _check_digits(digits)
     explicit = references is not None
     names = chosen_references(results.protocol, references)
     if other_protocols and not explicit and results.protocol is not None:
@@ -240,25 +260,15 @@ def _result_tables(
     results: PaperResults, references: list[_Column], digits: int, prefix: str = ""
 ) -> list[_Table]:
     ours = [
-        _Column(
-            name,
-            block["aggregates"],
-            block["games"],
-            "frozen" if block.get("frozen_policy") else "ours",
-            count=len(block["games"]),
-            over=frozenset(block["games"]),
-        )
+        _Column.of(name, block, "frozen" if block.get("frozen_policy") else "ours")
         for name, block in results.algorithms.items()
     ]
     tables = [_aggregate_table(results, ours + references, digits, key=f"{prefix}aggregates")]
     per_game = _game_table(results, ours + [c for c in references if c.games is not None], digits)
-    if per_game is not None:
-        per_game.key = f"{prefix}games"
-        tables.append(per_game)
-    improvement = _improvement_table(results, digits)
-    if improvement is not None:
-        improvement.key = f"{prefix}improvement"
-        tables.append(improvement)
+    for table in (per_game, _improvement_table(results, digits)):
+        if table is not None:
+            table.key = prefix + table.key
+            tables.append(table)
     return tables
 
 
@@ -268,18 +278,9 @@ def _reference_columns(
     """The chosen references, in their order: under the spec's protocol, and under others."""
     found: dict[str, tuple[_Column, str | None]] = {}
     for reference, block in results.reference_blocks(names, intervals=True):
-        found[reference.name] = (
-            _Column(
-                reference.name,
-                block["aggregates"],
-                block["games"],
-                "runs" if reference.per_run else "means",
-                len(block["games"]),
-                frozenset(block["games"]),
-                reference.runs,
-            ),
-            reference.protocol,
-        )
+        kind: Kind = "runs" if reference.per_run else "means"
+        column = _Column.of(reference.name, block, kind, reference.runs)
+        found[reference.name] = (column, reference.protocol)
     for published in results.published:
         for row, values in published.rows.items():
             name = f"{row} ({published.source})"
@@ -291,16 +292,9 @@ def _reference_columns(
                     _put(aggregates, path, value)
             column = _Column(name, aggregates, None, "printed", published.games, published.source)
             found[name] = (column, published.protocol)
-    own: list[_Column] = []
-    foreign: list[tuple[_Column, str]] = []
-    for name in names:
-        if name in found:
-            column, protocol = found[name]
-            if protocol:
-                foreign.append((column, protocol))
-            else:
-                own.append(column)
-    return own, foreign
+    chosen = [found[name] for name in names if name in found]
+    own = [column for column, protocol in chosen if not protocol]
+    return own, [(column, protocol) for column, protocol in chosen if protocol]
 
 
 def _put(mapping: dict[str, Any], path: Sequence[str], value: Any) -> None:
@@ -376,17 +370,13 @@ def _set_name(column: _Column, main: bool) -> str:
     return count if main else count.replace(" game", " other game")
 
 
-def _games(count: int) -> str:
-    return f"{count} game{'s' if count != 1 else ''}"
-
-
 def _aggregate_table(
     results: PaperResults, columns: list[_Column], digits: int, key: str
 ) -> _Table:
     ours = [c for c in columns if not c.reference]
     sets = _game_sets(columns)
     columns = [columns[i] for indices in sets for i in indices]
-    spans = [len(indices) for indices in sets]
+    ranges = _ranges(len(indices) for indices in sets)
     percent = percent_metrics(results.algorithms.values())
     paths = [
         p
@@ -396,37 +386,26 @@ def _aggregate_table(
     rows: list[tuple[str, list[_Cell]]] = []
     for path in paths:
         cells = [
-            _Cell(
-                value if _is_number(value := dig(c.aggregates, path)) else None,
-                _pair(dig(c.aggregates, ("ci", *path))),
-            )
+            _Cell(_numeric(dig(c.aggregates, path)), _pair(dig(c.aggregates, ("ci", *path))))
             for c in columns
         ]
-        start = 0
-        for span in spans:
-            ranked = [
-                cell
-                for cell, c in zip(
-                    cells[start : start + span], columns[start : start + span], strict=True
-                )
-                if c.kind != "printed"
-            ]
+        for indices in ranges:
+            ranked = [cells[i] for i in indices if columns[i].kind != "printed"]
             _bold_best(ranked, _direction(path), digits)
-            start += span
         rows.append((_row_label(path, percent), cells))
     rows.append(("games", [_Cell(c.count) for c in columns]))
     groups: list[tuple[str, int]] = []
     markdown_head = None
     if len(sets) > 1:
-        firsts = [columns[sum(spans[:k])] for k in range(len(spans))]
-        names = [_set_name(first, k == 0) for k, first in enumerate(firsts)]
-        groups = list(zip(names, spans, strict=True))
-        markdown_head = [""]
-        for name, span, first in zip(names, spans, firsts, strict=True):
-            start = columns.index(first)
-            for column in columns[start : start + span]:
-                main = name is names[0] and first.kind != "printed"
-                markdown_head.append(column.head if main else f"{column.head} ({name})")
+        names = [_set_name(columns[r[0]], k == 0) for k, r in enumerate(ranges)]
+        groups = [(name, len(r)) for name, r in zip(names, ranges, strict=True)]
+        markdown_head = [""] + [
+            columns[i].head
+            if k == 0 and columns[r[0]].kind != "printed"
+            else f"{columns[i].head} ({names[k]})"
+            for k, r in enumerate(ranges)
+            for i in r
+        ]
     return _Table(
         key,
         _aggregate_caption(results, columns, grouped=len(sets) > 1),
@@ -442,7 +421,7 @@ def _aggregate_caption(results: PaperResults, columns: list[_Column], *, grouped
     parts = [f"Aggregate scores, protocol {_protocol(results)}{_title(results)}."]
     if any("ci" in c.aggregates for c in columns):
         parts.append(f"Brackets: {_brackets(results)}.")
-    stats = {s for v in _metrics(results).values() for s in v}
+    stats = _stats(results)
     lowest = [s.name for s in STATISTICS.values() if s.direction < 0 and s.key in stats]
     best = f" (the lowest {' and '.join(lowest)})" if lowest else ""
     among = " among the columns over the same games" if grouped else ""
@@ -450,17 +429,17 @@ def _aggregate_caption(results: PaperResults, columns: list[_Column], *, grouped
     return " ".join(parts)
 
 
-def _metrics(results: PaperResults) -> dict[str, Any]:
-    """The results' per-metric aggregates (``{"hns": {"mean": ...}}``), the first block's."""
+def _stats(results: PaperResults) -> set[str]:
+    """The statistics of the results' per-metric aggregates (``{"mean", ...}``): the first's."""
     block = next(iter(results.algorithms.values()), {})
-    aggregates = block.get("aggregates", {})
-    return {k: v for k, v in aggregates.items() if isinstance(v, Mapping) and "n_games" in v}
+    aggregates = block.get("aggregates", {}).values()
+    return {s for v in aggregates if isinstance(v, Mapping) and "n_games" in v for s in v}
 
 
 def _notes(results: PaperResults, columns: list[_Column]) -> list[str]:
     """What the aggregate table's numbers are, where the references come from, what is missing."""
     percent = percent_metrics(results.algorithms.values())
-    stats = {s for v in _metrics(results).values() for s in v}
+    stats = _stats(results)
     over_games = [s.name for s in STATISTICS.values() if s.over == "games" and s.key in stats]
     over_runs = [s.name for s in STATISTICS.values() if s.over == "runs" and s.key in stats]
     how = []
@@ -554,11 +533,9 @@ def _game_table(results: PaperResults, columns: list[_Column], digits: int) -> _
     for game in games:
         cells: list[_Cell] = []
         for metric_name in metrics:
-            group = []
-            for column in columns:
-                cell = (column.games or {}).get(game, {})
-                value = cell.get(metric_name)
-                group.append(_Cell(value if _is_number(value) else None))
+            group = [
+                _Cell(_numeric((c.games or {}).get(game, {}).get(metric_name))) for c in columns
+            ]
             _bold_best(
                 [c for c, k in zip(group, columns, strict=True) if k.kind != "frozen"], 1, digits
             )
@@ -575,7 +552,7 @@ def _game_table(results: PaperResults, columns: list[_Column], digits: int) -> _
     runs = _runs(columns)
     if runs:
         notes.append(f"Runs per game: {runs}.")
-    marks = [
+    notes += [
         f"{_MARKS[kind]}: {what}."
         for kind, what in (
             ("runs", "the mean of the published per-run scores"),
@@ -583,7 +560,6 @@ def _game_table(results: PaperResults, columns: list[_Column], digits: int) -> _
         )
         if any(c.kind == kind for c in columns)
     ]
-    notes.extend(marks)
     markdown_head = [
         "game",
         *(f"{unit.split(' (')[0]}: {name}" for unit in units for name in names),
@@ -603,22 +579,16 @@ def _improvement_table(results: PaperResults, digits: int) -> _Table | None:
     comparisons = results.comparisons
     if not comparisons:
         return None
-    rows = []
-    for comparison in comparisons:
-        interval = comparison.get("ci")
-        rows.append(
-            (
-                f"{comparison['x']} > {comparison['y']}",
-                [
-                    _Cell(
-                        float(comparison["probability"]),
-                        _pair(interval),
-                        decimals=max(2, digits),
-                    ),
-                    _Cell(len(comparison.get("games", {}))),
-                ],
-            )
+    rows = [
+        (
+            f"{c['x']} > {c['y']}",
+            [
+                _Cell(float(c["probability"]), _pair(c.get("ci")), decimals=max(2, digits)),
+                _Cell(len(c.get("games", {}))),
+            ],
         )
+        for c in comparisons
+    ]
     metric = str(comparisons[0].get("metric", ""))
     brackets = (
         f" Brackets: {_brackets(results)}, each algorithm's runs resampled independently."
@@ -706,6 +676,11 @@ def _is_number(value: object) -> bool:
         and not isinstance(value, bool)
         and not (isinstance(value, float) and math.isnan(value))
     )
+
+
+def _numeric(value: Any) -> Any:
+    """``value`` where it is a number, else ``None``."""
+    return value if _is_number(value) else None
 
 
 def _pair(value: object) -> tuple[float, float] | None:
@@ -876,31 +851,37 @@ def _latex_number(value: Any, digits: int) -> str:
     return text
 
 
-def _latex_cell(cell: _Cell, digits: int, stacked: bool) -> str:
+def _formatted(
+    cell: _Cell, digits: int, number: Callable[[Any, int], str]
+) -> tuple[str, str | None]:
+    """A number cell's number and its interval's ``low, high`` (``None`` without), as written."""
     digits = digits if cell.decimals is None else cell.decimals
-    if cell.value is None:
-        return "--"
+    interval = (
+        None if cell.interval is None else ", ".join(number(v, digits) for v in cell.interval)
+    )
+    return number(cell.value, digits), interval
+
+
+def _latex_cell(cell: _Cell, digits: int, stacked: bool) -> str:
     if not _is_number(cell.value):
-        return _latex_text(str(cell.value))
-    text = _latex_number(cell.value, digits)
-    if cell.bold:
-        text = f"\\textbf{{{text}}}"
-    if cell.interval is not None:
-        low, high = (_latex_number(v, digits) for v in cell.interval)
-        interval = f"{{\\scriptsize [{low}, {high}]}}"
-        if stacked:  # the interval under its number: half the width
-            return f"\\begin{{tabular}}[t]{{@{{}}r@{{}}}}{text}\\\\{interval}\\end{{tabular}}"
-        text += f" {interval}"
-    return text
+        return "--" if cell.value is None else _latex_text(str(cell.value))
+    text, interval = _formatted(cell, digits, _latex_number)
+    text = f"\\textbf{{{text}}}" if cell.bold else text
+    if interval is None:
+        return text
+    interval = f"{{\\scriptsize [{interval}]}}"
+    if stacked:  # the interval under its number: half the width
+        return f"\\begin{{tabular}}[t]{{@{{}}r@{{}}}}{text}\\\\{interval}\\end{{tabular}}"
+    return f"{text} {interval}"
 
 
-def _latex_lines(text: str, width: int, align: str, position: str = "b") -> str:
+def _latex_lines(text: str, width: int, align: str) -> str:
     """``text`` wrapped at ``width`` characters, the lines stacked in a nested ``tabular``."""
     lines = _wrap(text, width)
     if len(lines) == 1:
         return _latex_text(lines[0])
     body = "\\\\".join(_latex_text(line) for line in lines)
-    return f"\\begin{{tabular}}[{position}]{{@{{}}{align}@{{}}}}{body}\\end{{tabular}}"
+    return f"\\begin{{tabular}}[b]{{@{{}}{align}@{{}}}}{body}\\end{{tabular}}"
 
 
 def _wrap(text: str, width: int) -> list[str]:
@@ -978,13 +959,11 @@ def _widths(table: _Table, digits: int, stacked: bool) -> tuple[float, list[floa
     for _, cells in table.rows:
         for i, cell in enumerate(cells):
             widths[i] = max(widths[i], _cell_points(cell, digits, stacked))
-    start = 0
-    for text, span in table.groups:  # a group's header wider than its columns widens the last
-        columns = sum(widths[start : start + span]) + _SEPARATION * (span - 1)
-        chars = max(int(columns / _POINTS["lower"]), _GROUP_CHARS)
-        lines = _wrap(text, chars)
-        widths[start + span - 1] += max(0.0, max(_points(line) for line in lines) - columns)
-        start += span
+    for (text, _), span in zip(table.groups, table.spans, strict=True):
+        # a group's header wider than its columns widens the last
+        columns = sum(widths[i] for i in span) + _SEPARATION * (len(span) - 1)
+        lines = _wrap(text, _group_chars(widths, span))
+        widths[span[-1]] += max(0.0, max(_points(line) for line in lines) - columns)
     return label, widths
 
 
@@ -995,15 +974,14 @@ def _group_chars(widths: Sequence[float], columns: Sequence[int]) -> int:
 
 
 def _cell_points(cell: _Cell, digits: int, stacked: bool) -> float:
-    digits = digits if cell.decimals is None else cell.decimals
     if not _is_number(cell.value):
         return _points(str(cell.value) if cell.value is not None else "--")
-    number = _points(_markdown_number(cell.value, digits), "bold" if cell.bold else "small")
-    if cell.interval is None:
+    text, interval = _formatted(cell, digits, _markdown_number)
+    number = _points(text, "bold" if cell.bold else "small")
+    if interval is None:
         return number
-    low, high = (_markdown_number(v, digits) for v in cell.interval)
-    interval = _points(f"[{low}, {high}]", "script")
-    return max(number, interval) if stacked else number + _points(" ") + interval
+    width = _points(f"[{interval}]", "script")
+    return max(number, width) if stacked else number + _points(" ") + width
 
 
 def _span_width(label: float, widths: Sequence[float]) -> float:
@@ -1026,38 +1004,32 @@ def _layout(table: _Table, digits: int) -> tuple[list[_Part], str]:
     label, widths = _widths(table, digits, stacked)
     chunks = _column_chunks(table, label, widths)
     rows = list(range(len(table.rows)))
-    pieces = math.ceil(len(rows) / MAX_ROWS) if rows else 1
-    size = math.ceil(len(rows) / pieces) if rows else 0
+    size = math.ceil(len(rows) / math.ceil(len(rows) / MAX_ROWS)) if rows else 0
     row_chunks = [rows[k : k + size] for k in range(0, len(rows), size)] if rows else [[]]
-    parts = [_Part(columns, chunk, stacked, 0) for columns in chunks for chunk in row_chunks]
-    for number, part in enumerate(parts, start=1):
-        part.number = number
+    pieces = [(columns, chunk) for columns in chunks for chunk in row_chunks]
+    parts = [_Part(c, r, stacked, n) for n, (c, r) in enumerate(pieces, start=1)]
     widest = max(_span_width(label, [widths[i] for i in p.columns]) for p in parts)
     return parts, "table" if widest <= _COLUMN_POINTS else "table*"
 
 
 def _column_chunks(table: _Table, label: float, widths: list[float]) -> list[list[int]]:
     """The data columns in pieces that each fit the page, a group whole where it fits."""
-    groups = [[i] for i in range(len(widths))]
-    if table.groups:
-        groups, start = [], 0
-        for _, span in table.groups:
-            groups.append(list(range(start, start + span)))
-            start += span
+
+    def fits(columns: list[int]) -> bool:
+        return _span_width(label, [widths[i] for i in columns]) <= _PAGE_POINTS
+
+    groups = [list(r) for r in table.spans] if table.groups else [[i] for i in range(len(widths))]
     chunks: list[list[int]] = [[]]
     for group in groups:
         together = chunks[-1] + group
-        if _span_width(label, [widths[i] for i in together]) <= _PAGE_POINTS or not chunks[-1]:
+        if fits(together) or not chunks[-1]:
             chunks[-1] = together
         else:
             chunks.append(list(group))
-        # a group wider than the page alone: cut it column by column
-        if _span_width(label, [widths[i] for i in chunks[-1]]) > _PAGE_POINTS:
-            *done, last = chunks
-            chunks = done
+        if not fits(chunks[-1]):  # a group wider than the page alone: cut it column by column
             piece: list[int] = []
-            for i in last:
-                if piece and _span_width(label, [widths[j] for j in [*piece, i]]) > _PAGE_POINTS:
+            for i in chunks.pop():
+                if piece and not fits([*piece, i]):
                     chunks.append(piece)
                     piece = []
                 piece.append(i)
@@ -1067,16 +1039,11 @@ def _column_chunks(table: _Table, label: float, widths: list[float]) -> list[lis
 
 def _part_groups(table: _Table, columns: list[int]) -> list[tuple[str, int]]:
     """The spanning groups over a part's columns: each group's text over its columns there."""
-    owner: list[int] = []
-    for k, (_, span) in enumerate(table.groups):
-        owner.extend([k] * span)
-    groups: list[tuple[int, int]] = []
-    for i in columns:
-        if groups and groups[-1][0] == owner[i]:
-            groups[-1] = (owner[i], groups[-1][1] + 1)
-        else:
-            groups.append((owner[i], 1))
-    return [(table.groups[k][0], span) for k, span in groups]
+    owner = {i: k for k, span in enumerate(table.spans) for i in span}
+    return [
+        (table.groups[k][0], len(list(run)))
+        for k, run in itertools.groupby(owner[i] for i in columns)
+    ]
 
 
 def latex_tables(
@@ -1108,18 +1075,11 @@ def latex_tables(
         InvalidArgument: ``digits`` or ``references`` out of range.
         UnknownReference: a reference the spec does not have.
     """
-    _check_digits(digits)
-    tables = _tables(
-        results,
-        digits=digits,
-        other_protocols=other_protocols,
-        others=others,
-        references=references,
-    )
+    tables = _tables(results, digits, other_protocols, others, references)
     spec = results.spec
     packages = " and ".join(f"\\usepackage{{{p}}}" for p in PACKAGES)
     lines = [
-        f"% arcadebench: {_latex_comment(_protocol(results))}, {spec.get('hash')}",
+        f"% arcadebench: {' '.join(_protocol(results).split())}, {spec.get('hash')}",
         f"% needs {packages}",
     ]
     name = re.sub(r"[^A-Za-z0-9-]+", "-", str(spec.get("name")))
@@ -1151,13 +1111,11 @@ def _latex_part(table: _Table, part: _Part, environment: str, digits: int, label
     ]
     if table.groups:
         _, widths = _widths(table, digits, part.stacked)
-        spans, rules, start, at = [], [], 2, 0
+        spans, rules, at = [], [], 0
         for text, span in _part_groups(table, part.columns):
-            chars = _group_chars(widths, part.columns[at : at + span])
-            header = _latex_lines(text, chars, "c")
+            header = _latex_lines(text, _group_chars(widths, part.columns[at : at + span]), "c")
             spans.append(f"\\multicolumn{{{span}}}{{c}}{{{header}}}")
-            rules.append(f"\\cmidrule(lr){{{start}-{start + span - 1}}}")
-            start += span
+            rules.append(f"\\cmidrule(lr){{{at + 2}-{at + span + 1}}}")
             at += span
         lines.append(" & ".join(["", *spans]) + " \\\\")
         lines.append("".join(rules))
@@ -1174,10 +1132,6 @@ def _latex_part(table: _Table, part: _Part, environment: str, digits: int, label
     return lines
 
 
-def _latex_comment(text: str) -> str:
-    return " ".join(text.split())
-
-
 # -- Markdown --------------------------------------------------------------------------------------
 
 
@@ -1192,18 +1146,11 @@ def _markdown_text(text: str) -> str:
 
 
 def _markdown_cell(cell: _Cell, digits: int) -> str:
-    digits = digits if cell.decimals is None else cell.decimals
-    if cell.value is None:
-        return "\u2014"
     if not _is_number(cell.value):
-        return _markdown_text(str(cell.value))
-    text = _markdown_number(cell.value, digits)
-    if cell.bold:
-        text = f"**{text}**"
-    if cell.interval is not None:
-        low, high = (_markdown_number(v, digits) for v in cell.interval)
-        text += f" [{low}, {high}]"
-    return text
+        return "\u2014" if cell.value is None else _markdown_text(str(cell.value))
+    text, interval = _formatted(cell, digits, _markdown_number)
+    text = f"**{text}**" if cell.bold else text
+    return text if interval is None else f"{text} [{interval}]"
 
 
 def _markdown_number(value: Any, digits: int) -> str:
@@ -1221,15 +1168,8 @@ def markdown_tables(
     references: Sequence[str] | str | None = None,
 ) -> str:
     """The tables of :func:`latex_tables` as Markdown pipe tables, each under its caption."""
-    _check_digits(digits)
     parts = []
-    tables = _tables(
-        results,
-        digits=digits,
-        other_protocols=other_protocols,
-        others=others,
-        references=references,
-    )
+    tables = _tables(results, digits, other_protocols, others, references)
     for number, table in enumerate(tables, start=1):
         head = table.markdown_head or table.head
         lines = [
