@@ -138,10 +138,6 @@ def read_yaml(text: str, file: str) -> Any:
     Raises:
         SpecError: invalid YAML (its line and column), too large, too many aliases.
     """
-    return _parse_yaml(text, file)
-
-
-def _parse_yaml(text: str, file: str) -> Any:
     if len(text.encode("utf-8", "surrogatepass")) > MAX_SPEC_BYTES:
         raise SpecError(
             file, "", f"is larger than {MAX_SPEC_BYTES} bytes; a spec is a few hundred lines"
@@ -232,13 +228,8 @@ def _constants(node: Node, platform: str) -> tuple[dict[str, GameConstants], str
         if key in seen:
             raise SpecError(node.file, row.path, f"duplicate game: same name as {seen[key]!r}")
         seen[key] = game
-        values = dict(
-            zip(
-                columns,
-                (n.number(optional=True) for n in row.items(length=len(columns))),
-                strict=True,
-            )
-        )
+        cells = row.items(length=len(columns))
+        values = dict(zip(columns, (n.number(optional=True) for n in cells), strict=True))
         if values["random"] is None:
             raise row.child(0, None).fail("the random score (a number)")
         for column in ("human", "world_record"):
@@ -247,9 +238,7 @@ def _constants(node: Node, platform: str) -> tuple[dict[str, GameConstants], str
                     "different from the random score (it is a normalisation denominator)"
                 )
         rows[game] = GameConstants(
-            random=values["random"],
-            human=values.get("human"),
-            world_record=values.get("world_record"),
+            values["random"], values.get("human"), values.get("world_record")
         )
     for game_node in f["extrapolated"].items() if "extrapolated" in f else ():
         game = game_node.string()
@@ -836,7 +825,7 @@ def parse_spec(text: str, source: str = "<string>") -> Spec:
     Raises:
         SpecError: naming ``source``, the key path and the rule, for any invalid spec.
     """
-    data = _parse_yaml(text, source)
+    data = read_yaml(text, source)
     top = Node(data, source).mapping(required=_TOP_REQUIRED, optional=_TOP_OPTIONAL)
     name = top["name"].string()
     if not _NAME_RE.fullmatch(name):
