@@ -12,9 +12,9 @@ Example:
 
 from __future__ import annotations
 
-from arcadebench.specs.model import AtariSettings, RetroSettings, Spec
+from arcadebench.specs.model import AtariSettings, Normalisation, RetroSettings, Spec
 
-__all__ = ["frames_to_time", "protocol_card"]
+__all__ = ["clipping", "default_selection", "frames_to_time", "protocol_card"]
 
 FRAMES_PER_SECOND = 60  # Atari 2600 and Genesis (NTSC); every paper converts frames at 60 fps
 
@@ -29,6 +29,20 @@ def frames_to_time(frames: int) -> str:
     if seconds >= 60:
         return f"{seconds / 60:g} min"
     return f"{seconds:g} s"
+
+
+def clipping(norm: Normalisation, floor: str, cap: str) -> str:
+    """``", <floor> F %, <cap> C %"``: a normalised score's clips in words, ``""`` if none."""
+    bounds = ((floor, norm.floor), (cap, norm.cap))
+    clip = [f"{word} {value:g} %" for word, value in bounds if value is not None]
+    return f", {', '.join(clip)}" if clip else ""
+
+
+def default_selection(spec: Spec) -> str | None:
+    """The selection (``all``, a subset, a split) whose games are the spec's default games."""
+    splits = ("train", "test") if spec.levels else ()
+    chosen = (s for s in ("all", *spec.subsets, *splits) if spec.games_of(s) == spec.default_games)
+    return next(chosen, None)
 
 
 def _action_set(env: AtariSettings, spec: Spec) -> str:
@@ -116,18 +130,8 @@ def _scoring_rows(spec: Spec) -> list[tuple[str, str]]:
     scoring, evaluation = spec.scoring, spec.evaluation
     rows = []
     for norm in scoring.normalised:
-        clip = []
-        if norm.floor is not None:
-            clip.append(f"floored at {norm.floor:g} %")
-        if norm.cap is not None:
-            clip.append(f"capped at {norm.cap:g} %")
-        rows.append(
-            (
-                norm.name.upper(),
-                f"100 (x - random) / |{norm.reference} - random|"
-                + (f", {', '.join(clip)}" if clip else ""),
-            )
-        )
+        clip = clipping(norm, "floored at", "capped at")
+        rows.append((norm.name.upper(), f"100 (x - random) / |{norm.reference} - random|{clip}"))
     rows.append(("Aggregates", ", ".join(scoring.aggregates)))
     if scoring.classes:
         bins = ", ".join(
@@ -193,14 +197,7 @@ def protocol_card(spec: Spec) -> Card:
     elif isinstance(spec.environment, RetroSettings):
         card["Environment"] = _retro_rows(spec.environment, spec)
     card["Scoring"] = _scoring_rows(spec)
-    default = next(
-        (
-            name
-            for name in ("all", *spec.subsets, *(("train", "test") if spec.levels else ()))
-            if spec.games_of(name) == spec.default_games
-        ),
-        ", ".join(spec.default_games),
-    )
+    default = default_selection(spec) or ", ".join(spec.default_games)
     games = [("Games", f"{len(spec.games)}"), ("Default selection", default)]
     if spec.levels:
         for split in ("train", "test"):

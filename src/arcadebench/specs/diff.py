@@ -26,7 +26,6 @@ Example:
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -35,7 +34,7 @@ from typing import Any, Literal
 
 from arcadebench._table import render_table
 from arcadebench.errors import InvalidArgument
-from arcadebench.specs.card import frames_to_time
+from arcadebench.specs.card import clipping, default_selection, frames_to_time
 from arcadebench.specs.model import AtariSettings, GameConstants, RetroSettings, Spec
 from arcadebench.specs.statistics import STATISTICS
 
@@ -196,16 +195,8 @@ class Row:
 
     def to_dict(self) -> dict[str, Any]:
         """The row as JSON-ready values."""
-        return {
-            "section": self.section,
-            "setting": self.setting,
-            "a": self.a,
-            "b": self.b,
-            "detail": self.detail,
-            "differs": self.differs,
-            "changes_scores": self.changes_scores,
-            "evidence": self.evidence,
-        }
+        keys = ("section", "setting", "a", "b", "detail", "differs", "changes_scores", "evidence")
+        return {key: getattr(self, key) for key in keys}
 
 
 @dataclass(frozen=True)
@@ -419,16 +410,8 @@ def environment_rules(spec: Spec) -> dict[str, str]:
 def _normalisations(spec: Spec) -> dict[str, Value]:
     out: dict[str, Value] = {}
     for norm in spec.scoring.normalised:
-        clip = []
-        if norm.floor is not None:
-            clip.append(f"floor {norm.floor:g} %")
-        if norm.cap is not None:
-            clip.append(f"cap {norm.cap:g} %")
-        text = f"to {norm.reference.replace('_', ' ')}"
-        out[norm.name] = (
-            (norm.reference, norm.floor, norm.cap),
-            text + (f", {', '.join(clip)}" if clip else ""),
-        )
+        text = f"to {norm.reference.replace('_', ' ')}{clipping(norm, 'floor', 'cap')}"
+        out[norm.name] = ((norm.reference, norm.floor, norm.cap), text)
     return out
 
 
@@ -515,18 +498,18 @@ def _evaluation(spec: Spec) -> dict[str, Value]:
 # -- rows ----------------------------------------------------------------------------------------
 
 
-def _row(section: Section, setting: str, a: Value, b: Value, changes: bool | None = None) -> Row:
+def _row(
+    section: Section,
+    setting: str,
+    a: Value,
+    b: Value,
+    changes: bool | None = None,
+    detail: str = "",
+) -> Row:
     differs = a[0] != b[0]
     changes_scores = differs and (setting in SCORE_CHANGING if changes is None else changes)
-    return Row(
-        section,
-        setting,
-        a[1],
-        b[1],
-        differs,
-        changes_scores,
-        EVIDENCE.get(setting, "") if differs else "",
-    )
+    evidence = EVIDENCE.get(setting, "") if differs else ""
+    return Row(section, setting, a[1], b[1], differs, changes_scores, evidence, detail)
 
 
 def _paired(
@@ -560,8 +543,7 @@ def _normalisation_rows(a: Spec, b: Spec) -> list[Row]:
     for name in dict.fromkeys([*left, *right]):
         both = name in left and name in right
         one, two = left.get(name, (None, ABSENT)), right.get(name, (None, ABSENT))
-        row = _row("scoring", "normalisation", one, two, changes=both)
-        rows.append(dataclasses.replace(row, detail=name.upper()))
+        rows.append(_row("scoring", "normalisation", one, two, changes=both, detail=name.upper()))
     return rows
 
 
@@ -584,7 +566,7 @@ def _constant_rows(a: Spec, b: Spec) -> list[Row]:
     rows = []
     shared = _columns(a) & _columns(b)
     names = {"random": "random scores", "human": "human scores", "world_record": "world records"}
-    for column in ("random", "human", "world_record"):
+    for column, setting in names.items():
         if column not in shared:
             continue
         pairs: list[tuple[str, float, float]] = []
@@ -599,47 +581,27 @@ def _constant_rows(a: Spec, b: Spec) -> list[Row]:
         differing = [(g, x, y) for g, x, y in pairs if x != y]
         source_a = _short(a.constants_source or "constants")
         source_b = _short(b.constants_source or "constants")
-        setting = names[column]
         if not differing:
-            detail = f"the same in all {len(pairs)} games"
-            rows.append(
-                Row("scoring", setting, source_a, source_b, False, False, "", detail=detail)
-            )
+            same = f"the same in all {len(pairs)} games"
+            rows.append(Row("scoring", setting, source_a, source_b, False, False, "", same))
             continue
         game, x, y = differing[0]  # in the first spec's order
-        detail = f"{len(differing)} of {len(pairs)} games differ"
-        rows.append(
-            Row(
-                "scoring",
-                setting,
-                f"{source_a}: {game} {_format_number(x)}",
-                f"{source_b}: {game} {_format_number(y)}",
-                True,
-                True,
-                EVIDENCE[setting],
-                detail=detail,
-            )
+        text_a, text_b = (
+            f"{s}: {game} {_format_number(v)}" for s, v in ((source_a, x), (source_b, y))
         )
+        detail = f"{len(differing)} of {len(pairs)} games differ"
+        rows.append(Row("scoring", setting, text_a, text_b, True, True, EVIDENCE[setting], detail))
     return rows
 
 
 def _games_rows(a: Spec, b: Spec) -> list[Row]:
     shared = len(set(a.games) & set(b.games))
     detail = f"{shared} shared" if set(a.games) != set(b.games) else ""
-    games = _row(
-        "games",
-        "games",
-        (frozenset(a.games), f"{len(a.games)}"),
-        (frozenset(b.games), f"{len(b.games)}"),
-    )
-    games = dataclasses.replace(games, detail=detail)
+    one, two = ((frozenset(s.games), f"{len(s.games)}") for s in (a, b))
+    games = _row("games", "games", one, two, detail=detail)
 
     def selection(spec: Spec) -> Value:
-        splits = ("train", "test") if spec.levels else ()
-        chosen = next(
-            (s for s in ("all", *spec.subsets, *splits) if spec.games_of(s) == spec.default_games),
-            None,
-        )
+        chosen = default_selection(spec)
         if chosen is None:
             return spec.default_games, f"{len(spec.default_games)} games"
         return chosen, "all games" if chosen == "all" else chosen
