@@ -378,12 +378,15 @@ def _tree(folder: Path) -> dict[str, bytes]:
 
 def test_a_rebuild_is_byte_identical_and_removes_only_its_stale_files(made, site, tmp_path):
     board, _, _ = made
-    first = _tree(site)
+    first, kept = _tree(site), _tree(board.path)
     out = tmp_path / "again"
     build_site(board, out, reps=REPS)
     assert _tree(out) == first
     build_site(board.path, out, reps=REPS)  # over the previous site: replaced
     assert _tree(out) == first
+    # the clips are hard links to the board's files, and a rebuild never writes through them
+    assert all(clip.stat().st_nlink > 1 for clip in (out / "clips").rglob("*.gif"))
+    assert _tree(board.path) == kept
     copy = tmp_path / "board"
     shutil.copytree(board.path, copy)
     build_site(copy, tmp_path / "from-a-copy", reps=REPS)  # a board elsewhere: the same site

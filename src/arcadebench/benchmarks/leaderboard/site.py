@@ -286,7 +286,7 @@ def _assets(submission: Submission, files: dict[str, Content]) -> tuple[list[Cli
 
 
 def _regular(path: Path) -> bool:
-    """A plain file, not a link (a board's files are copied into the site, never followed)."""
+    """A plain file, not a symbolic link (a board's files are linked or copied, never followed)."""
     return path.is_file() and not path.is_symlink()
 
 
@@ -346,11 +346,10 @@ def _write(out: Path, files: Mapping[str, Content], previous: set[str]) -> None:
     _mark(marker, previous | set(files))  # whatever happens next, every file is listed
     for name, content in files.items():
         path = out / name
-        if path.is_symlink():
-            path.unlink()
+        path.unlink(missing_ok=True)  # never written through: it may be a link to the board's
         path.parent.mkdir(parents=True, exist_ok=True)
         if isinstance(content, Path):
-            shutil.copyfile(content, path)
+            _link_or_copy(content, path)
         else:
             path.write_bytes(content)
     root = out.resolve()
@@ -365,6 +364,17 @@ def _write(out: Path, files: Mapping[str, Content], previous: set[str]) -> None:
                 break
             folder.rmdir()
     _mark(marker, set(files))
+
+
+def _link_or_copy(source: Path, path: Path) -> None:
+    """A board's file (a clip, a report) in the site: a hard link where the file system allows.
+
+    A board of 50 rows of 57 games holds 2.6 GB of clips; linked, a site costs its pages only.
+    """
+    try:
+        os.link(source, path)
+    except OSError:  # another file system, or links not allowed: a copy
+        shutil.copyfile(source, path)
 
 
 def _mark(marker: Path, files: set[str]) -> None:
