@@ -10,18 +10,28 @@ and exit status 2; Ctrl-C exits with 130.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import pkgutil
 import re
 import sys
-from collections.abc import Mapping, Sequence
+import warnings
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from arcadebench._version import __version__
 from arcadebench.errors import ArcadebenchError, InputError
 
-__all__ = ["GROUPS", "in_cli_words", "main", "write_json"]
+__all__ = [
+    "GROUPS",
+    "in_cli_words",
+    "main",
+    "options_for",
+    "print_report",
+    "write_file",
+    "write_json",
+]
 
 
 GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -101,6 +111,16 @@ def _in_order_of_the_work(subparsers: argparse._SubParsersAction[argparse.Argume
     subparsers.choices.update(parsers)
 
 
+def options_for(*names: str, **renamed: str) -> dict[str, str]:
+    """The words :func:`in_cli_words` maps: each parameter in ``names`` to ``--its-name``.
+
+    Example:
+        >>> options_for("cap_frames", log_dir="--out")
+        {'cap_frames': '--cap-frames', 'log_dir': '--out'}
+    """
+    return {**{name: f"--{name.replace('_', '-')}" for name in names}, **renamed}
+
+
 def in_cli_words(message: str, words: Mapping[str, str]) -> str:
     """``message`` with the Python parameter names a sub-command maps to options replaced.
 
@@ -126,18 +146,42 @@ def in_cli_words(message: str, words: Mapping[str, str]) -> str:
 
 
 def write_json(report: Any, path: str) -> None:
-    """Write ``report.to_json(path)`` (``--json FILE``) and say so on stderr.
+    """Write ``report.to_json(path)`` (``--json FILE``) and say so on stderr."""
+    write_file(report.to_json, path, "the report")
+
+
+def write_file(write: Callable[[str], object], path: str, what: str) -> None:
+    """``write(path)``, then say so on stderr.
 
     Raises:
-        InputError: ``path`` cannot be written (one line naming it and why).
+        InputError: ``path`` cannot be written (one line naming it, ``what`` and why).
     """
     try:
-        report.to_json(path)
+        write(path)
     except OSError as error:
-        raise InputError(
-            path, None, f"cannot write the report: {error.strerror or error}"
-        ) from None
+        raise InputError(path, None, f"cannot write {what}: {error.strerror or error}") from None
     print(f"wrote {path}", file=sys.stderr)
+
+
+def print_report(report: Any, path: str | None) -> int:
+    """Print ``report.table()`` and write it to ``path`` (``--json FILE``); its exit status."""
+    print(report.table())
+    if path:
+        write_json(report, path)
+    return int(report.exit_status)
+
+
+@contextlib.contextmanager
+def warnings_printed(once: bool = False) -> Iterator[None]:
+    """Print each warning raised inside on stderr (``once``: each message once), even on error."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            yield
+        finally:
+            messages = [str(warning.message) for warning in caught]
+            for message in dict.fromkeys(messages) if once else messages:
+                print(f"arcadebench: warning: {message}", file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

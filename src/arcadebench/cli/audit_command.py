@@ -18,19 +18,12 @@ import json
 from typing import Any
 
 from arcadebench.benchmarks.audit import DEFAULT_CAP_FRAMES, DEFAULT_FRAMES, audit
-from arcadebench.cli import options, write_json
+from arcadebench.cli import options, options_for, print_report
 from arcadebench.errors import InvalidArgument
 
 __all__ = ["register"]
 
-PYTHON_WORDS = {
-    "kwargs": "--kwargs",
-    "game": "--game",
-    "spec": "--spec",
-    "frames": "--frames",
-    "cap_frames": "--cap-frames",
-    "seed": "--seed",
-}
+PYTHON_WORDS = options_for("kwargs", "game", "spec", "frames", "cap_frames", "seed")
 """The library's parameter names, as this command's options (in its one-line errors)."""
 
 
@@ -100,7 +93,4 @@ def _audit(args: argparse.Namespace) -> int:
         cap_frames=args.cap_frames,
         seed=args.seed,
     )
-    print(report.table())
-    if args.json:
-        write_json(report, args.json)
-    return report.exit_status
+    return print_report(report, args.json)

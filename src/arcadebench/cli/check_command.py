@@ -14,7 +14,7 @@ import argparse
 
 from arcadebench.benchmarks.conformance import check
 from arcadebench.benchmarks.conformance.suite import DEFAULT_FRAMES
-from arcadebench.cli import options, write_json
+from arcadebench.cli import options, print_report
 
 __all__ = ["register"]
 
@@ -50,7 +50,4 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _check(args: argparse.Namespace) -> int:
     report = check(args.spec, args.games, frames=args.frames, seed=args.seed, workers=args.workers)
-    print(report.table())
-    if args.json:
-        write_json(report, args.json)
-    return report.exit_status
+    return print_report(report, args.json)

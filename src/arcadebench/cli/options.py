@@ -59,7 +59,9 @@ def declared(action: argparse.Action) -> str | None:
     return _DECLARED.get(action)
 
 
-def _shared(action: argparse.Action) -> argparse.Action:
+def _add(container: Container, *names: str, **kwargs: Any) -> argparse.Action:
+    """``container.add_argument(*names, **kwargs)``, declared as the shared option it is."""
+    action = container.add_argument(*names, **kwargs)
     _DECLARED[action] = action.option_strings[0] if action.option_strings else action.dest
     return action
 
@@ -87,153 +89,140 @@ def add_command(
 
 def add_spec_argument(parser: argparse.ArgumentParser, name: str = "spec") -> argparse.Action:
     """The positional spec a command works under: a built-in name or a YAML file."""
-    return _shared(parser.add_argument(name, help=SPEC_HELP))
+    return _add(parser, name, help=SPEC_HELP)
 
 
 def add_spec(container: Container, what: str, default: str) -> argparse.Action:
     """``--spec SPEC``: the protocol ``what`` (e.g. "to score the inputs under")."""
-    return _shared(
-        container.add_argument(
-            "--spec",
-            metavar="SPEC",
-            help=f"the spec {what}: a {SPEC_HELP}{_default(default)}",
-        )
+    return _add(
+        container,
+        "--spec",
+        metavar="SPEC",
+        help=f"the spec {what}: a {SPEC_HELP}{_default(default)}",
     )
 
 
 def add_games(container: Container, default: str) -> argparse.Action:
     """``--games GAME...``: only these games or levels."""
-    return _shared(
-        container.add_argument(
-            "--games",
-            nargs="+",
-            metavar="GAME",
-            help=f"only these games or levels, any spelling{_default(default)}",
-        )
+    return _add(
+        container,
+        "--games",
+        nargs="+",
+        metavar="GAME",
+        help=f"only these games or levels, any spelling{_default(default)}",
     )
 
 
 def add_out(container: Container, what: str, default: str) -> argparse.Action:
     """``--out DIR``: the directory a command writes its files to (``what``: which files)."""
-    return _shared(
-        container.add_argument(
-            "--out",
-            metavar="DIR",
-            default=default,
-            help=f"the output directory: {what}{_default(default)}",
-        )
+    return _add(
+        container,
+        "--out",
+        metavar="DIR",
+        default=default,
+        help=f"the output directory: {what}{_default(default)}",
     )
 
 
 def add_json(container: Container, what: str) -> argparse.Action:
     """``--json FILE``: also write ``what`` (e.g. "the results") to FILE as JSON."""
-    return _shared(
-        container.add_argument("--json", metavar="FILE", help=f"also write {what} to FILE as JSON")
-    )
+    return _add(container, "--json", metavar="FILE", help=f"also write {what} to FILE as JSON")
 
 
 def add_format(container: Container, choices: Mapping[str, str]) -> argparse.Action:
     """``--format``: what to print, ``{choice: what it prints}``; the first is the default."""
     listed = "; ".join(f"{name}: {what}" for name, what in choices.items())
-    return _shared(
-        container.add_argument(
-            "--format",
-            choices=tuple(choices),
-            default=next(iter(choices)),
-            help=f"what to print on standard output: {listed} (default: {next(iter(choices))})",
-        )
+    return _add(
+        container,
+        "--format",
+        choices=tuple(choices),
+        default=next(iter(choices)),
+        help=f"what to print on standard output: {listed} (default: {next(iter(choices))})",
     )
 
 
 def add_references(container: Container, default: str, note: str = "") -> argparse.Action:
     """``--references NAME... | none``: the spec's published references shown beside ours."""
-    return _shared(
-        container.add_argument(
-            "--references",
-            nargs="+",
-            metavar="NAME",
-            help="the spec's published references to show beside the results, by name (any "
-            "case and punctuation; `arcadebench report --list-references SPEC` lists them), or "
-            f"`none`{note}{_default(default)}",
-        )
+    return _add(
+        container,
+        "--references",
+        nargs="+",
+        metavar="NAME",
+        help="the spec's published references to show beside the results, by name (any "
+        "case and punctuation; `arcadebench report --list-references SPEC` lists them), or "
+        f"`none`{note}{_default(default)}",
     )
 
 
 def add_ci(container: Container) -> argparse.Action:
     """``--ci LEVEL``: the confidence level of the bootstrap intervals."""
-    return _shared(
-        container.add_argument(
-            "--ci",
-            type=float,
-            default=0.95,
-            metavar="LEVEL",
-            help="the confidence level of the bootstrap intervals (default: 0.95)",
-        )
+    return _add(
+        container,
+        "--ci",
+        type=float,
+        default=0.95,
+        metavar="LEVEL",
+        help="the confidence level of the bootstrap intervals (default: 0.95)",
     )
 
 
 def add_reps(container: Container) -> argparse.Action:
     """``--reps N``: bootstrap repetitions; 0, no intervals."""
-    return _shared(
-        container.add_argument(
-            "--reps",
-            type=int,
-            default=2000,
-            metavar="N",
-            help="bootstrap repetitions for the intervals; 0: no intervals (default: 2000)",
-        )
+    return _add(
+        container,
+        "--reps",
+        type=int,
+        default=2000,
+        metavar="N",
+        help="bootstrap repetitions for the intervals; 0: no intervals (default: 2000)",
     )
 
 
 def add_seed(container: Container, what: str, default: int = 0) -> argparse.Action:
     """``--seed S``: the seed of the command's one source of randomness (``what``)."""
-    return _shared(
-        container.add_argument(
-            "--seed",
-            type=int,
-            default=default,
-            metavar="S",
-            help=f"the seed of the command's random draws: {what}{_default(str(default))}",
-        )
+    return _add(
+        container,
+        "--seed",
+        type=int,
+        default=default,
+        metavar="S",
+        help=f"the seed of the command's random draws: {what}{_default(str(default))}",
     )
 
 
 def add_workers(container: Container, what: str, default: int | None = None) -> argparse.Action:
     """``--workers N``: how many workers at once (``what``: what each does)."""
     text = "one per CPU core" if default is None else str(default)
-    return _shared(
-        container.add_argument(
-            "--workers",
-            type=int,
-            default=default,
-            metavar="N",
-            help=f"worker processes at once, {what}{_default(text)}",
-        )
+    return _add(
+        container,
+        "--workers",
+        type=int,
+        default=default,
+        metavar="N",
+        help=f"worker processes at once, {what}{_default(text)}",
     )
 
 
 def add_backend(container: Container, ray: str) -> argparse.Action:
     """``--backend local|ray``: where the workers run (``ray``: which Ray cluster)."""
-    return _shared(
-        container.add_argument(
-            "--backend",
-            choices=("local", "ray"),
-            default="local",
-            help=f"where the workers run: local processes, or Ray tasks on {ray} (default: local)",
-        )
+    return _add(
+        container,
+        "--backend",
+        choices=("local", "ray"),
+        default="local",
+        help=f"where the workers run: local processes, or Ray tasks on {ray} (default: local)",
     )
 
 
 def add_frames(container: Container, what: str, default: int) -> argparse.Action:
     """``--frames N``: emulator frames the command's seeded agents play (``what``: how)."""
-    return _shared(
-        container.add_argument(
-            "--frames",
-            type=int,
-            default=default,
-            metavar="N",
-            help=f"emulator frames the seeded agents play: {what}{_default(f'{default:,}')}",
-        )
+    return _add(
+        container,
+        "--frames",
+        type=int,
+        default=default,
+        metavar="N",
+        help=f"emulator frames the seeded agents play: {what}{_default(f'{default:,}')}",
     )
 
 

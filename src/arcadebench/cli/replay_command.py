@@ -19,7 +19,7 @@ import argparse
 import sys
 
 from arcadebench.benchmarks.replay.video import Choice, render_episode
-from arcadebench.cli import options
+from arcadebench.cli import options, options_for
 
 __all__ = ["register"]
 
@@ -75,7 +75,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.set_defaults(
         handler=_replay,
-        python_words={"scale": "--scale", "video": "--video", "log": "LOG", "episode": "--episode"},
+        python_words=options_for("scale", "video", "episode", log="LOG"),
     )
 
 

@@ -10,14 +10,12 @@ old names, are still taken with a warning.
 from __future__ import annotations
 
 import argparse
-import sys
 import textwrap
-import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from arcadebench._table import count
-from arcadebench.cli import options
+from arcadebench.cli import options, warnings_printed
 from arcadebench.errors import InvalidArgument, install_hint
 
 if TYPE_CHECKING:
@@ -123,29 +121,24 @@ def _report(args: argparse.Namespace) -> int:
             "`input` must name at least one results JSON, log or score file, got none; "
             "e.g. arcadebench report results/results.json --out report"
         )
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            require_matplotlib()  # before anything is read, as report() does
-            data = load_report_data(
-                args.inputs,
-                spec=args.spec,
-                references=args.references,
-                metric=args.metric,
-                ci=args.ci,
-                reps=args.reps,
-                seed=args.seed,
+    with warnings_printed():
+        require_matplotlib()  # before anything is read, as report() does
+        data = load_report_data(
+            args.inputs,
+            spec=args.spec,
+            references=args.references,
+            metric=args.metric,
+            ci=args.ci,
+            reps=args.reps,
+            seed=args.seed,
+        )
+        if args.paper:
+            sizes = {"figure_width": args.figure_width, "font_size": args.font_size}
+            written = write_paper(
+                data, args.paper, **{k: v for k, v in sizes.items() if v is not None}
             )
-            if args.paper:
-                sizes = {"figure_width": args.figure_width, "font_size": args.font_size}
-                written = write_paper(
-                    data, args.paper, **{k: v for k, v in sizes.items() if v is not None}
-                )
-            else:
-                path = write_report(data, args.out, episodes=args.clips)
-        finally:
-            for warning in caught:
-                print(f"arcadebench: warning: {warning.message}", file=sys.stderr)
+        else:
+            path = write_report(data, args.out, episodes=args.clips)
     if args.paper:
         stems = list(dict.fromkeys(p.stem for p in written if p.suffix == ".pdf"))
         print(

@@ -15,7 +15,6 @@ import argparse
 import shlex
 import signal
 import sys
-import warnings
 from pathlib import Path
 
 from arcadebench._table import count
@@ -24,32 +23,18 @@ from arcadebench.benchmarks.runner.messages import Failure, FailureKind
 from arcadebench.benchmarks.scoring.normalise import headline_metric
 from arcadebench.benchmarks.scoring.results import Results
 from arcadebench.benchmarks.scoring.tables import results_table
-from arcadebench.cli import options
+from arcadebench.cli import options, options_for, warnings_printed
 from arcadebench.errors import JobsFailed
 from arcadebench.specs.model import DEFAULT_REFERENCES
 
 __all__ = ["PYTHON_WORDS", "closest_references", "register", "summary"]
 
-PYTHON_WORDS = {
-    "episodes": "--episodes",
-    "steps": "--steps",
-    "games": "--games",
-    "split": "--split",
-    "seeds": "--seeds",
-    "workers": "--workers",
-    "num_envs": "--envs",
-    "device": "--device",
-    "map_actions": "--map-actions",
-    "log_dir": "--out",
-    "resume": "--resume",
-    "overwrite": "--overwrite",
-    "name": "--name",
-    "backend": "--backend",
-    "address": "--address",
-    "episode_time_limit": "--episode-time-limit",
-    "progress": "--progress",
-    "reps": "--reps",
-}
+PYTHON_WORDS = options_for(
+    *"episodes steps games split seeds workers device map_actions resume overwrite name".split(),
+    *"backend address episode_time_limit progress reps".split(),
+    num_envs="--envs",
+    log_dir="--out",
+)
 """``evaluate()``'s parameter names and the options that set them: errors use the CLI's words."""
 
 
@@ -189,8 +174,7 @@ def _run(args: argparse.Namespace) -> int:
     previous = signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops as cleanly as Ctrl-C
     out = Path(args.out)
     try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
+        with warnings_printed(once=True):
             try:
                 results = evaluate(
                     args.agent,
@@ -218,9 +202,6 @@ def _run(args: argparse.Namespace) -> int:
                 failures: list[tuple[str, Failure]] = []
             except JobsFailed as error:
                 results, failures = error.results, error.failures
-            finally:
-                for warning in _unique(caught):
-                    print(f"arcadebench: warning: {warning}", file=sys.stderr)
     except KeyboardInterrupt:
         print(
             f"arcadebench: interrupted; the finished episodes are kept in {out}. "
@@ -350,7 +331,3 @@ def _command(args: argparse.Namespace) -> str:
     if args.resume:
         words.append("--resume")
     return shlex.join(words)
-
-
-def _unique(caught: list[warnings.WarningMessage]) -> list[str]:
-    return list(dict.fromkeys(str(w.message) for w in caught))

@@ -11,12 +11,10 @@ from __future__ import annotations
 import argparse
 import re
 import shlex
-import sys
-import warnings
 
 from arcadebench.benchmarks.scoring.results import Results, score
-from arcadebench.cli import in_cli_words, options
-from arcadebench.errors import InputError, InvalidArgument
+from arcadebench.cli import in_cli_words, options, warnings_printed, write_file
+from arcadebench.errors import InvalidArgument
 
 __all__ = ["parse_frames", "register"]
 
@@ -125,8 +123,7 @@ def _score(args: argparse.Namespace) -> int:
         words += ["--curve", *(str(f) for f in args.curve)]
     command = " ".join(shlex.quote(w) for w in words)
     curve: bool | list[int] = False if args.curve is None else (args.curve or True)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with warnings_printed():  # also when an error follows (e.g. a log without episodes)
         try:
             results = score(
                 args.spec,
@@ -140,35 +137,17 @@ def _score(args: argparse.Namespace) -> int:
             )
         except InvalidArgument as error:
             raise InvalidArgument(in_cli_words(str(error), _CLI_WORDS)) from None
-        finally:  # warnings first, also when an error follows (e.g. a log without episodes)
-            for warning in caught:
-                print(f"arcadebench: warning: {warning.message}", file=sys.stderr)
     if others:
         _check_others(results, others, args.other_protocols)
-    other_protocols = args.other_protocols is not None
-    if args.format == "latex":
-        print(
-            results.to_latex(
-                other_protocols=other_protocols, others=others, references=args.references
-            )
-        )
-    elif args.format == "markdown":
-        print(
-            results.to_markdown(
-                other_protocols=other_protocols, others=others, references=args.references
-            )
-        )
-    else:
+    if args.format == "table":
         print(results.table(references=args.references))
+    else:
+        paper = results.to_latex if args.format == "latex" else results.to_markdown
+        other_protocols = args.other_protocols is not None
+        print(paper(other_protocols=other_protocols, others=others, references=args.references))
     for path, write in ((args.json, results.to_json), (args.csv, results.to_csv)):
         if path:
-            try:
-                write(path)
-            except OSError as error:
-                raise InputError(
-                    path, None, f"cannot write the results: {error.strerror or error}"
-                ) from None
-            print(f"wrote {path}", file=sys.stderr)
+            write_file(write, path, "the results")
     return 0
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 
 from arcadebench.benchmarks.replay import verify
-from arcadebench.cli import options, write_json
+from arcadebench.cli import options, options_for, print_report
 
 __all__ = ["register"]
 
@@ -61,11 +61,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     options.add_json(parser, "the verdicts")
     parser.set_defaults(
         handler=_verify,
-        python_words={
-            "sample": "--sample",
-            "sample_seed": "--sample-seed",
-            "workers": "--workers",
-        },
+        python_words=options_for("sample", "sample_seed", "workers"),
     )
 
 
@@ -78,7 +74,4 @@ def _verify(args: argparse.Namespace) -> int:
         spec=args.spec,
         backend=args.backend,
     )
-    print(found.table())
-    if args.json:
-        write_json(found, args.json)
-    return found.exit_status
+    return print_report(found, args.json)
