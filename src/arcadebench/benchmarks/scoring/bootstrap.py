@@ -66,6 +66,11 @@ def _generator(seed: int | np.random.Generator) -> np.random.Generator:
     return np.random.default_rng(int(seed))
 
 
+def _check_reps(reps: object) -> None:
+    if isinstance(reps, bool) or not isinstance(reps, int | np.integer) or reps < 1:
+        raise InvalidArgument(f"`reps` must be a positive integer, got {reps!r}")
+
+
 def _compact(scores: ArrayLike) -> tuple[Array, NDArray[np.intp]]:
     """Validate a ``(runs, games)`` matrix and move each game's runs to the top (``NaN`` below)."""
     scores = np.asarray(scores, dtype=np.float64)
@@ -146,20 +151,15 @@ def bootstrap_distribution(
     :mod:`~arcadebench.benchmarks.scoring.metrics`. Repetitions are evaluated in batches of at most
     :data:`MAX_BATCH_ELEMENTS` resampled scores; the draws do not depend on the batching.
     """
-    if isinstance(reps, bool) or not isinstance(reps, int | np.integer) or reps < 1:
-        raise InvalidArgument(f"`reps` must be a positive integer, got {reps!r}")
+    _check_reps(reps)
     rng = _generator(seed)
     compact, runs = _compact(scores)
-    per_rep = max(1, compact.size)
-    batch = max(1, MAX_BATCH_ELEMENTS // per_rep)
+    batch = max(1, MAX_BATCH_ELEMENTS // max(1, compact.size))
     parts = []
-    done = 0
-    while done < reps:
+    for done in range(0, reps, batch):
         size = min(batch, reps - done)
-        sample = resample_runs(compact, size, rng, runs)
-        values = np.asarray(statistic(sample), dtype=np.float64)
+        values = np.asarray(statistic(resample_runs(compact, size, rng, runs)), dtype=np.float64)
         parts.append(values.reshape(size, -1))
-        done += size
     return np.concatenate(parts, axis=0)
 
 
@@ -285,8 +285,7 @@ def improvement_distribution(
         >>> sorted(set(samples.tolist()))  # X's resample: two 1s, a 1 and a 3, or two 3s
         [0.0, 0.5, 1.0]
     """
-    if isinstance(reps, bool) or not isinstance(reps, int | np.integer) or reps < 1:
-        raise InvalidArgument(f"`reps` must be a positive integer, got {reps!r}")
+    _check_reps(reps)
     x_scores, x_runs = _compact(x)
     y_scores, y_runs = _compact(y)
     if x_scores.shape[1] != y_scores.shape[1] or x_scores.shape[1] == 0:
@@ -303,14 +302,12 @@ def improvement_distribution(
     pairs = (x_runs * y_runs).astype(np.float64)
     batch = max(1, MAX_BATCH_ELEMENTS // (n_games * (n_x + n_y)))
     parts = []
-    done = 0
-    while done < reps:
+    for done in range(0, reps, batch):
         size = min(batch, reps - done)
         a = _multiplicities(x_runs, n_x, size, rng_x)  # (games, size, runs_x)
         b = _multiplicities(y_runs, n_y, size, rng_y)  # (games, size, runs_y)
         per_game = np.einsum("grj,grj->gr", np.matmul(a, wins), b) / pairs[:, None]
         parts.append(per_game.mean(axis=0))
-        done += size
     return np.concatenate(parts)
 
 

@@ -76,6 +76,28 @@ def _scores(scores: ArrayLike, name: str = "scores") -> Array:
     return array
 
 
+def _present_mean(scores: Array, axis: int | tuple[int, int]) -> Array:
+    """The mean over ``axis`` of the scores there, ``NaN`` padding left out."""
+    missing = np.isnan(scores)
+    if not missing.any():  # the common case, and every bootstrap batch of equal runs: no masks
+        result: Array = scores.mean(axis=axis)
+        return result
+    count = (~missing).sum(axis=axis)
+    total = np.where(missing, 0.0, scores).sum(axis=axis)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        result = total / count
+    return result
+
+
+def _over_games(scores: ArrayLike, reduce: Callable[..., Array]) -> Array:
+    """``reduce`` over the games of each game's mean over runs; ``NaN`` without a game."""
+    means = game_means(scores)
+    if means.shape[-1] == 0:
+        return np.full(means.shape[:-1], np.nan)
+    result: Array = reduce(means, axis=-1)
+    return result
+
+
 # -- per-game scores ------------------------------------------------------------------------------
 
 
@@ -88,16 +110,7 @@ def game_means(scores: ArrayLike) -> Array:
         >>> game_means([[1.0, 4.0], [3.0, float("nan")]]).tolist()
         [2.0, 4.0]
     """
-    scores = _scores(scores)
-    missing = np.isnan(scores)
-    if not missing.any():  # the common case, and every bootstrap batch of equal runs: no masks
-        result: Array = scores.mean(axis=-2)
-        return result
-    count = (~missing).sum(axis=-2)
-    total = np.where(missing, 0.0, scores).sum(axis=-2)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        result = total / count
-    return result
+    return _present_mean(_scores(scores), -2)
 
 
 def aggregate_mean(scores: ArrayLike) -> Array:
@@ -107,11 +120,7 @@ def aggregate_mean(scores: ArrayLike) -> Array:
         >>> float(aggregate_mean([[0.0, 10.0], [2.0, 20.0]]))
         8.0
     """
-    means = game_means(scores)
-    if means.shape[-1] == 0:
-        return np.full(means.shape[:-1], np.nan)
-    result: Array = means.mean(axis=-1)
-    return result
+    return _over_games(scores, np.mean)
 
 
 def aggregate_median(scores: ArrayLike) -> Array:
@@ -123,11 +132,7 @@ def aggregate_median(scores: ArrayLike) -> Array:
         >>> float(aggregate_median([[1.0, 5.0, 100.0, 3.0]]))
         4.0
     """
-    means = game_means(scores)
-    if means.shape[-1] == 0:
-        return np.full(means.shape[:-1], np.nan)
-    result: Array = np.median(means, axis=-1)
-    return result
+    return _over_games(scores, np.median)
 
 
 def aggregate_iqm(scores: ArrayLike) -> Array:
@@ -166,17 +171,7 @@ def aggregate_optimality_gap(scores: ArrayLike, threshold: float = 100.0) -> Arr
         >>> float(aggregate_optimality_gap([[50.0, 150.0], [100.0, 0.0]], threshold=100.0))
         37.5
     """
-    clipped = np.minimum(_scores(scores), threshold)
-    missing = np.isnan(clipped)
-    axes = (-2, -1)
-    if not missing.any():
-        result: Array = threshold - clipped.mean(axis=axes)
-        return result
-    count = (~missing).sum(axis=axes)
-    total = np.where(missing, 0.0, clipped).sum(axis=axes)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        result = threshold - total / count
-    return result
+    return threshold - _present_mean(np.minimum(_scores(scores), threshold), (-2, -1))
 
 
 # -- probability of improvement -------------------------------------------------------------------

@@ -177,8 +177,8 @@ def score(
         matrices[name] = block.matrix(metric)
         if data.checkpoints:
             entry["checkpoints"] = {
-                str(checkpoint): _score_block(
-                    spec, games, ci=ci, reps=reps, seed=_block_seed(seed, name, checkpoint)
+                str(checkpoint): _Block(spec, games).score(
+                    ci=ci, reps=reps, seed=_block_seed(seed, name, checkpoint)
                 )
                 for checkpoint, games in sorted(data.checkpoints.items())
             }
@@ -282,9 +282,8 @@ def _curve(
         if data.checkpoints.get(frames) == games and str(frames) in at_checkpoints:
             points[str(frames)] = at_checkpoints[str(frames)]
             continue
-        points[str(frames)] = _score_block(
-            spec, games, ci=ci, reps=reps, seed=_block_seed(seed, name, frames)
-        )
+        block = _Block(spec, games)
+        points[str(frames)] = block.score(ci=ci, reps=reps, seed=_block_seed(seed, name, frames))
     if left_out:
         shown = ", ".join(f"{f:,}" for f in left_out[:3])
         more = f" and {len(left_out) - 3} more" if len(left_out) > 3 else ""
@@ -621,17 +620,6 @@ class _Block:
                 inputs = [games[g][self.hns.key] for g in model.inputs]
                 out[subset_key(model.name)] = predicted_scores(inputs, model.models)
         return out
-
-
-def _score_block(
-    spec: Spec,
-    games: Mapping[str, RunScores],
-    *,
-    ci: float,
-    reps: int,
-    seed: np.random.SeedSequence,
-) -> dict[str, Any]:
-    return _Block(spec, games).score(ci=ci, reps=reps, seed=seed)
 
 
 # -- the Results object ---------------------------------------------------------------------------
