@@ -171,15 +171,8 @@ def frozen_policy(log: RunLog) -> bool:
         True
     """
     agent = log.agent
-    return (
-        log.phase == "training"
-        and agent.get("learns") is False
-        and agent.get("kind")
-        not in (
-            None,
-            "builtin",
-        )
-    )
+    learns, kind = agent.get("learns"), agent.get("kind")
+    return log.phase == "training" and learns is False and kind not in (None, "builtin")
 
 
 def _changes(deviations: Mapping[str, Any]) -> str:
@@ -296,8 +289,7 @@ def read_logs(
                 raise InputError(
                     log.file,
                     log.line,
-                    f"run {run!r} of {log.game} ({algorithm}) "
-                    f"is also logged in {owner[key]}; "
+                    f"run {run!r} of {log.game} ({algorithm}) is also logged in {owner[key]}; "
                     "one run's episodes belong in one log",
                 )
             owner[key] = log.file
@@ -308,9 +300,8 @@ def read_logs(
                 scores = run_scores(log, spec.evaluation, at)
             if not scores:
                 warnings.warn(
-                    f"{log.file}: {log.game} run {run!r} "
-                    "has no complete episode within the budget; "
-                    "it has no score",
+                    f"{log.file}: {log.game} run {run!r} has no complete episode within the "
+                    "budget; it has no score",
                     LogWarning,
                     stacklevel=2,
                 )

@@ -19,6 +19,9 @@ from arcadebench.specs import Spec
 
 __all__ = ["AlgorithmScores", "RawScores", "RunScores", "ScoreCollector"]
 
+_Entry = tuple[float, float | None, int | None]
+"""One run's ``(score, frames, episodes)``."""
+
 
 @dataclass(frozen=True)
 class RunScores:
@@ -76,13 +79,9 @@ class ScoreCollector:
 
     def __init__(self) -> None:
         # (algorithm, checkpoint, game) -> run -> (score, frames, episodes)
-        self._cells: dict[
-            tuple[str, int | None, str], dict[str, tuple[float, float | None, int | None]]
-        ] = {}
+        self._cells: dict[tuple[str, int | None, str], dict[str, _Entry]] = {}
         # (algorithm, frames, game) -> run -> (score, frames, episodes): the points of a curve
-        self._points: dict[
-            tuple[str, int, str], dict[str, tuple[float, float | None, int | None]]
-        ] = {}
+        self._points: dict[tuple[str, int, str], dict[str, _Entry]] = {}
         self._deviations: dict[str, dict[str, dict[str, Any]]] = {}
         self._notes: dict[str, list[str]] = {}
         self._frozen: set[str] = set()
@@ -164,24 +163,10 @@ class ScoreCollector:
         position = {g: i for i, g in enumerate(spec.games)}
         algorithms: dict[str, AlgorithmScores] = {}
         for algorithm in self._order:
-            games: dict[str, RunScores] = {}
-            checkpoints: dict[int, dict[str, RunScores]] = {}
-            cells = sorted(
-                ((c, g, runs) for (a, c, g), runs in self._cells.items() if a == algorithm),
-                key=lambda t: (t[0] is not None, t[0] or 0, position.get(t[1], len(position))),
-            )
-            for checkpoint, game, runs in cells:
-                target = games if checkpoint is None else checkpoints.setdefault(checkpoint, {})
-                target[game] = _run_scores(runs)
-            curve: dict[int, dict[str, RunScores]] = {}
-            points = sorted(
-                ((f, g, runs) for (a, f, g), runs in self._points.items() if a == algorithm),
-                key=lambda t: (t[0], position.get(t[1], len(position))),
-            )
-            for frames, game, point_runs in points:
-                curve.setdefault(frames, {})[game] = _run_scores(point_runs)
+            checkpoints = _by_frames(self._cells, algorithm, position)
+            curve = _by_frames(self._points, algorithm, position)
             algorithms[algorithm] = AlgorithmScores(
-                games,
+                checkpoints.pop(None, {}),
                 checkpoints,
                 self._deviations.get(algorithm, {}),
                 tuple(self._notes.get(algorithm, ())),
@@ -192,7 +177,23 @@ class ScoreCollector:
         return RawScores(algorithms, tuple(self.sources), agents)
 
 
-def _run_scores(runs: Mapping[str, tuple[float, float | None, int | None]]) -> RunScores:
+def _by_frames(
+    cells: Mapping[tuple[str, Any, str], Mapping[str, _Entry]],
+    algorithm: str,
+    position: Mapping[str, int],
+) -> dict[Any, dict[str, RunScores]]:
+    """An algorithm's ``{frames (None: the end): {game: runs}}``, frames up, games as the spec's."""
+    keys = sorted(
+        (key for key in cells if key[0] == algorithm),
+        key=lambda k: (k[1] is not None, k[1] or 0, position.get(k[2], len(position))),
+    )
+    out: dict[Any, dict[str, RunScores]] = {}
+    for key in keys:
+        out.setdefault(key[1], {})[key[2]] = _run_scores(cells[key])
+    return out
+
+
+def _run_scores(runs: Mapping[str, _Entry]) -> RunScores:
     """A game's runs, ``{run: (score, frames, episodes)}`` in input order, as :class:`RunScores`."""
     return RunScores(
         scores=tuple(v[0] for v in runs.values()),

@@ -25,6 +25,7 @@ results_version.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -114,15 +115,12 @@ def read_text(path: Path) -> str:
     file = str(path)
     try:
         size = path.stat().st_size
-    except OSError as error:
-        raise InputError(file, None, f"cannot read the file: {error.strerror or error}") from None
-    if size > MAX_SCORE_FILE_BYTES:
-        raise InputError(
-            file,
-            None,
-            f"is {size:,} bytes, more than the {MAX_SCORE_FILE_BYTES:,} a score file may have",
-        )
-    try:
+        if size > MAX_SCORE_FILE_BYTES:
+            raise InputError(
+                file,
+                None,
+                f"is {size:,} bytes, more than the {MAX_SCORE_FILE_BYTES:,} a score file may have",
+            )
         return path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise InputError(
@@ -184,13 +182,10 @@ def read_json(
         raise InputError(
             file, error.lineno, f"is not valid JSON: {error.msg} (column {error.colno})"
         ) from None
-    except (ValueError, RecursionError) as error:
-        message = (
-            "is nested too deeply"
-            if isinstance(error, RecursionError)
-            else f"is not valid: {error}"
-        )
-        raise InputError(file, None, message) from None
+    except ValueError as error:
+        raise InputError(file, None, f"is not valid: {error}") from None
+    except RecursionError:
+        raise InputError(file, None, "is nested too deeply") from None
     if (
         isinstance(data, dict)
         and isinstance(data.get("format"), str)
@@ -220,25 +215,15 @@ _SHAPE = '{"<algorithm>": {"<game>": score or [scores per run]}}'
 def _json_score(value: object, file: str, line: int | None, what: str) -> float | None:
     if value is None:
         return None
-    if isinstance(value, bool):
-        raise InputError(
-            file, line, f'score of {what} must be a number, "inf" or null, got {value!r}'
-        )
-    if isinstance(value, int | float):
+    if isinstance(value, int | float) and not isinstance(value, bool):
         value = float(value)
-        if math.isnan(value) or value == -math.inf:
-            raise InputError(
-                file, line, f'score of {what} must be a number, "inf" or null, got {value!r}'
-            )
-        return value
-    item = getattr(value, "item", None)
-    if callable(item) and getattr(value, "shape", None) == ():  # a numpy scalar in a mapping
-        return _json_score(item(), file, line, what)
-    if isinstance(value, str):
-        try:
+        if not (math.isnan(value) or value == -math.inf):
+            return value
+    elif callable(item := getattr(value, "item", None)) and getattr(value, "shape", None) == ():
+        return _json_score(item(), file, line, what)  # a numpy scalar in a mapping
+    elif isinstance(value, str):
+        with contextlib.suppress(ValueError):
             return parse_score(value)
-        except ValueError:
-            pass
     raise InputError(file, line, f'score of {what} must be a number, "inf" or null, got {value!r}')
 
 
