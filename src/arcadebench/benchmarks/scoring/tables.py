@@ -31,6 +31,7 @@ __all__ = [
 ]
 
 _PER_GAME_FIELDS = ("raw", "runs", "ci", "episodes", "frames", "class")
+_NOT_SHOWN = ("runs", "ci", "episodes", "frames")  # rows of no per-game metric (runs: a count)
 # the single-number aggregates that are no subset estimate: counts, frames, days
 _NOT_PERCENT = frozenset({"hwrb", "breakthroughs", "frames", "game_time_days"})
 
@@ -105,17 +106,8 @@ def results_table(
         columns.append(n)
         if n in with_ci:
             columns.append(f"{n} {level} CI")
-    agg_rows = []
-    for path in aggregate_paths(block["aggregates"] for block in results.algorithms.values()):
-        if not _shown(path, metrics):
-            continue
-        row: list[Any] = list(_row_label(path))
-        for n in names:
-            value, interval = _row_cells(results.algorithms[n]["aggregates"], path)
-            row.append(in_units(path, value, percent))
-            if n in with_ci:
-                row.append(_interval_text(path, interval, percent, digits))
-        agg_rows.append(row)
+    blocks = [(results.algorithms[n], n in with_ci) for n in names]
+    agg_rows = _aggregate_rows(blocks, percent, digits, metrics)
     parts = [render_table(columns, agg_rows, title=f"{head} - aggregates", digits=digits)]
     notes = [
         f"{name}: {note}" for name in names for note in results.algorithms[name].get("notes", ())
@@ -142,6 +134,26 @@ def _shown(path: Sequence[str], metrics: Collection[str] | None) -> bool:
         [True, False, True]
     """
     return metrics is None or len(path) == 1 or path[0] in metrics
+
+
+def _aggregate_rows(
+    blocks: Sequence[tuple[Mapping[str, Any], bool]],
+    percent: Collection[str],
+    digits: int,
+    metrics: Collection[str] | None,
+) -> list[list[Any]]:
+    """A row per aggregate shown: each block's value, and its interval where ``True``."""
+    rows = []
+    for path in aggregate_paths(block["aggregates"] for block, _ in blocks):
+        if _shown(path, metrics):
+            row: list[Any] = list(_row_label(path))
+            for block, with_ci in blocks:
+                value, interval = _row_cells(block["aggregates"], path)
+                row.append(in_units(path, value, percent))
+                if with_ci:
+                    row.append(_interval_text(path, interval, percent, digits))
+            rows.append(row)
+    return rows
 
 
 def _interval_notes(
@@ -186,20 +198,17 @@ def _run_label(name: str, block: Mapping[str, Any]) -> str:
 
 def _improvement_table(results: ScoredResults, level: str, digits: int) -> str:
     """P(X > Y) of every compared pair (Agarwal et al. 2021), with its interval."""
-    rows = []
-    for comparison in results.comparisons:
-        interval = comparison.get("ci")
-        text = (
-            "[" + ", ".join(f"{v:.{max(digits, 2)}f}" for v in interval) + "]" if interval else "-"
-        )
-        rows.append(
-            [
-                f"{comparison['x']} > {comparison['y']}",
-                float(comparison["probability"]),
-                text,
-                len(comparison.get("games", {})),
-            ]
-        )
+    rows = [
+        [
+            f"{c['x']} > {c['y']}",
+            float(c["probability"]),
+            "[" + ", ".join(f"{v:.{max(digits, 2)}f}" for v in c["ci"]) + "]"
+            if c.get("ci")
+            else "-",
+            len(c.get("games", {})),
+        ]
+        for c in results.comparisons
+    ]
     metric = results.comparisons[0].get("metric", "")
     return render_table(
         ["", "P(X > Y)", f"{level} CI", "games"],
@@ -287,20 +296,10 @@ def _game_table(
     digits: int,
     shown: Collection[str] | None = None,
 ) -> str:
-    games: list[str] = []
-    for n in names:
-        games.extend(g for g in results.algorithms[n]["games"] if g not in games)
-    metrics = ["raw"]
-    for n in names:
-        for cell in results.algorithms[n]["games"].values():
-            metrics.extend(
-                m
-                for m in cell
-                if m not in metrics
-                and m not in ("runs", "ci", "episodes", "frames")
-                and (shown is None or m in shown)
-            )
-    metrics.append("runs")
+    games = list(dict.fromkeys(g for n in names for g in results.algorithms[n]["games"]))
+    found = (m for n in names for cell in results.algorithms[n]["games"].values() for m in cell)
+    shown_here = (m for m in found if m not in _NOT_SHOWN and (shown is None or m in shown))
+    metrics = [*dict.fromkeys(["raw", *shown_here]), "runs"]
     rows = []
     for game in games:
         first = True
@@ -336,14 +335,7 @@ def _checkpoint_table(
             blocks.append(results.algorithms[n])
     if not blocks:
         return None
-    rows = []
-    for path in aggregate_paths(block["aggregates"] for block in blocks):
-        if not _shown(path, metrics):
-            continue
-        cells = (
-            in_units(path, _row_cells(block["aggregates"], path)[0], percent) for block in blocks
-        )
-        rows.append([*_row_label(path), *cells])
+    rows = _aggregate_rows([(block, False) for block in blocks], percent, digits, metrics)
     return render_table(
         ["metric", "", *columns], rows, title="aggregates by training frames", digits=digits
     )
@@ -381,22 +373,15 @@ def _published_tables(
         }
         if not printed:
             continue
-        rows: list[list[Any]] = []
-        for n in names:
-            ours = results.algorithms[n]["aggregates"]
-            rows.append(
-                [
-                    _run_label(n, results.algorithms[n]),
-                    *(_cell(path, dig(ours, path or ()), percent) for path in published.paths),
-                ]
-            )
-        for name, values in printed.items():
-            rows.append(
-                [
-                    name,
-                    *(_cell(p, v, percent) for p, v in zip(published.paths, values, strict=True)),
-                ]
-            )
+        lines = [
+            (_run_label(n, block), [dig(block["aggregates"], p or ()) for p in published.paths])
+            for n in names
+            for block in [results.algorithms[n]]
+        ]
+        rows = [
+            [label, *(_cell(p, v, percent) for p, v in zip(published.paths, values, strict=True))]
+            for label, values in [*lines, *printed.items()]
+        ]
         title = f"published results ({published.source})"
         over = _over_games(results, names, published)
         if over:
@@ -408,12 +393,12 @@ def _published_tables(
     shown = results.reference_rows(references)
     if shown:
         paths = _headline_paths(results, shown)
-        rows = []
-        for n in names:
-            ours = results.algorithms[n]["aggregates"]
-            cells = [_cell(p, dig(ours, p), percent) for p in paths]
-            block = results.algorithms[n]
-            rows.append([_run_label(n, block), *cells, len(block["games"]), None, ""])
+        rows = [
+            [_run_label(n, block), *(_cell(p, dig(block["aggregates"], p), percent) for p in paths)]
+            + [len(block["games"]), None, ""]
+            for n in names
+            for block in [results.algorithms[n]]
+        ]
         for reference, aggregates in shown:
             cells = [_cell(p, dig(aggregates, p), percent) for p in paths]
             shared = dig(aggregates, (*paths[0][:1], "n_games")) if paths else None
