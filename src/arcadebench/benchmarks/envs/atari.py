@@ -102,16 +102,9 @@ def protocol_layers(settings: AtariSettings, phase: Phase = "training") -> list[
         ['frame_limit', 'no_life_information']
     """
     layers: list[Layer] = []
-    if settings.rollover_threshold is not None:
-        layers.append(
-            (
-                "rollover",
-                {
-                    "threshold": settings.rollover_threshold,
-                    "correction": settings.rollover_correction,
-                },
-            )
-        )
+    threshold, correction = settings.rollover_threshold, settings.rollover_correction
+    if threshold is not None:
+        layers.append(("rollover", {"threshold": threshold, "correction": correction}))
     if settings.max_stuck_frames is not None:
         layers.append(("stuck", {"max_stuck_frames": settings.max_stuck_frames}))
     if settings.max_episode_frames is not None:
@@ -151,12 +144,8 @@ def make_atari_env(
         phase: the ``training`` environment, or the ``evaluation`` one of a protocol that
             scores evaluation episodes (no training life-loss signal).
     """
-    native = {
-        "game": game,
-        "render_mode": render_mode,
-        "noop_starts": settings.noop_starts,
-        **ale_options(settings),
-    }
+    native: dict[str, Any] = {"game": game, "render_mode": render_mode, **ale_options(settings)}
+    native["noop_starts"] = settings.noop_starts
     if obs_type == "standard":
         env: gym.Env = ReloadFreeStandardAtariEnv(**native)
     else:
