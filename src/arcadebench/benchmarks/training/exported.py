@@ -61,6 +61,7 @@ __all__ = [
     "ExportedKind",
     "ExportedPolicy",
     "framework",
+    "inverse_cdf",
     "last_line",
 ]
 
@@ -352,9 +353,14 @@ def _sample(logits: np.ndarray, rngs: Sequence[np.random.Generator]) -> np.ndarr
     """
     z = logits.astype(np.float64)
     z -= z.max(axis=1, keepdims=True)
-    cdf = np.cumsum(np.exp(z), axis=1)
+    return inverse_cdf(np.exp(z), rngs)
+
+
+def inverse_cdf(weights: np.ndarray, rngs: Sequence[np.random.Generator]) -> np.ndarray:
+    """Row ``i``'s action drawn in proportion to ``weights[i]`` with one ``rngs[i].random()``."""
+    cdf = np.cumsum(weights, axis=1)
     draws = np.fromiter((rng.random() for rng in rngs), np.float64, len(rngs)) * cdf[:, -1]
-    chosen: np.ndarray = np.minimum((cdf <= draws[:, None]).sum(axis=1), logits.shape[1] - 1)
+    chosen: np.ndarray = np.minimum((cdf <= draws[:, None]).sum(axis=1), weights.shape[1] - 1)
     return chosen.astype(np.int64)
 
 

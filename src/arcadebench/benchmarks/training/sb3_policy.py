@@ -41,6 +41,7 @@ import gymnasium as gym
 import numpy as np
 
 from arcadebench.benchmarks.envs.spaces import obs_type_for_shape
+from arcadebench.benchmarks.training.exported import inverse_cdf
 from arcadebench.errors import IncompatibleAgent, MissingDependency, first_line, install_hint
 
 __all__ = ["SB3_KIND", "SB3Policy", "read_sb3_agent"]
@@ -313,11 +314,7 @@ def _sample(policy: Any, obs: np.ndarray, rngs: Sequence[np.random.Generator]) -
         tensor, _ = policy.obs_to_tensor(obs)
         distribution = policy.get_distribution(tensor).distribution
         probs = distribution.probs.cpu().numpy().astype(np.float64)
-    cumulative = np.cumsum(probs, axis=1)
-    draws = np.array([rng.random() for rng in rngs]) * cumulative[:, -1]
-    actions = (cumulative <= draws[:, None]).sum(axis=1)
-    sampled: np.ndarray = np.minimum(actions, probs.shape[1] - 1).astype(np.int64)
-    return sampled
+    return inverse_cdf(probs, rngs)
 
 
 _TRAINERS = {  # the policy modules of SB3's algorithms, to name the right one in a refusal

@@ -66,7 +66,9 @@ class TorchScriptPolicy(ExportedPolicy):
                 meta = [n for n in names if n.endswith(f"/extra/{METADATA_FILE}")]
                 text = archive.read(meta[0]) if meta else None
         except (zipfile.BadZipFile, OSError, EOFError):
-            if looks_like_onnx(self.path):
+            from arcadebench.benchmarks.training.onnx_policy import is_onnx_model
+
+            if is_onnx_model(self.path):
                 raise IncompatibleAgent(
                     f"{self.path} is an ONNX model, not TorchScript; evaluate it as "
                     f"{ONNX_PREFIX}{self.path}"
@@ -141,13 +143,6 @@ class TorchScriptPolicy(ExportedPolicy):
             )
         result: np.ndarray = out.detach().cpu().numpy()
         return result
-
-
-def looks_like_onnx(path: str) -> bool:
-    """Whether the file parses as an ONNX model (to say so of a file given as TorchScript)."""
-    from arcadebench.benchmarks.training.onnx_policy import is_onnx_model
-
-    return is_onnx_model(path)
 
 
 TORCHSCRIPT_KIND = ExportedKind(TorchScriptPolicy, "torch")
