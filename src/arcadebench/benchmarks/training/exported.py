@@ -107,23 +107,6 @@ def last_line(error: BaseException) -> str:
     return text if len(text) <= 300 else text[:297] + "..."
 
 
-def _box(shape: tuple[int, ...]) -> gym.spaces.Box:
-    """The observations a protocol env gives for ``shape``: bytes."""
-    return gym.spaces.Box(0, 255, shape, np.uint8)
-
-
-def _obs_type(path: str, shape: tuple[int, ...]) -> str:
-    """The ``obs_type`` giving ``shape``, or the refusal naming the shapes there are."""
-    found = obs_type_for_shape(shape)
-    if found is None:
-        choices = ", ".join(f"{s} {t}" for s, t in OBSERVATION_SHAPES.items())
-        raise IncompatibleAgent(
-            f"{path} takes observations of shape {shape}, which no protocol env gives "
-            f"(obs_type shapes: {choices}); export a model for one of those"
-        )
-    return found
-
-
 class ExportedPolicy:
     """What both formats share: arguments, the output convention, checking, pickling."""
 
@@ -186,10 +169,21 @@ class ExportedPolicy:
         raise NotImplementedError
 
     def _set_input(self, shape: tuple[int, ...]) -> None:
-        """Take an input shape the file declares: it chooses the environment's observations."""
+        """Take an input shape the file declares: it chooses the environment's observations.
+
+        Raises:
+            IncompatibleAgent: a shape no protocol env gives (naming the shapes there are).
+        """
+        obs_type = obs_type_for_shape(shape)
+        if obs_type is None:
+            choices = ", ".join(f"{s} {t}" for s, t in OBSERVATION_SHAPES.items())
+            raise IncompatibleAgent(
+                f"{self.path} takes observations of shape {shape}, which no protocol env gives "
+                f"(obs_type shapes: {choices}); export a model for one of those"
+            )
         self._input_shape = shape
-        self.env_kwargs = {"obs_type": _obs_type(self.path, shape)}
-        self.observation_space = _box(shape)
+        self.env_kwargs = {"obs_type": obs_type}
+        self.observation_space = gym.spaces.Box(0, 255, shape, np.uint8)  # bytes, as envs give
 
     def load(self, threads: int = 1) -> None:
         """Import the framework and load the model, once in each worker (a second call is a no-op).
