@@ -27,8 +27,8 @@ __all__ = [
     "GROUPS",
     "in_cli_words",
     "main",
-    "options_for",
     "print_report",
+    "warnings_printed",
     "write_file",
     "write_json",
 ]
@@ -109,16 +109,6 @@ def _in_order_of_the_work(subparsers: argparse._SubParsersAction[argparse.Argume
     parsers = sorted(subparsers.choices.items(), key=lambda item: place[item[0]])
     subparsers.choices.clear()  # the same mapping argparse holds, in the new order
     subparsers.choices.update(parsers)
-
-
-def options_for(*names: str, **renamed: str) -> dict[str, str]:
-    """The words :func:`in_cli_words` maps: each parameter in ``names`` to ``--its-name``.
-
-    Example:
-        >>> options_for("cap_frames", log_dir="--out")
-        {'cap_frames': '--cap-frames', 'log_dir': '--out'}
-    """
-    return {**{name: f"--{name.replace('_', '-')}" for name in names}, **renamed}
 
 
 def in_cli_words(message: str, words: Mapping[str, str]) -> str:

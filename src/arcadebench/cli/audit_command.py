@@ -18,12 +18,14 @@ import json
 from typing import Any
 
 from arcadebench.benchmarks.audit import DEFAULT_CAP_FRAMES, DEFAULT_FRAMES, audit
-from arcadebench.cli import options, options_for, print_report
+from arcadebench.cli import options, print_report
 from arcadebench.errors import InvalidArgument
 
 __all__ = ["register"]
 
-PYTHON_WORDS = options_for("kwargs", "game", "spec", "frames", "cap_frames", "seed")
+_PASSED = ("game", "spec", "frames", "cap_frames", "seed")
+"""The options ``audit()`` is given as its parameters of the same names."""
+PYTHON_WORDS = options.python_words("kwargs", *_PASSED)
 """The library's parameter names, as this command's options (in its one-line errors)."""
 
 
@@ -84,13 +86,5 @@ def _kwargs(text: str | None) -> dict[str, Any]:
 
 
 def _audit(args: argparse.Namespace) -> int:
-    report = audit(
-        args.env,
-        _kwargs(args.kwargs),
-        game=args.game,
-        spec=args.spec,
-        frames=args.frames,
-        cap_frames=args.cap_frames,
-        seed=args.seed,
-    )
+    report = audit(args.env, _kwargs(args.kwargs), **options.keywords(args, *_PASSED))
     return print_report(report, args.json)

@@ -26,7 +26,7 @@ from arcadebench._version import __version__
 from arcadebench.benchmarks.envs.roms import IMPORT_COMMAND, rom_status
 from arcadebench.benchmarks.envs.sonic import levels
 from arcadebench.cli import options
-from arcadebench.specs import Spec, list_specs, load_spec
+from arcadebench.specs import list_specs, load_spec
 
 __all__ = ["register"]
 
@@ -108,12 +108,6 @@ def _probe(which: str) -> tuple[bool, str]:
     return True, f"{game} reset and stepped without a display (frames {shape})"
 
 
-def _atari_missing(spec: Spec) -> list[str]:
-    from ale_py.roms import get_rom_path
-
-    return [game for game in spec.games if get_rom_path(game) is None]
-
-
 def _doctor(args: argparse.Namespace) -> int:
     specs = [load_spec(name) for name in (args.specs or list_specs())]
     problems: list[str] = []
@@ -182,9 +176,11 @@ def _doctor(args: argparse.Namespace) -> int:
 
     atari = [s for s in specs if s.platform == "atari"]
     if atari:
+        from ale_py.roms import get_rom_path
+
         rows = []
         for spec in atari:
-            missing = _atari_missing(spec)
+            missing = [game for game in spec.games if get_rom_path(game) is None]
             rows.append(
                 [
                     spec.name,

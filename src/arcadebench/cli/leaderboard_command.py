@@ -126,9 +126,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _open(args: argparse.Namespace) -> int:
-    board = open_board(
-        args.board, args.secret_file, title=args.title, episodes=args.episodes, alpha=args.alpha
-    )
+    passed = options.keywords(args, "title", "episodes", "alpha")
+    board = open_board(args.board, args.secret_file, **passed)
     print(
         f"opened {board.path}: secret {board.settings.secret_sha256} (the secret is in "
         f"{args.secret_file}: keep it private until `arcadebench leaderboard close`)"
@@ -137,16 +136,8 @@ def _open(args: argparse.Namespace) -> int:
 
 
 def _add(args: argparse.Namespace) -> int:
-    record = add_submission(
-        args.board,
-        args.run,
-        policy=args.policy,
-        meta=args.meta,
-        name=args.name,
-        secret_file=args.secret_file,
-        workers=args.workers,
-        backend=args.backend,
-    )
+    passed = ("policy", "meta", "name", "secret_file", "workers", "backend")
+    record = add_submission(args.board, args.run, **options.keywords(args, *passed))
     if record.status == "rejected":
         print(f"arcadebench: rejected {record.name}: {record.reason}", file=sys.stderr)
         return 1

@@ -14,7 +14,8 @@ A renamed option keeps its old spelling for a release: :func:`add_deprecated` ad
 
 Functions: add_command, add_spec_argument, add_spec, add_games, add_out, add_json, add_format,
 add_references, add_ci, add_reps, add_seed, add_workers, add_backend, add_frames,
-add_deprecated, declared.
+add_deprecated, declared; keywords and python_words, from the options to the parameters
+they set.
 Classes: Deprecated.
 """
 
@@ -44,6 +45,8 @@ __all__ = [
     "add_spec_argument",
     "add_workers",
     "declared",
+    "keywords",
+    "python_words",
 ]
 
 Container = argparse._ActionsContainer
@@ -224,6 +227,26 @@ def add_frames(container: Container, what: str, default: int) -> argparse.Action
         metavar="N",
         help=f"emulator frames the seeded agents play: {what}{_default(f'{default:,}')}",
     )
+
+
+def keywords(args: argparse.Namespace, *names: str) -> dict[str, Any]:
+    """The parsed options ``names`` as keyword arguments: each option is the parameter it sets.
+
+    Example:
+        >>> keywords(argparse.Namespace(seed=1, frames=400, json=None), "frames", "seed")
+        {'frames': 400, 'seed': 1}
+    """
+    return {name: getattr(args, name) for name in names}
+
+
+def python_words(*names: str, **renamed: str) -> dict[str, str]:
+    """The words :func:`in_cli_words` maps: each parameter in ``names`` to ``--its-name``.
+
+    Example:
+        >>> python_words("cap_frames", log_dir="--out")
+        {'cap_frames': '--cap-frames', 'log_dir': '--out'}
+    """
+    return {**{name: f"--{name.replace('_', '-')}" for name in names}, **renamed}
 
 
 class Deprecated(argparse.Action):

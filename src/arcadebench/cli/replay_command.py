@@ -19,7 +19,7 @@ import argparse
 import sys
 
 from arcadebench.benchmarks.replay.video import Choice, render_episode
-from arcadebench.cli import options, options_for
+from arcadebench.cli import options
 
 __all__ = ["register"]
 
@@ -75,7 +75,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.set_defaults(
         handler=_replay,
-        python_words=options_for("scale", "video", "episode", log="LOG"),
+        python_words=options.python_words("scale", "video", "episode", log="LOG"),
     )
 
 
@@ -83,14 +83,8 @@ def _replay(args: argparse.Namespace) -> int:
     which: Choice | None = (
         "best" if args.best else "worst" if args.worst else "last" if args.last else None
     )
-    rendered = render_episode(
-        args.log,
-        args.video,
-        episode=args.episode,
-        stream=args.stream,
-        which=which,
-        scale=args.scale,
-    )
+    passed = options.keywords(args, "episode", "stream", "scale")
+    rendered = render_episode(args.log, args.video, which=which, **passed)
     print(
         f"{rendered.path}: {rendered.episode} of {args.log}, return {rendered.episode_return:g}, "
         f"{rendered.frames:,} frames, {rendered.images:,} images",

@@ -123,15 +123,8 @@ def _report(args: argparse.Namespace) -> int:
         )
     with warnings_printed():
         require_matplotlib()  # before anything is read, as report() does
-        data = load_report_data(
-            args.inputs,
-            spec=args.spec,
-            references=args.references,
-            metric=args.metric,
-            ci=args.ci,
-            reps=args.reps,
-            seed=args.seed,
-        )
+        passed = ("spec", "references", "metric", "ci", "reps", "seed")
+        data = load_report_data(args.inputs, **options.keywords(args, *passed))
         if args.paper:
             sizes = {"figure_width": args.figure_width, "font_size": args.font_size}
             written = write_paper(

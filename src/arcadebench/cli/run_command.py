@@ -23,18 +23,18 @@ from arcadebench.benchmarks.runner.messages import Failure, FailureKind
 from arcadebench.benchmarks.scoring.normalise import headline_metric
 from arcadebench.benchmarks.scoring.results import Results
 from arcadebench.benchmarks.scoring.tables import results_table
-from arcadebench.cli import options, options_for, warnings_printed
+from arcadebench.cli import options, warnings_printed
 from arcadebench.errors import JobsFailed
 from arcadebench.specs.model import DEFAULT_REFERENCES
 
 __all__ = ["PYTHON_WORDS", "closest_references", "register", "summary"]
 
-PYTHON_WORDS = options_for(
-    *"episodes steps games split seeds workers device map_actions resume overwrite name".split(),
+_PASSED = (
+    *"episodes steps split seeds workers device map_actions resume overwrite name".split(),
     *"backend address episode_time_limit progress reps".split(),
-    num_envs="--envs",
-    log_dir="--out",
 )
+"""The options ``evaluate()`` is given as its parameters of the same names."""
+PYTHON_WORDS = options.python_words("games", *_PASSED, num_envs="--envs", log_dir="--out")
 """``evaluate()``'s parameter names and the options that set them: errors use the CLI's words."""
 
 
@@ -180,24 +180,10 @@ def _run(args: argparse.Namespace) -> int:
                     args.agent,
                     args.spec,
                     args.games,
-                    episodes=args.episodes,
-                    steps=args.steps,
-                    seeds=args.seeds,
-                    workers=args.workers,
                     num_envs=args.envs,
-                    device=args.device,
-                    map_actions=args.map_actions,
                     log_dir=out,
-                    backend=args.backend,
-                    address=args.address,
-                    resume=args.resume,
-                    overwrite=args.overwrite,
-                    name=args.name,
-                    episode_time_limit=args.episode_time_limit,
-                    split=args.split,
-                    progress=args.progress,
-                    reps=args.reps,
                     command=command,
+                    **options.keywords(args, *_PASSED),
                 )
                 failures: list[tuple[str, Failure]] = []
             except JobsFailed as error:

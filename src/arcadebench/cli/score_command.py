@@ -128,12 +128,10 @@ def _score(args: argparse.Namespace) -> int:
             results = score(
                 args.spec,
                 args.files,
-                ci=args.ci,
-                reps=args.reps,
-                seed=args.seed,
                 command=command,
                 compare=[(x, y) for x, y in args.compare] if args.compare else None,
                 curve=curve,
+                **options.keywords(args, "ci", "reps", "seed"),
             )
         except InvalidArgument as error:
             raise InvalidArgument(in_cli_words(str(error), _CLI_WORDS)) from None

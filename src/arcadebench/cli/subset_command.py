@@ -126,11 +126,7 @@ def _subset(args: argparse.Namespace) -> int:
         raise SubsetError("`--spec-name` needs `--yaml FILE` (the file the spec is written to)")
     table = read_scores(args.scores, spec=args.spec)
     data = prepare(
-        table,
-        target=args.target,
-        min_games=args.min_games,
-        min_algorithms=args.min_algorithms,
-        min_target=args.min_target,
+        table, **options.keywords(args, "target", "min_games", "min_algorithms", "min_target")
     )
     prefix = args.prefix or ("Atari" if args.scores == ATARI5_DATASET else "Subset")
     print(_describe(data))
@@ -148,14 +144,10 @@ def _subset(args: argparse.Namespace) -> int:
         search = best_subsets(
             data,
             args.size,
-            exclude=args.exclude,
-            within=args.within,
-            always=args.always,
-            intercept=args.intercept,
-            top=args.top,
-            folds=args.folds,
-            seed=args.seed,
             processes=args.workers,
+            **options.keywords(
+                args, "exclude", "within", "always", "intercept", "top", "folds", "seed"
+            ),
         )
         _print_search(search.fits, args.intercept)
         print(
@@ -199,12 +191,8 @@ def _describe(data: SubsetData) -> str:
     return "\n".join(lines)
 
 
-def _test_sizes(size: int) -> tuple[int, ...]:
-    return tuple(sorted({s for s in (size, 3, 1) if s <= size}, reverse=True))
-
-
 def _nested(data: SubsetData, args: argparse.Namespace, prefix: str) -> dict[str, SubsetFit]:
-    sizes = _test_sizes(args.size)
+    sizes = tuple(sorted({s for s in (args.size, 3, 1) if s <= args.size}, reverse=True))
     universe = set(data.resolve(args.within)) if args.within else set(data.candidates)
     excluded = set(data.resolve(args.exclude))
     available = len([g for g in data.candidates if g in universe and g not in excluded])
@@ -229,11 +217,8 @@ def _nested(data: SubsetData, args: argparse.Namespace, prefix: str) -> dict[str
         sizes,
         validation,
         extended,
-        exclude=args.exclude,
-        within=args.within,
-        folds=args.folds,
-        seed=args.seed,
         processes=args.workers,
+        **options.keywords(args, "exclude", "within", "folds", "seed"),
     )
     rows = [
         [

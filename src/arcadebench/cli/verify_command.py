@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 
 from arcadebench.benchmarks.replay import verify
-from arcadebench.cli import options, options_for, print_report
+from arcadebench.cli import options, print_report
 
 __all__ = ["register"]
 
@@ -61,17 +61,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     options.add_json(parser, "the verdicts")
     parser.set_defaults(
         handler=_verify,
-        python_words=options_for("sample", "sample_seed", "workers"),
+        python_words=options.python_words("sample", "sample_seed", "workers"),
     )
 
 
 def _verify(args: argparse.Namespace) -> int:
-    found = verify(
-        args.paths,
-        sample=args.sample,
-        sample_seed=args.sample_seed,
-        workers=args.workers,
-        spec=args.spec,
-        backend=args.backend,
-    )
+    passed = ("sample", "sample_seed", "workers", "spec", "backend")
+    found = verify(args.paths, **options.keywords(args, *passed))
     return print_report(found, args.json)
