@@ -42,118 +42,97 @@ __all__ = ["EVIDENCE", "SCORE_CHANGING", "Row", "SpecDiff", "diff", "environment
 
 Section = Literal["environment", "scoring", "evaluation", "games"]
 
+# The evidence (EVIDENCE, below) of each setting whose difference changes scores...
+_CHANGES_SCORES = {
+    "platform": "another emulator, other games: no score carries over",
+    "frame skip": (
+        "Braylan et al. 2015, 'Frame Skip Is a Powerful Parameter for Learning to Play "
+        "Atari' (AAAI workshop): a strong determinant of success in all six games tried"
+    ),
+    "sticky actions": (
+        "Machado et al. 2018 Section 5.2; SABER Section 2.1 and Table 2 (with the full action "
+        "set and no life signal, Rainbow's median falls from 4.20 % to 2.61 %)"
+    ),
+    "action set": (
+        "SABER Section 2.1 and Table 2 (measured together with sticky actions and the life "
+        "signal); Machado et al. 2018"
+    ),
+    "life information": (
+        "SABER Section 2.1 (ending training episodes on a lost life is 'an unfair "
+        "comparison') and Section 3.1 (same conditions in training and test); Machado et al. "
+        "2018"
+    ),
+    "no-op starts": (
+        "Machado et al. 2018 Section 5.3 (alternative forms of stochasticity); Mnih et al. "
+        "2015 Methods and Extended Data Table 1 (up to 30 'do nothing' actions at the start "
+        "of an episode)"
+    ),
+    "episode cap": (
+        "SABER Section 2.2 (a score can be 6 times higher at 30 than at 5 minutes) and "
+        "Table 3 (Rainbow's median 2.35 % at 5 min, 2.61 % at 30 min, 2.83 % without limit)"
+    ),
+    "stuck time": "SABER Section 2.2 (5 minutes without reward end an uncapped episode)",
+    "rollover guard": (
+        "SABER Section 2.2 and Appendix C (a score-counter rollover reads as a sudden "
+        "negative reward)"
+    ),
+    "episode end": "Nichol et al. 2018 Section 3.5 (what ends an episode)",
+    "reward": "Nichol et al. 2018 Section 3.8 (the contest reward)",
+    "observation": "Nichol et al. 2018 Section 3.6 (what the agent sees)",
+    "normalisation": (
+        "SABER Section 2.3 (world records instead of the beginner human baseline) and "
+        "Section 3.2 (capped at 200 %)"
+    ),
+    "random scores": (
+        "a normalised score is 100 (x - random) / |reference - random|: other constants, "
+        "another score for the same play"
+    ),
+    "human scores": (
+        "google-deepmind/dqn_zoo issue #28: Nature's human scores come from 5-minute "
+        "episodes, later papers' (Agent57, Atari-5 Table 12) from 30-minute ones"
+    ),
+    "world records": (
+        "SABER Section 2.3: the record is the reference of HWRNS and the SABER score; another "
+        "record, another score"
+    ),
+    "optimality gap threshold": "Agarwal et al. 2021: the gap is measured below it",
+    "scored phase": (
+        "Machado et al. 2018 Section 4.2 (report performance during training); SABER Section "
+        "2.1 (reporting the score of the best policy biases it)"
+    ),
+    "episode aggregate": (
+        "Machado et al. 2018 Section 4.2; SABER Section 3.2 (the mean of 100 consecutive "
+        "training episodes)"
+    ),
+    "evaluation policy": (
+        "Agarwal et al. 2021: DrQ evaluated at epsilon 0.05 and the same agent at 0.001, "
+        "DrQ(eps), score differently"
+    ),
+    "budget": (
+        "SABER Section 3.2 (scores compared at 10M, 50M, 100M and 200M frames); Kaiser et al. "
+        "2020 (Atari 100k: 400,000 frames)"
+    ),
+    "games": "an aggregate over other games is another statistic",
+}
+# ... and of each whose difference changes only what is reported.
+_REPORTING_ONLY = {
+    "default selection": "what `arcadebench run` plays by default; scores cover those given",
+    "checkpoints": "more intermediate scores; the final one is unchanged",
+    "evaluation episodes": "more episodes, a tighter estimate of the same expected return",
+    "aggregates": "other statistics of the same per-game scores",
+    "classes": "a histogram of the same per-game scores",
+    "breakthroughs": "a count over the same per-game scores",
+    "subset estimates": "estimates from the same per-game scores",
+    "learning efficiency": "the same aggregates divided by the training frames",
+}
+
 #: Settings whose difference changes the scores a protocol gives the same agent, through its raw
 #: returns (the environment, the episodes scored, the training budget) or their normalisation. The
 #: others change only what is reported (more statistics, more checkpoints, a tighter estimate).
-SCORE_CHANGING: frozenset[str] = frozenset(
-    {
-        "platform",
-        "frame skip",
-        "sticky actions",
-        "action set",
-        "life information",
-        "no-op starts",
-        "episode cap",
-        "stuck time",
-        "rollover guard",
-        "episode end",
-        "reward",
-        "observation",
-        "normalisation",
-        "random scores",
-        "human scores",
-        "world records",
-        "optimality gap threshold",
-        "scored phase",
-        "episode aggregate",
-        "evaluation policy",
-        "budget",
-        "games",
-    }
-)
+SCORE_CHANGING: frozenset[str] = frozenset(_CHANGES_SCORES)
 
 #: Per setting, where the literature shows (or argues) what a difference in it does to scores.
-EVIDENCE: Mapping[str, str] = MappingProxyType(
-    {
-        "platform": "another emulator, other games: no score carries over",
-        "frame skip": (
-            "Braylan et al. 2015, 'Frame Skip Is a Powerful Parameter for Learning to Play "
-            "Atari' (AAAI workshop): a strong determinant of success in all six games tried"
-        ),
-        "sticky actions": (
-            "Machado et al. 2018 Section 5.2; SABER Section 2.1 and Table 2 (with the full action "
-            "set and no life signal, Rainbow's median falls from 4.20 % to 2.61 %)"
-        ),
-        "action set": (
-            "SABER Section 2.1 and Table 2 (measured together with sticky actions and the life "
-            "signal); Machado et al. 2018"
-        ),
-        "life information": (
-            "SABER Section 2.1 (ending training episodes on a lost life is 'an unfair "
-            "comparison') and Section 3.1 (same conditions in training and test); Machado et al. "
-            "2018"
-        ),
-        "no-op starts": (
-            "Machado et al. 2018 Section 5.3 (alternative forms of stochasticity); Mnih et al. "
-            "2015 Methods and Extended Data Table 1 (up to 30 'do nothing' actions at the start "
-            "of an episode)"
-        ),
-        "episode cap": (
-            "SABER Section 2.2 (a score can be 6 times higher at 30 than at 5 minutes) and "
-            "Table 3 (Rainbow's median 2.35 % at 5 min, 2.61 % at 30 min, 2.83 % without limit)"
-        ),
-        "stuck time": "SABER Section 2.2 (5 minutes without reward end an uncapped episode)",
-        "rollover guard": (
-            "SABER Section 2.2 and Appendix C (a score-counter rollover reads as a sudden "
-            "negative reward)"
-        ),
-        "episode end": "Nichol et al. 2018 Section 3.5 (what ends an episode)",
-        "reward": "Nichol et al. 2018 Section 3.8 (the contest reward)",
-        "observation": "Nichol et al. 2018 Section 3.6 (what the agent sees)",
-        "normalisation": (
-            "SABER Section 2.3 (world records instead of the beginner human baseline) and "
-            "Section 3.2 (capped at 200 %)"
-        ),
-        "random scores": (
-            "a normalised score is 100 (x - random) / |reference - random|: other constants, "
-            "another score for the same play"
-        ),
-        "human scores": (
-            "google-deepmind/dqn_zoo issue #28: Nature's human scores come from 5-minute "
-            "episodes, later papers' (Agent57, Atari-5 Table 12) from 30-minute ones"
-        ),
-        "world records": (
-            "SABER Section 2.3: the record is the reference of HWRNS and the SABER score; another "
-            "record, another score"
-        ),
-        "optimality gap threshold": "Agarwal et al. 2021: the gap is measured below it",
-        "scored phase": (
-            "Machado et al. 2018 Section 4.2 (report performance during training); SABER Section "
-            "2.1 (reporting the score of the best policy biases it)"
-        ),
-        "episode aggregate": (
-            "Machado et al. 2018 Section 4.2; SABER Section 3.2 (the mean of 100 consecutive "
-            "training episodes)"
-        ),
-        "evaluation policy": (
-            "Agarwal et al. 2021: DrQ evaluated at epsilon 0.05 and the same agent at 0.001, "
-            "DrQ(eps), score differently"
-        ),
-        "budget": (
-            "SABER Section 3.2 (scores compared at 10M, 50M, 100M and 200M frames); Kaiser et al. "
-            "2020 (Atari 100k: 400,000 frames)"
-        ),
-        "games": "an aggregate over other games is another statistic",
-        "default selection": "what `arcadebench run` plays by default; scores cover those given",
-        "checkpoints": "more intermediate scores; the final one is unchanged",
-        "evaluation episodes": "more episodes, a tighter estimate of the same expected return",
-        "aggregates": "other statistics of the same per-game scores",
-        "classes": "a histogram of the same per-game scores",
-        "breakthroughs": "a count over the same per-game scores",
-        "subset estimates": "estimates from the same per-game scores",
-        "learning efficiency": "the same aggregates divided by the training frames",
-    }
-)
+EVIDENCE: Mapping[str, str] = MappingProxyType({**_CHANGES_SCORES, **_REPORTING_ONLY})
 
 NONE = "none"
 ABSENT = "not reported"
