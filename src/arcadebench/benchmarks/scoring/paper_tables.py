@@ -514,10 +514,7 @@ def _runs(columns: list[_Column]) -> str:
 
 
 def _game_table(results: PaperResults, columns: list[_Column], digits: int) -> _Table | None:
-    games: list[str] = []
-    for column in columns:
-        if not column.reference and column.games is not None:
-            games.extend(g for g in column.games if g not in games)
+    games = list(dict.fromkeys(g for c in columns if not c.reference for g in c.games or ()))
     if not games:
         return None
     spec = results.protocol

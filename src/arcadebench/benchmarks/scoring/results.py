@@ -185,17 +185,8 @@ def score(
         notes = _compliance_notes(spec, data)
         if curve is not False:
             asked = () if isinstance(curve, bool) else tuple(curve)
-            points = _curve(
-                spec,
-                name,
-                data,
-                asked,
-                ci=ci,
-                reps=reps,
-                seed=seed,
-                notes=notes,
-                at_checkpoints=entry.get("checkpoints", {}),
-            )
+            at = entry.get("checkpoints", {})
+            points = _curve(spec, name, data, asked, notes, at, ci=ci, reps=reps, seed=seed)
             if points:
                 entry["curve"] = points
         if data.deviations:
@@ -242,12 +233,12 @@ def _curve(
     name: str,
     data: AlgorithmScores,
     asked: Sequence[int],
+    notes: list[str],
+    at_checkpoints: Mapping[str, Any],
     *,
     ci: float,
     reps: int,
     seed: int,
-    notes: list[str],
-    at_checkpoints: Mapping[str, Any],
 ) -> dict[str, Any]:
     """The algorithm's sample-efficiency curve: a block per point where every game has a score.
 

@@ -130,8 +130,7 @@ def read_csv(
                 )
             cells = dict(zip(header.names, (cell.strip() for cell in row), strict=True))
             for algorithm, cell in _cells(header, cells, path.stem):
-                row_read = _row(spec, cells, algorithm, cell, file, line, spreads)
-                rows.append(row_read)
+                rows.append(_row(spec, cells, algorithm, cell, file, line, spreads))
     except csv.Error as error:
         raise InputError(file, line_of(), f"is not valid CSV: {error}") from None
     if header is None:

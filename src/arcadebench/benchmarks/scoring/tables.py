@@ -257,9 +257,7 @@ def _curve_tables(
             {int(f) for n in curved for f in results.algorithms[n]["curve"]}
             | {f for curve in references for f in curve.points}
         )
-        columns = ["frames"]
-        for n in curved:
-            columns += [n, f"{n} {level} CI"]
+        columns = ["frames", *(c for n in curved for c in (n, f"{n} {level} CI"))]
         columns += [
             f"{c.name} ({'another protocol' if c.protocol else 'published'})" for c in references
         ]
@@ -403,7 +401,8 @@ def _published_tables(
             cells = [_cell(p, dig(aggregates, p), percent) for p in paths]
             shared = dig(aggregates, (*paths[0][:1], "n_games")) if paths else None
             obtained = "another protocol" if reference.protocol else "this one"
-            runs = reference.runs if reference.per_run else _means(reference.runs)
+            means = f"means of {reference.runs}" if reference.runs else "means"
+            runs = reference.runs if reference.per_run else means
             rows.append([reference.name, *cells, shared, runs, obtained])
         spec = results.spec["name"]
         over_runs = [s.name for s in STATISTICS.values() if s.over == "runs"]
@@ -423,11 +422,6 @@ def _published_tables(
             )
         )
     return tables
-
-
-def _means(runs: int | None) -> str:
-    """The runs column of a reference of per-game means: ``means of 5``, or ``means``."""
-    return f"means of {runs}" if runs else "means"
 
 
 def _over_games(results: ScoredResults, names: Sequence[str], published: Published) -> str:
