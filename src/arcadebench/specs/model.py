@@ -44,7 +44,7 @@ Split = Literal["train", "test"]
 EMPTY: Mapping[Any, Any] = MappingProxyType({})
 DEFAULT_REFERENCES = 4
 """How many published references a table shows beside the results unless told which."""
-_SOURCE_SUFFIX = re.compile(r"\s*\([^()]*\)\s*$")
+_SOURCE_SUFFIX = re.compile(r"\s*\([^()]*\)\s*$")  # a reference's table: "MuZero (Table 3)"
 
 
 def _empty() -> Mapping[Any, Any]:
@@ -53,11 +53,6 @@ def _empty() -> Mapping[Any, Any]:
 
 def _reference_key(name: str) -> str:
     return re.sub(r"[^0-9a-z]", "", name.lower())
-
-
-def _without_source(name: str) -> str:
-    """A reference's name without its trailing parenthesis: ``MuZero (Table 3)`` -> ``MuZero``."""
-    return _SOURCE_SUFFIX.sub("", name)
 
 
 @dataclass(frozen=True)
@@ -483,7 +478,7 @@ class Spec:
         key = _reference_key(name)
         found = [n for n in names if _reference_key(n) == key]
         if not found:
-            found = [n for n in names if _reference_key(_without_source(n)) == key]
+            found = [n for n in names if _reference_key(_SOURCE_SUFFIX.sub("", n)) == key]
         if len(found) == 1:
             return found[0]
         if found:

@@ -103,11 +103,6 @@ def _sha1(path: str, _size: int, _mtime_ns: int) -> str:
     return digest.hexdigest()
 
 
-def _file_sha1(path: str) -> str:
-    stat = os.stat(path)
-    return _sha1(path, stat.st_size, stat.st_mtime_ns)
-
-
 @dataclass(frozen=True)
 class RomStatus:
     """Whether the ROM of one retro game is installed, and the right dump.
@@ -187,7 +182,9 @@ def rom_status(spec: Spec, game: str) -> RomStatus:
     except FileNotFoundError:
         known = integration.file("rom.sha") is not None or integration.file("data.json") is not None
         return RomStatus(base.game, base.game_id, base.expected_sha1, known=known)
-    return RomStatus(base.game, base.game_id, base.expected_sha1, path=path, sha1=_file_sha1(path))
+    stat = os.stat(path)
+    sha1 = _sha1(path, stat.st_size, stat.st_mtime_ns)
+    return RomStatus(base.game, base.game_id, base.expected_sha1, path=path, sha1=sha1)
 
 
 def require_rom(spec: Spec, game: str) -> RomStatus:

@@ -80,15 +80,6 @@ def check_retro_settings(settings: AtariSettings | RetroSettings) -> RetroSettin
     return settings
 
 
-def _emulator_in_use(game_id: str) -> EmulatorInUse:
-    return EmulatorInUse(
-        f"stable-retro allows one emulator per process and this process already has one, so "
-        f"{game_id} cannot start: close the other environment first (env.close()), or run "
-        "environments in parallel in their own processes: gym.make_vec(id, num_envs=N, "
-        'vectorization_mode="async") or `arcadebench run` (one worker process per level)'
-    )
-
-
 def _retro_env(spec: Spec, level_name: str, render_mode: str | None) -> gym.Env:
     """The level's headless ``RetroEnv`` at its save state, running the contest scenario."""
     import stable_retro
@@ -112,7 +103,13 @@ def _retro_env(spec: Spec, level_name: str, render_mode: str | None) -> gym.Env:
         )
     except RuntimeError as error:
         if _MULTIPLE_EMULATORS in str(error):
-            raise _emulator_in_use(integration.game_id) from None
+            raise EmulatorInUse(
+                f"stable-retro allows one emulator per process and this process already has one, "
+                f"so {integration.game_id} cannot start: close the other environment first "
+                "(env.close()), or run environments in parallel in their own processes: "
+                'gym.make_vec(id, num_envs=N, vectorization_mode="async") or `arcadebench run` '
+                "(one worker process per level)"
+            ) from None
         raise
     env.initial_state = initial_state
     env.statename = state.name
