@@ -1,9 +1,7 @@
-"""ONNX graphs as saved policies: ``--agent onnx:policy.onnx[:stochastic]``.
+"""ONNX graphs as saved policies: ``--agent onnx:policy.onnx[:stochastic]`` (:class:`OnnxPolicy`).
 
-ONNX runs without the framework that trained the policy (onnxruntime, CPU or CUDA), and its
-graph declares its input and output shapes, read here with the ``onnx`` package (never
-onnxruntime) before anything is loaded. The output convention and the batched play are
-:mod:`~.exported`'s.
+The graph's shapes are read with the ``onnx`` package, never onnxruntime; the output convention
+and the batched play are :mod:`~.exported`'s.
 
 Classes: OnnxPolicy.
 Functions: is_onnx_model.

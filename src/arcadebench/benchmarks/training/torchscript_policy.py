@@ -1,8 +1,6 @@
 """TorchScript files as saved policies: ``--agent torchscript:policy.pt[:stochastic]``.
 
-TorchScript keeps a module's code and weights without the Python class that built it
-(``torch.jit.save``), so a policy from any PyTorch code base is evaluated without that code. The
-output convention and the batched play are :mod:`~.exported`'s.
+:class:`TorchScriptPolicy`; the output convention and the batched play are :mod:`~.exported`'s.
 
 Classes: TorchScriptPolicy.
 """
