@@ -147,28 +147,24 @@ def _scoring_rows(spec: Spec) -> list[tuple[str, str]]:
     if scoring.log_transform:
         transform = scoring.log_transform.replace("(0, x)", "(0, HNS_g)")
         rows.append(("Subset estimate", f"10^(sum c_g {transform}) - 1"))
-    if evaluation.episode_aggregate == "last_k":
+    after, last_k = evaluation.scored == "after_training", evaluation.episode_aggregate == "last_k"
+    if last_k:
         checkpoints = ", ".join(f"{c / 1e6:g}M" for c in evaluation.checkpoints)
-        rows.append(
-            (
-                "Per-game score",
-                f"mean of the last {evaluation.k} training episodes before {checkpoints} frames "
-                "and at the end",
-            )
+        per_game = (
+            f"mean of the last {evaluation.k} training episodes before {checkpoints} frames "
+            "and at the end"
         )
-    elif evaluation.scored == "after_training":
-        rows.append(
-            (
-                "Per-game score",
-                f"mean return of {evaluation.episodes} evaluation episodes after training, in the "
-                "evaluation environment (gym.make(id, phase='evaluation'))",
-            )
+    elif after:
+        per_game = (
+            f"mean return of {evaluation.episodes} evaluation episodes after training, in the "
+            "evaluation environment (gym.make(id, phase='evaluation'))"
         )
-        if evaluation.policy:
-            rows.append(("Evaluation policy", f"{evaluation.policy} (the agent's; recorded)"))
     else:
-        rows.append(("Per-game score", "mean return of all complete episodes"))
-    training = " of training" if evaluation.scored == "after_training" else ""
+        per_game = "mean return of all complete episodes"
+    rows.append(("Per-game score", per_game))
+    if after and not last_k and evaluation.policy:
+        rows.append(("Evaluation policy", f"{evaluation.policy} (the agent's; recorded)"))
+    training = " of training" if after else ""
     if evaluation.budget_frames:
         rows.append(("Budget", f"{evaluation.budget_frames:,} frames{training} per run"))
     if evaluation.budget_steps:

@@ -107,10 +107,10 @@ def atari_settings(node: Node) -> AtariSettings:
 
 def retro_settings(node: Node, action_sets: Sequence[str]) -> RetroSettings:
     """The ``environment`` section of a retro (Sonic) spec; the reward settings are nested."""
-    flat = [key for key in _retro_rules(action_sets) if key not in _RETRO_REWARD]
+    rules = _retro_rules(action_sets)
+    flat = [key for key in rules if key not in _RETRO_REWARD]
     fields = node.mapping(required=(*flat, "reward"))
     fields.update(fields.pop("reward").mapping(required=_RETRO_REWARD))
-    rules = _retro_rules(action_sets)
     return RetroSettings(**{key: rule(fields[key]) for key, rule in rules.items()})
 
 
