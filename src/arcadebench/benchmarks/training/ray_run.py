@@ -180,9 +180,7 @@ class RunOwner:
 
     def totals(self) -> tuple[int, int, bool]:
         """The run's steps, frames, and whether its budget is used up."""
-        holder = self.holder
-        steps, frames = holder.totals()
-        return steps, frames, holder.used_up()
+        return (*self.holder.totals(), self.holder.used_up())
 
     def progress(self) -> tuple[int, int, bool, list[dict[str, Any]]]:
         """:meth:`totals`, and the episodes written since the last call."""

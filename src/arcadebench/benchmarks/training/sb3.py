@@ -184,11 +184,6 @@ class ProtocolCallback(BaseCallback):
         """The scores at each checkpoint passed so far, ``{frames: {metric: value}}``."""
         return self.checkpoints.scored
 
-    def _totals(self) -> tuple[int, int] | None:
-        if self.log is None or not counters_path(self.log).exists():
-            return None
-        return read_totals(self.log)
-
     def _on_step(self) -> bool:
         for info in self.locals.get("infos", ()):
             protocol = info.get("arcadebench") or {}
@@ -209,10 +204,9 @@ class ProtocolCallback(BaseCallback):
         if self._returns:
             self.logger.record("arcadebench/episode_return", float(np.mean(self._returns)))
             self._returns = []
-        totals = self._totals()
-        if totals is None:
+        if self.log is None or not counters_path(self.log).exists():
             return
-        steps, frames = totals
+        steps, frames = read_totals(self.log)
         self.logger.record("arcadebench/run_steps", steps)
         self.logger.record("arcadebench/run_frames", frames)
         for checkpoint, cell in self.checkpoints.update(frames).items():
