@@ -284,23 +284,20 @@ def levels(spec: str | Spec = "sonic", split: str | None = None) -> list[LevelRe
     spec = retro_spec(spec)
     if split is not None and split not in ("all", "train", "test"):
         raise InvalidArgument(f"`split` must be 'train', 'test', 'all' or None, got {split!r}")
-    names = spec.games_of(split or "all")
-    games = dict.fromkeys(spec.levels[name].game for name in names)
+    chosen = {name: spec.levels[name] for name in spec.games_of(split or "all")}
+    games = dict.fromkeys(level.game for level in chosen.values())
     roms = {game: rom_status(spec, game) for game in games}
-    records = []
-    for name in names:
-        level = spec.levels[name]
-        records.append(
-            LevelRecord(
-                name=name,
-                game=level.game,
-                integration=roms[level.game].game_id,
-                state=level.state,
-                split=level.split,
-                zone=level.zone,
-                act=level.act,
-                env_id=env_id(spec, name),
-                playable=roms[level.game].playable and _state_exists(spec, name),
-            )
+    return [
+        LevelRecord(
+            name=name,
+            game=level.game,
+            integration=roms[level.game].game_id,
+            state=level.state,
+            split=level.split,
+            zone=level.zone,
+            act=level.act,
+            env_id=env_id(spec, name),
+            playable=roms[level.game].playable and _state_exists(spec, name),
         )
-    return records
+        for name, level in chosen.items()
+    ]
