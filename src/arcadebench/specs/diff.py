@@ -502,12 +502,11 @@ def _paired(
     rows = []
     for setting in dict.fromkeys([*a, *b]):
         left, right = a.get(setting, (None, absent)), b.get(setting, (None, absent))
-        if keep_absent:
-            rows.append(_row(section, setting, left, right))
-        elif left[1] not in (NONE, absent) or right[1] not in (NONE, absent):
+        shown = [value[1] not in (NONE, absent) for value in (left, right)]
+        if keep_absent or any(shown):
             # a statistic only one protocol reports changes what is reported, not the scores
-            both = left[1] not in (NONE, absent) and right[1] not in (NONE, absent)
-            rows.append(_row(section, setting, left, right, changes=None if both else False))
+            changes = None if keep_absent or all(shown) else False
+            rows.append(_row(section, setting, left, right, changes=changes))
     return rows
 
 
