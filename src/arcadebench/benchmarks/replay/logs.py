@@ -95,11 +95,6 @@ class RecordedRun:
         return self.replays is not None and self.replays.exists
 
     @property
-    def damaged(self) -> int:
-        """Replay lines that could not be read (a cut, edited or oversized line)."""
-        return len(self.replays.damaged) if self.replays is not None else 0
-
-    @property
     def replay_file(self) -> Path:
         """The replay file beside the log."""
         return replay_path(self.log)

@@ -38,6 +38,7 @@ Functions: verify.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import random
@@ -64,7 +65,6 @@ from arcadebench.specs import Spec, list_specs, load_spec, spec_reference
 __all__ = ["EpisodeCheck", "RunCheck", "Verification", "verify"]
 
 Verdict = Literal["verified", "diverged", "unverifiable", "duplicate", "wrong seed"]
-VERDICTS: tuple[Verdict, ...] = ("verified", "diverged", "unverifiable", "duplicate", "wrong seed")
 
 
 @dataclass(frozen=True)
@@ -85,6 +85,12 @@ class EpisodeCheck:
     verdict: Verdict
     step: int | None = None
     reason: str = ""
+
+
+def _verdict(
+    episode: LoggedEpisode, verdict: Verdict, step: int | None = None, reason: str = ""
+) -> EpisodeCheck:
+    return EpisodeCheck(episode.name, episode.line, verdict, step, reason)
 
 
 @dataclass(frozen=True)
@@ -362,12 +368,8 @@ def _segments(
                 current.suspect = suspect
                 segments.append(current)
             elif current is None or current.episodes[-1].key[1] != before:
-                checks[episode.line] = EpisodeCheck(
-                    episode.name,
-                    episode.line,
-                    "unverifiable",
-                    reason=f"it continues episode {before}, whose recording is missing",
-                )
+                why = f"it continues episode {before}, whose recording is missing"
+                checks[episode.line] = _verdict(episode, "unverifiable", reason=why)
                 continue
             current.episodes.append(episode)
     return segments
@@ -384,21 +386,13 @@ def _replay_segment(segment: _Segment) -> list[EpisodeCheck]:
     try:
         for position, episode in enumerate(segment.episodes):
             if broken is not None:
-                checks.append(
-                    EpisodeCheck(episode.name, episode.line, "unverifiable", reason=broken)
-                )
+                checks.append(_verdict(episode, "unverifiable", reason=broken))
                 continue
             try:
                 replay = _decoded(segment, position)
             except ReplayDamaged as error:
-                checks.append(
-                    EpisodeCheck(
-                        episode.name,
-                        episode.line,
-                        "unverifiable",
-                        reason=f"its recording is damaged: {error}",
-                    )
-                )
+                why = f"its recording is damaged: {error}"
+                checks.append(_verdict(episode, "unverifiable", reason=why))
                 broken = f"it continues {episode.name}, whose recording is damaged"
                 continue
             if player is None:
@@ -407,9 +401,7 @@ def _replay_segment(segment: _Segment) -> list[EpisodeCheck]:
                     player = Player(spec, segment.header, segment.engine, None, replay.digests)
                 except Exception as error:  # the header is someone else's input
                     broken = f"no environment: {first_line(error)}"
-                    checks.append(
-                        EpisodeCheck(episode.name, episode.line, "unverifiable", reason=broken)
-                    )
+                    checks.append(_verdict(episode, "unverifiable", reason=broken))
                     continue
             check = _check(player, episode, replay, previous, segment.suspect.get(episode.line))
             checks.append(check)
@@ -448,14 +440,10 @@ def _check(
     try:
         outcome = player.play(replay, previous)
     except ArcadebenchError as error:
-        return EpisodeCheck(episode.name, episode.line, "unverifiable", reason=str(error))
+        return _verdict(episode, "unverifiable", reason=str(error))
     except Exception as error:  # whatever a hostile recording makes the emulator raise
-        return EpisodeCheck(
-            episode.name,
-            episode.line,
-            "unverifiable",
-            reason=f"replaying it failed: {type(error).__name__}: {first_line(error)}",
-        )
+        why = f"replaying it failed: {type(error).__name__}: {first_line(error)}"
+        return _verdict(episode, "unverifiable", reason=why)
     if suspect is not None:
         step, what = outcome.departed or (None, "")
         under = (
@@ -463,18 +451,12 @@ def _check(
             if step is not None
             else "; under the run's settings it re-simulates as its line says"
         )
-        return EpisodeCheck(episode.name, episode.line, "diverged", step, suspect + under)
+        return _verdict(episode, "diverged", step, suspect + under)
     if outcome.departed is not None:
-        step, what = outcome.departed
-        return EpisodeCheck(episode.name, episode.line, "diverged", step, what)
+        return _verdict(episode, "diverged", *outcome.departed)
     if outcome.end_reason is None and record.get("complete"):
-        return EpisodeCheck(
-            episode.name,
-            episode.line,
-            "diverged",
-            outcome.steps,
-            f"the recording ends at step {outcome.steps}, but the episode goes on",
-        )
+        why = f"the recording ends at step {outcome.steps}, but the episode goes on"
+        return _verdict(episode, "diverged", outcome.steps, why)
     expected_end = record.get("end_reason") if record.get("complete") else None
     compared = (
         ("return", float(record["return"]), outcome.episode_return),
@@ -484,15 +466,14 @@ def _check(
     )
     for what, logged, replayed in compared:
         if logged != replayed:
-            return EpisodeCheck(
-                episode.name,
-                episode.line,
+            return _verdict(
+                episode,
                 "diverged",
                 outcome.steps,
                 f"the log says {what} {logged!r}; its recording, re-simulated, gives "
                 f"{replayed!r}: the log line was changed",
             )
-    return EpisodeCheck(episode.name, episode.line, "verified")
+    return _verdict(episode, "verified")
 
 
 # -- the whole ------------------------------------------------------------------------------
@@ -520,9 +501,7 @@ def _check_run(
     if spec is None:
         found.problems.append(source)
         for episode in run.episodes:
-            checks[episode.line] = EpisodeCheck(
-                episode.name, episode.line, "unverifiable", reason=source
-            )
+            checks[episode.line] = _verdict(episode, "unverifiable", reason=source)
         return found, [], checks
     found.problems.extend(_header_problems(run, spec))
     if spec.evaluation.scored == "after_training" and header.get("phase") != "evaluation":
@@ -535,9 +514,8 @@ def _check_run(
     chosen = [e for e in run.episodes if e.malformed is None]
     for episode in run.episodes:
         if episode.malformed is not None:
-            checks[episode.line] = EpisodeCheck(
-                episode.name, episode.line, "unverifiable", reason=f"its line: {episode.malformed}"
-            )
+            why = f"its line: {episode.malformed}"
+            checks[episode.line] = _verdict(episode, "unverifiable", reason=why)
     _flag(chosen, findings, checks)
     chosen = [e for e in chosen if e.line not in checks]
     if sample is not None and len(chosen) > sample:
@@ -549,9 +527,7 @@ def _check_run(
     for episode in chosen:
         problem = _line_problem(episode, run)
         if problem is not None and episode.replay is None:
-            checks[episode.line] = EpisodeCheck(
-                episode.name, episode.line, "diverged", reason=problem
-            )
+            checks[episode.line] = _verdict(episode, "diverged", reason=problem)
         elif episode.replay is None:
             why = (
                 "no recording (recorded with record_actions=False, or before recordings)"
@@ -560,9 +536,7 @@ def _check_run(
                 + "; ".join(f"line {k}: {v}" for k, v in list(damaged.items())[:2])
                 + ")"
             )
-            checks[episode.line] = EpisodeCheck(
-                episode.name, episode.line, "unverifiable", reason=why
-            )
+            checks[episode.line] = _verdict(episode, "unverifiable", reason=why)
         else:
             ready.append(episode)
             if problem is not None:
@@ -581,14 +555,10 @@ def _flag(
     for episode in episodes:
         if episode.line in findings.duplicates:
             reason = findings.duplicates[episode.line]
-            checks[episode.line] = EpisodeCheck(
-                episode.name, episode.line, "duplicate", None, reason
-            )
+            checks[episode.line] = _verdict(episode, "duplicate", None, reason)
         elif episode.line in findings.wrong_seeds:
             reason = findings.wrong_seeds[episode.line]
-            checks[episode.line] = EpisodeCheck(
-                episode.name, episode.line, "wrong seed", None, reason
-            )
+            checks[episode.line] = _verdict(episode, "wrong seed", None, reason)
 
 
 def _checks(run: RecordedRun, findings: Findings) -> list[str]:
@@ -705,12 +675,7 @@ def verify(
     for (position, _), replayed in zip(jobs, replays, strict=True):
         settled[position].update({check.line: check for check in replayed})
     checked = [
-        RunCheck(
-            **{
-                **{k: getattr(run, k) for k in RunCheck.__dataclass_fields__},
-                "episodes": [checks[k] for k in sorted(checks)],
-            }
-        )
+        dataclasses.replace(run, episodes=[checks[k] for k in sorted(checks)])
         for run, checks in zip(runs, settled, strict=True)
     ]
     return Verification(
@@ -749,12 +714,5 @@ def _with_lines(segment: _Segment) -> _Segment:
 
 def _crashed(segment: _Segment) -> list[EpisodeCheck]:
     """The verdicts of a segment whose replay killed its process."""
-    return [
-        EpisodeCheck(
-            e.name,
-            e.line,
-            "unverifiable",
-            reason="replaying its chain of episodes crashed the emulator's process",
-        )
-        for e in segment.episodes
-    ]
+    why = "replaying its chain of episodes crashed the emulator's process"
+    return [_verdict(e, "unverifiable", reason=why) for e in segment.episodes]

@@ -299,8 +299,10 @@ def episode_images(
     try:
         for found in run.chain(target):
             replay = _decoded(run, found)
-            if player is None:
-                player = _player(spec, run, replay)
+            if player is None:  # the run's settings, rendering RGB screens
+                from arcadebench.benchmarks.replay.simulate import Player
+
+                player = Player(spec, run.header, replay.engine, "rgb", replay.digests)
             outcome = player.play(replay, previous, screens if found is target else None)
             previous = str(found.record.get("end_reason"))
     finally:
@@ -320,13 +322,6 @@ def _decoded(run: RecordedRun, found: LoggedEpisode) -> Replay:
             f"the recording of {found.name} of {run.log} is damaged ({run.replay_file} line "
             f"{found.replay.line}: {error}): it cannot be replayed"
         ) from None
-
-
-def _player(spec: Spec, run: RecordedRun, first: Replay) -> Player:
-    """An environment of the run's settings rendering RGB screens, for ``first`` and after."""
-    from arcadebench.benchmarks.replay.simulate import Player
-
-    return Player(spec, run.header, first.engine, obs_type="rgb", digests=first.digests)
 
 
 class _Screens:
