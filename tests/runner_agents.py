@@ -12,6 +12,7 @@ import os
 import signal
 import time
 
+import ale_py.env
 import gymnasium as gym
 
 from arcadebench.benchmarks.runner.agents import RandomAgent
@@ -206,3 +207,27 @@ class EvaluatingLearner(LearningAgent):
     def observe(self, obs, reward, terminated, truncated, info):
         assert not self.evaluating, "an evaluation episode was observed"
         super().observe(obs, reward, terminated, truncated, info)
+
+
+def _emulator_fault(*args, **kwargs):
+    raise RuntimeError("emulator fault")
+
+
+class BreakingEmulator(_Counting):
+    """At step 10 of episode 2 of phoenix, the emulator's step starts raising (a fault)."""
+
+    def misbehave(self):
+        ale_py.env.AtariEnv.step = _emulator_fault
+
+
+class BreakingEmulatorInBatches:
+    """A batched policy (action 0) under which the emulator's step raises from the 10th batch."""
+
+    def __init__(self):
+        self.batches = 0
+
+    def act_batch(self, obs):
+        self.batches += 1
+        if self.batches == 10:
+            ale_py.env.AtariEnv.step = _emulator_fault
+        return [0] * len(obs)

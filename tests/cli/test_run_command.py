@@ -294,6 +294,8 @@ def test_failed_jobs_are_listed_and_the_exit_status_is_1(tmp_path, capsys, monke
         ("RaisingAgent", ["atari5", "--games", "phoenix"], FailureKind.AGENT_RAISED),
         ("OutOfRange", ["atari100k", "--games", "pong"], FailureKind.INVALID_ACTION),
         ("KilledAgent", ["atari5", "--games", "phoenix"], FailureKind.WORKER_DIED),
+        ("BreakingEmulator", ["atari5", "--games", "phoenix"], FailureKind.ENVIRONMENT),
+        ("BreakingEmulatorInBatches", ["atari5", "--games", "phoenix"], FailureKind.ENVIRONMENT),
         (
             "HangingAgent",
             ["atari5", "--games", "phoenix", "--episode-time-limit", "3"],

@@ -48,6 +48,7 @@ from arcadebench.benchmarks.runner.worker import (
     Send,
     attach_log,
     checked_actions,
+    environment_raised,
     event_fields,
     job_actor,
 )
@@ -123,10 +124,6 @@ class Lanes:
         try:
             actor = self._actor(job, env, spec)
             policy = self._policy(job, actor)
-            relay = None
-            if start is not None and self.line_sender is not None and stream is not None:
-                relay = Relay(start, self.line_sender(stream))
-            mon = attach_log(env, job, relay, steps=None, policy=policy, resume=True)
         except IncompatibleAgent:
             env.close()
             raise
@@ -139,6 +136,19 @@ class Lanes:
             message = f"the agent raised in {job.game} run {job.run!r}: {type(error).__name__}: "
             failure = Failure(FailureKind.AGENT_RAISED, message + str(error))
             self.send(JobFailed(job.key, failure, traceback.format_exc(), lane_id))
+            return
+        relay = None
+        if start is not None and self.line_sender is not None and stream is not None:
+            relay = Relay(start, self.line_sender(stream))
+        try:
+            mon = attach_log(env, job, relay, steps=None, policy=policy, resume=True)
+        except ArcadebenchError as error:  # the log refused it (in use, another run's)
+            env.close()
+            self.send(JobFailed(job.key, failure_of(error), lane=lane_id))
+            return
+        except Exception as error:  # the env's monitor: not the agent's doing
+            env.close()
+            self.send(JobFailed(job.key, failure_of(error), traceback.format_exc(), lane_id))
             return
         self.lanes[lane_id] = _Lane(lane_id, job, env, mon, actor)
 
@@ -202,12 +212,8 @@ class Lanes:
     def _step(self, lane: _Lane, action: Any) -> None:
         try:
             obs, _, terminated, truncated, _ = lane.env.step(action)
-        except ArcadebenchError as error:
-            self._fail(lane, failure_of(error), traceback.format_exc())
-            return
         except Exception as error:
-            message = f"the environment raised in {lane.where()}: {type(error).__name__}: {error}"
-            self._fail(lane, Failure(FailureKind.ENVIRONMENT, message), traceback.format_exc())
+            self._env_failed(lane, error)
             return
         lane.steps += 1
         lane.obs = obs
@@ -223,8 +229,8 @@ class Lanes:
         self.send(EpisodeStarted(lane.job.key, index, lane.id))
         try:
             lane.obs, info = lane.env.reset(seed=env_seed)
-        except ArcadebenchError as error:
-            self._fail(lane, failure_of(error), traceback.format_exc())
+        except Exception as error:
+            self._env_failed(lane, error)
             return
         if info.get("arcadebench", {}).get("budget_exhausted"):
             lane.index = None
@@ -240,6 +246,12 @@ class Lanes:
             self.send(Exhausted(lane.job.key, lane.id))
         elif lane.queue:
             self._begin(lane)
+
+    def _env_failed(self, lane: _Lane, error: Exception) -> None:
+        """Fail the lane's job for what its environment raised (its own error, or a fault)."""
+        if not isinstance(error, ArcadebenchError):
+            error = environment_raised(lane.where(), error)
+        self._fail(lane, failure_of(error), traceback.format_exc())
 
     def _fail(self, lane: _Lane, failure: Failure, trace: str) -> None:
         self.send(JobFailed(lane.job.key, failure, trace, lane.id))

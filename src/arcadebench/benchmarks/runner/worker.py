@@ -21,7 +21,8 @@ Progress goes to the parent as typed messages (:mod:`~.messages`) through ``send
 the record. A job whose log another process holds (a Ray driver) plays through a
 :class:`~arcadebench.records.Relay` per phase.
 
-Functions: run_job, job_actor, attach_log, checked_actions, event_fields, full_action_space.
+Functions: run_job, job_actor, attach_log, checked_actions, environment_raised, event_fields,
+full_action_space.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ __all__ = [
     "HEARTBEAT_STEPS",
     "attach_log",
     "checked_actions",
+    "environment_raised",
     "event_fields",
     "full_action_space",
     "job_actor",
@@ -232,6 +234,11 @@ def attach_log(
     return mon
 
 
+def environment_raised(where: str, error: Exception) -> ArcadebenchError:
+    """What an environment raised (an emulator's fault), as its failure, never the agent's."""
+    return ArcadebenchError(f"the environment raised in {where}: {type(error).__name__}: {error}")
+
+
 def _play(
     env: Any,
     mon: Any,
@@ -268,10 +275,20 @@ def _play(
         try:
             actor.begin_episode(agent_seed)
             mon.recorder.index = episode
-            obs, info = env.reset() if continues else env.reset(seed=env_seed)
+            try:
+                obs, info = env.reset() if continues else env.reset(seed=env_seed)
+            except ArcadebenchError:
+                raise
+            except Exception as error:
+                raise environment_raised(where(0), error) from error
             while True:
                 action = checked_actions(act(obs), space, 0, where)
-                obs, reward, terminated, truncated, info = env.step(action)
+                try:
+                    obs, reward, terminated, truncated, info = env.step(action)
+                except ArcadebenchError:
+                    raise
+                except Exception as error:
+                    raise environment_raised(where(0), error) from error
                 if observe is not None:
                     observe(obs, reward, terminated, truncated, info)
                 step += 1
