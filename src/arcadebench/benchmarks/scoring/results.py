@@ -918,50 +918,9 @@ class Results:
         names = None if references is None else chosen_references(self.protocol, references)
         return results_table(self, digits, names)
 
-    def to_latex(
-        self,
-        *,
-        digits: int = 1,
-        other_protocols: bool = False,
-        others: Sequence[Results] = (),
-        references: Sequence[str] | str | None = None,
-    ) -> str:
-        """The aggregate and per-game tables as LaTeX (booktabs) to paste into a paper.
-
-        Args:
-            digits: decimals of the numbers.
-            other_protocols: also show the published references obtained under another
-                protocol, in tables of their own headed by how they were obtained.
-            others: results of other specs, each in tables of its own headed by the
-                differences between the protocols that change scores (``arcadebench diff``).
-            references: the spec's published references beside ours, by name (any spelling,
-                ``Spec.reference_names``), or ``"none"``; ``None``: the first four obtained
-                under this protocol (``Spec.default_references``).
-        """
-        return latex_tables(
-            self,
-            digits=digits,
-            other_protocols=other_protocols,
-            others=others,
-            references=references,
-        )
-
-    def to_markdown(
-        self,
-        *,
-        digits: int = 1,
-        other_protocols: bool = False,
-        others: Sequence[Results] = (),
-        references: Sequence[str] | str | None = None,
-    ) -> str:
-        """The tables of :meth:`to_latex` as Markdown (GitHub pipe tables)."""
-        return markdown_tables(
-            self,
-            digits=digits,
-            other_protocols=other_protocols,
-            others=others,
-            references=references,
-        )
+    # the tables of paper_tables, these results their first argument
+    to_latex = latex_tables
+    to_markdown = markdown_tables
 
 
 def results_inputs(path: str | os.PathLike[str]) -> tuple[list[Path], int]:
