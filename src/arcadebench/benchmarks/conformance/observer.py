@@ -115,9 +115,6 @@ class EpisodeObserver:
         if len(self.violations.setdefault(rule, [])) < 3:
             self.violations[rule].append(message)
 
-    def _emulator(self) -> Any:
-        return self._played
-
     def close(self) -> None:
         """Give the env its emulator back."""
         self._env.unwrapped.ale = self._played.emulator
@@ -153,7 +150,7 @@ class EpisodeObserver:
         self._observe(obs, self._hashing())
         self._life_information(info)
         self._frame = int(info.get("episode_frame_number", 0))
-        ale = self._emulator()
+        ale = self._played
         lives, game_frame = int(ale.lives()), int(ale.getEpisodeFrameNumber())
         if self._continues:
             if (lives, game_frame) != (self._lives, self._game_frame):
@@ -205,7 +202,7 @@ class EpisodeObserver:
         self._frames(frame, ended)
         self._observe(obs, hashing)
         self._life_information(info)
-        self._game_frame = game_frame = int(self._emulator().getEpisodeFrameNumber())
+        self._game_frame = game_frame = int(self._played.getEpisodeFrameNumber())
         self._termination(terminated, truncated, reason, game_frame)
         self._rewards(reward, extra)
         if reward != 0:
@@ -231,7 +228,7 @@ class EpisodeObserver:
         self._frame = frame
 
     def _termination(self, terminated: bool, truncated: bool, reason: Any, frame: int) -> None:
-        ale = self._emulator()
+        ale = self._played
         game_over, lives = bool(ale.game_over(with_truncation=False)), int(ale.lives())
         # a life lost while the game goes on; a truncation on that step is that end instead
         lost = 0 < lives < self._lives and not game_over and not truncated

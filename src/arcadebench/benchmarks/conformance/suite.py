@@ -45,21 +45,22 @@ DEFAULT_FRAMES = 2_000
 MIN_FRAMES = 100
 """The smallest budget (25 agent steps), enough for a scaled limit of 12 steps to fire."""
 
-_COLUMNS = [
-    "game",
-    "status",
-    "actions",
-    "sticky p",
-    "skip",
-    "observation",
-    "lives",
-    "no-ops",
-    "stuck",
-    "cap",
-    "rewards",
-    "same seed",
-    "notes",
-]
+_COLUMNS = {
+    "game": None,
+    "status": None,
+    "actions": "actions",
+    "sticky p": "sticky",
+    "skip": "frameskip",
+    "observation": "observation",
+    "lives": None,
+    "no-ops": "noop_starts",
+    "stuck": "max_stuck_frames",
+    "cap": "max_episode_frames",
+    "rewards": "rewards",
+    "same seed": "determinism",
+    "notes": None,
+}
+"""The table's columns and the rule each shows the cell of (``None``: the game's own)."""
 _LEGEND = (
     "sticky p: the sticky-action probability measured in the emulator, n distinguishable "
     "frames; lives: life information in info, lives lost that did not end the episode (and "
@@ -113,23 +114,8 @@ class CheckReport:
                 if any(rule.status == "fail" for rule in life_rules)
                 else ", ".join(rule.cell for rule in life_rules if rule.cell != "-")
             )
-            rows.append(
-                [
-                    g.game,
-                    g.status,
-                    r["actions"].cell,
-                    r["sticky"].cell,
-                    r["frameskip"].cell,
-                    r["observation"].cell,
-                    lives,
-                    r["noop_starts"].cell,
-                    r["max_stuck_frames"].cell,
-                    r["max_episode_frames"].cell,
-                    r["rewards"].cell,
-                    r["determinism"].cell,
-                    g.notes or "-",
-                ]
-            )
+            own = {"game": g.game, "status": g.status, "lives": lives, "notes": g.notes or "-"}
+            rows.append([own[c] if rule is None else r[rule].cell for c, rule in _COLUMNS.items()])
         spec = self.spec
         title = (
             f"{spec.name} v{spec.version} ({spec.short_hash}) - conformance in the emulator, "
@@ -143,7 +129,7 @@ class CheckReport:
         counts = ", ".join(f"{n} {status}" for status, n in self.counts().items())
         return "\n".join(
             [
-                render_table(_COLUMNS, rows, title=title),
+                render_table(list(_COLUMNS), rows, title=title),
                 f"{count(len(self.games), 'game')}: {counts}",
                 _LEGEND,
             ]
