@@ -226,9 +226,8 @@ def _tables(
 ) -> list[_Table]:
     """Every table, in order: ours, then each other protocol's in tables of its own."""
     _check_digits(digits)
-    explicit = references is not None
     names = chosen_references(results.protocol, references)
-    if other_protocols and not explicit and results.protocol is not None:
+    if other_protocols and references is None and results.protocol is not None:
         spec = results.protocol  # every reference of another protocol, as before a choice
         names = (*names, *(n for n in spec.reference_names() if spec.reference_protocol(n)))
     own, foreign = _reference_columns(results, names)

@@ -966,11 +966,6 @@ def _read_document(path: str | os.PathLike[str]) -> Any:
         raise InputError(file, None, "is nested too deeply") from None
 
 
-def _is_label(item: str) -> bool:
-    """A source that is no file, named in angle brackets by the readers (``<mapping>``)."""
-    return item.startswith("<") and item.endswith(">")
-
-
 def _written_input(item: object, folder: Path) -> object:
     """An input as a results file in ``folder`` records it: relative to the folder, with ``/``."""
     if not isinstance(item, str) or not os.path.exists(item):
@@ -985,8 +980,10 @@ def _written_input(item: object, folder: Path) -> object:
 
 def _read_input(item: object, folder: Path) -> object:
     """A format-2 input read from a results file in ``folder``: a path from the current one."""
-    if not isinstance(item, str) or _is_label(item) or os.path.isabs(item):
+    if not isinstance(item, str) or os.path.isabs(item):
         return item
+    if item.startswith("<") and item.endswith(">"):
+        return item  # a source that is no file, named in angle brackets (``<mapping>``)
     return os.path.normpath(os.path.join(folder, item))
 
 

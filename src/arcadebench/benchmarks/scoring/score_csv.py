@@ -129,7 +129,11 @@ def read_csv(
                     f"({delimiter.join(header.names)}): {delimiter.join(row)!r}",
                 )
             cells = dict(zip(header.names, (cell.strip() for cell in row), strict=True))
-            for algorithm, cell in _cells(header, cells, path.stem):
+            # a row's (algorithm, score cell) pairs: one per algorithm, or the long layout's one
+            pairs = [(n, cells[n]) for n in header.algorithms] or [
+                (cells.get("algorithm", path.stem), cells["score"])
+            ]
+            for algorithm, cell in pairs:
                 rows.append(_row(spec, cells, algorithm, cell, file, line, spreads))
     except csv.Error as error:
         raise InputError(file, line_of(), f"is not valid CSV: {error}") from None
@@ -207,15 +211,6 @@ def _no_game_column(spec: Spec, written: Sequence[str]) -> str:
         f"the header ({', '.join(map(repr, written))}) has no game column; name it `game` "
         "(a score CSV is `game,score[,algorithm][,run][,frames]` or `game,<algorithm>,...`)"
     )
-
-
-def _cells(
-    header: _Header, cells: Mapping[str, str], default_algorithm: str
-) -> list[tuple[str, str]]:
-    """The (algorithm, score cell) pairs of a row: one (long layout) or one per algorithm."""
-    if not header.algorithms:
-        return [(cells.get("algorithm", default_algorithm), cells["score"])]
-    return [(name, cells[name]) for name in header.algorithms]
 
 
 def _row(
