@@ -37,9 +37,8 @@ not work in two-column documents). Any Unicode in a name is written so pdflatex 
 
 One neutral model (``_Table``) and two renderers, so the two formats show the same cells.
 
-Classes: PaperResults.
 Functions: latex_tables, markdown_tables, chosen_references.
-Data: PACKAGES, MAX_ROWS.
+Data: PACKAGES, MAX_ROWS, PaperResults (the protocol the tables read).
 """
 
 from __future__ import annotations
@@ -49,9 +48,9 @@ import math
 import re
 import textwrap
 import unicodedata
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from arcadebench.benchmarks.scoring.normalise import headline_metric
 from arcadebench.benchmarks.scoring.tables import (
@@ -64,7 +63,6 @@ from arcadebench.benchmarks.scoring.tables import (
 from arcadebench.errors import InvalidArgument
 from arcadebench.specs import Spec
 from arcadebench.specs.diff import diff
-from arcadebench.specs.model import PublishedScores
 from arcadebench.specs.names import display_name
 from arcadebench.specs.statistics import SPLITS, STATISTICS
 
@@ -91,13 +89,8 @@ _MARKS = {"runs": "\u2021", "means": "\u2020"}
 Kind = Literal["ours", "frozen", "runs", "means", "printed"]
 
 
-class PaperResults(ScoredResults, Protocol):
-    """What the tables read of a :class:`~arcadebench.benchmarks.scoring.results.Results`."""
-
-    def reference_blocks(
-        self, names: Collection[str] | None = None, *, intervals: bool = False
-    ) -> list[tuple[PublishedScores, Mapping[str, Any]]]:
-        """The named published per-game results, scored on the games of the results."""
+PaperResults = ScoredResults
+"""What the tables read of a :class:`~arcadebench.benchmarks.scoring.results.Results`."""
 
 
 def chosen_references(spec: Spec | None, references: Sequence[str] | str | None) -> tuple[str, ...]:

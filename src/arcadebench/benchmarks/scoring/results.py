@@ -826,11 +826,8 @@ class Results:
             if not isinstance(data.get(key), Mapping):
                 raise InputError(file, None, f'has no "{key}" object')
         for name, entry in data["algorithms"].items():
-            if (
-                not isinstance(entry, Mapping)
-                or not isinstance(entry.get("games"), Mapping)
-                or not isinstance(entry.get("aggregates"), Mapping)
-            ):
+            blocks = (entry.get(key) for key in ("games", "aggregates"))
+            if not isinstance(entry, Mapping) or not all(isinstance(b, Mapping) for b in blocks):
                 raise InputError(
                     file, None, f'algorithm {name!r} needs "games" and "aggregates" objects'
                 )

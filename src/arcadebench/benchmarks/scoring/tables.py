@@ -71,6 +71,11 @@ class ScoredResults(Protocol):
         One of per-game means only has no statistic over all runs (IQM, optimality gap).
         """
 
+    def reference_blocks(
+        self, names: Collection[str] | None = None, *, intervals: bool = False
+    ) -> list[tuple[PublishedScores, Mapping[str, Any]]]:
+        """The named published per-game results, scored on our games: their blocks."""
+
     def reference_curves(self) -> list[ReferenceCurve]:
         """The spec's published curves, scored on our games."""
 
