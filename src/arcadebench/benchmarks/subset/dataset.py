@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from arcadebench.benchmarks.scoring.normalise import log_normalise
-from arcadebench.benchmarks.subset.score_table import _TARGETS, ScoreTable, Target
+from arcadebench.benchmarks.subset.score_table import ScoreTable, Target
 from arcadebench.errors import SubsetError, UnknownGame, did_you_mean
 from arcadebench.specs.names import name_key
 
@@ -100,8 +100,7 @@ def prepare(
     Raises:
         SubsetError: bad arguments, or no algorithm/game survives the filters.
     """
-    if target not in _TARGETS:
-        raise SubsetError(f"`target` must be one of {', '.join(_TARGETS)}, got {target!r}")
+    summary = table.summary(target)  # raises for an unknown target, before the other checks
     if not isinstance(min_games, int) or min_games < 1:
         raise SubsetError(f"`min_games` must be a positive integer, got {min_games!r}")
     if min_algorithms is None:
@@ -111,7 +110,6 @@ def prepare(
             f"`min_algorithms` must be a non-negative integer, got {min_algorithms!r}"
         )
     counts = np.sum(~np.isnan(table.scores), axis=1)
-    summary = table.summary(target)
     keep = counts >= min_games
     if min_target is not None:
         keep &= summary > min_target

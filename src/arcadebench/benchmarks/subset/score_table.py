@@ -237,12 +237,8 @@ def _read_rows(reader: Reader, source: str, spec: Spec | None) -> ScoreTable:
             source, None, "is empty; it needs a header row (algorithm, game, score, ...)"
         )
     keys = [re.sub(r"[\s-]+", "_", h.strip().lower()) for h in header]
-    index: dict[str, int] = {}
-    for column, aliases in _COLUMNS.items():
-        for alias in aliases:
-            if alias in keys:
-                index[column] = keys.index(alias)
-                break
+    found = {c: [keys.index(a) for a in aliases if a in keys] for c, aliases in _COLUMNS.items()}
+    index = {column: at[0] for column, at in found.items() if at}  # the first alias present
     flags = [keys.index(flag) for flag in _FLAGS if flag in keys]
     for needed in ("algorithm", "game"):
         if needed not in index:
@@ -321,10 +317,15 @@ def _read_rows(reader: Reader, source: str, spec: Spec | None) -> ScoreTable:
 def _row_constants(
     cells: list[str], index: Mapping[str, int], header: list[str], source: str, line: int
 ) -> tuple[float, float]:
-    """``(random, human)`` from a row's own columns; both are required."""
-    random = _required_number(cells[index["random"]], source, line, header[index["random"]])
-    human = _required_number(cells[index["human"]], source, line, header[index["human"]])
-    return random, human
+    """``(random, human)`` from a row's own columns; both are required (no missing result)."""
+    values = []
+    for column in ("random", "human"):
+        cell, name = cells[index[column]], header[index[column]]
+        value = _number(cell, source, line, name)
+        if value is None:
+            raise InputError(source, line, f"column {name!r} must be a number, got {cell!r}")
+        values.append(value)
+    return values[0], values[1]
 
 
 def _spec_constants(spec: Spec, game: str, source: str, line: int) -> tuple[float, float]:
@@ -335,14 +336,6 @@ def _spec_constants(spec: Spec, game: str, source: str, line: int) -> tuple[floa
             source, line, f"the {spec.name!r} spec has no random/human constants for {game!r}"
         )
     return constant.random, constant.human
-
-
-def _required_number(cell: str, source: str, line: int, column: str) -> float:
-    """A number a row must have (a missing one is an error, not a missing result)."""
-    value = _number(cell, source, line, column)
-    if value is None:
-        raise InputError(source, line, f"column {column!r} must be a number, got {cell!r}")
-    return value
 
 
 def _number(cell: str, source: str, line: int, column: str) -> float | None:
