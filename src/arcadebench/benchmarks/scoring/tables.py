@@ -63,18 +63,13 @@ class ScoredResults(Protocol):
     def protocol(self) -> Spec | None:
         """The loaded spec, when this installation has it."""
 
-    def reference_rows(
-        self, names: Collection[str] | None = None
-    ) -> list[tuple[PublishedScores, Mapping[str, Any]]]:
-        """Each published per-game result of the spec (or those named), on our games.
-
-        One of per-game means only has no statistic over all runs (IQM, optimality gap).
-        """
-
     def reference_blocks(
         self, names: Collection[str] | None = None, *, intervals: bool = False
     ) -> list[tuple[PublishedScores, Mapping[str, Any]]]:
-        """The named published per-game results, scored on our games: their blocks."""
+        """The named published per-game results, scored on our games: their blocks.
+
+        One of per-game means only has no statistic over all runs (IQM, optimality gap).
+        """
 
     def reference_curves(self) -> list[ReferenceCurve]:
         """The spec's published curves, scored on our games."""
@@ -393,7 +388,7 @@ def _published_tables(
             title += f"\nobtained under another protocol: {published.protocol}"
         title += apart
         tables.append(render_table(["", *published.columns], rows, title=title, digits=digits))
-    shown = results.reference_rows(references)
+    shown = [(ref, block["aggregates"]) for ref, block in results.reference_blocks(references)]
     if shown:
         paths = _headline_paths(results, shown)
         rows = [
