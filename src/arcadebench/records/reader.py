@@ -3,7 +3,7 @@
 The reader is the other half of the contract :mod:`arcadebench.records.schema` declares; the
 monitors use it to continue a run (``resume``), the runner to see what is done, the scorer to
 score. :func:`parse_log` is four steps, one function each: decode the lines
-(``_decode``), check an episode record's fields (``_episode``) and that it belongs to
+(:func:`log_records`), check an episode record's fields (``_episode``) and that it belongs to
 the spec being read (``_check_spec``), and add it to its run in order (``_Runs``).
 
 Robustness: records of unknown ``kind`` are skipped; a line longer than :data:`MAX_LOG_LINE`
@@ -207,12 +207,7 @@ def log_records(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, A
     Raises:
         InputError: unreadable file, or a corrupt line before the last.
     """
-    return _decode(Path(path))
-
-
-def _decode(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line number, record)`` for every JSON object line; a cut last line ends it."""
-    file = str(path)
+    file = str(Path(path))
     try:
         handle = open(path, "rb")  # noqa: SIM115 - closed below; bytes feed json.loads directly
     except OSError as error:
@@ -345,20 +340,6 @@ def _check_spec(spec: Spec, name: object, spec_hash: object, file: str, lineno: 
 
 class _Run:
     """Column lists of one run while a file is streamed, and where each stream got to."""
-
-    __slots__ = (
-        "complete",
-        "deviations",
-        "envs",
-        "frames",
-        "indexed",
-        "indices",
-        "last",
-        "line",
-        "returns",
-        "steps",
-        "streams",
-    )
 
     def __init__(self, line: int, deviations: Any) -> None:
         self.line = line
@@ -495,7 +476,7 @@ def parse_log(spec: Spec, path: str | os.PathLike[str]) -> list[RunLog]:
     runs = _Runs(spec, file)
     deviations: tuple[int, Any] | None = None
     early_resets = 0
-    for lineno, record in _decode(path):
+    for lineno, record in log_records(path):
         kind = record["kind"]
         if kind == "header":  # its spec is the episodes' too: an edited header is no other run
             _check_spec(

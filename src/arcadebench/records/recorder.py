@@ -237,10 +237,6 @@ class RunRecorder:
         if self.seed is None and seed is not None:
             self.seed = int(seed)
 
-    def add_deviation(self, key: str, spec_value: Any, used: Any) -> None:
-        """Record a departure from the protocol found while running (e.g. a frame-skip wrapper)."""
-        self.deviations[key] = {"spec": spec_value, "used": used}
-
     def open(
         self,
         path: str | os.PathLike[str],
