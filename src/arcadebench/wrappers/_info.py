@@ -10,7 +10,7 @@ Classes: ProtocolInfo.
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Any, SupportsFloat, TypedDict
 
 from arcadebench.errors import InvalidArgument
 from arcadebench.records.schema import END_REASONS, EndReason
@@ -18,6 +18,10 @@ from arcadebench.records.schema import END_REASONS, EndReason
 __all__ = ["END_REASONS", "EndReason", "ProtocolInfo", "protocol_info", "set_end_reason"]
 
 KEY = "arcadebench"
+
+Options = dict[str, Any] | None
+ResetResult = tuple[Any, dict[str, Any]]
+StepResult = tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]
 
 
 class ProtocolInfo(TypedDict, total=False):

@@ -10,14 +10,21 @@ EpisodicLife.
 
 from __future__ import annotations
 
-from typing import Any, SupportsFloat
+from typing import Any
 
 import gymnasium as gym
 from gymnasium.wrappers import TimeLimit as _GymTimeLimit
 
 from arcadebench.errors import InvalidArgument, NonCompliantWarning, warn_user
 from arcadebench.wrappers._checks import check_int
-from arcadebench.wrappers._info import KEY, protocol_info, set_end_reason
+from arcadebench.wrappers._info import (
+    KEY,
+    Options,
+    ResetResult,
+    StepResult,
+    protocol_info,
+    set_end_reason,
+)
 from arcadebench.wrappers.rules import (
     drop_life_information,
     last_reward_frame,
@@ -34,8 +41,6 @@ __all__ = [
     "NoLifeInformation",
     "TimeLimit",
 ]
-
-StepResult = tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]
 
 
 def _frame_number(info: dict[str, Any], wrapper: str) -> int:
@@ -94,9 +99,7 @@ class MaxStuckTime(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._max_stuck_frames = max_stuck_frames
         self._last_reward_frame = 0
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[Any, dict[str, Any]]:
+    def reset(self, *, seed: int | None = None, options: Options = None) -> ResetResult:
         """Reset the env and the count."""
         obs, info = self.env.reset(seed=seed, options=options)
         self._last_reward_frame = int(info.get("episode_frame_number", 0))
@@ -152,9 +155,7 @@ class EpisodeFrameLimit(gym.Wrapper, gym.utils.RecordConstructorArgs):
         gym.Wrapper.__init__(self, env)
         self._max_episode_frames = max_episode_frames
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[Any, dict[str, Any]]:
+    def reset(self, *, seed: int | None = None, options: Options = None) -> ResetResult:
         """Reset the env."""
         obs, info = self.env.reset(seed=seed, options=options)
         protocol_info(info)
@@ -204,13 +205,8 @@ class TimeLimit(_GymTimeLimit):
     def step(self, action: Any) -> StepResult:
         """Step, and truncate with ``"time_limit"`` after ``max_episode_steps`` steps."""
         obs, reward, terminated, truncated, info = super().step(action)
-        elapsed = self._elapsed_steps  # None only before the first reset, which step refuses
-        if (
-            truncated
-            and not terminated
-            and elapsed is not None
-            and elapsed >= self._max_episode_steps
-        ):
+        # _elapsed_steps is None only before the first reset, which step refuses
+        if truncated and not terminated and (self._elapsed_steps or 0) >= self._max_episode_steps:
             set_end_reason(info, "time_limit")
         return obs, reward, terminated, truncated, info
 
@@ -239,9 +235,7 @@ class NoLifeInformation(gym.Wrapper, gym.utils.RecordConstructorArgs):
         gym.utils.RecordConstructorArgs.__init__(self)
         gym.Wrapper.__init__(self, env)
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[Any, dict[str, Any]]:
+    def reset(self, *, seed: int | None = None, options: Options = None) -> ResetResult:
         """Reset the env; ``lives`` is removed from ``info``."""
         obs, info = self.env.reset(seed=seed, options=options)
         drop_life_information(info)
@@ -323,9 +317,7 @@ class LifeLossTerminal(gym.Wrapper, gym.utils.RecordConstructorArgs):
             info["episode_frame_number"] -= self._offset
         return info
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[Any, dict[str, Any]]:
+    def reset(self, *, seed: int | None = None, options: Options = None) -> ResetResult:
         """Continue the game after a lost life; otherwise (or when seeded) reset it."""
         if self._continues and seed is None:
             obs, info = self._continue_game()
@@ -397,8 +389,5 @@ class EpisodicLife(LifeLossTerminal):
     def _continue_game(self) -> tuple[Any, dict[str, Any]]:
         """SB3's ``EpisodicLifeEnv``: one ``noop_action`` step, or a reset if it ends the game."""
         obs, _, terminated, truncated, info = self.env.step(self._noop_action)
-        if terminated or truncated:
-            self._offset = 0
-            return self.env.reset()
         self._offset = 0  # counted from the game's start, as SB3's wrapper leaves it
-        return obs, info
+        return self.env.reset() if terminated or truncated else (obs, info)

@@ -49,6 +49,11 @@ _OWN_FILES = frozenset(
     }
 )
 _SB3_ATARI = "stable_baselines3/common/atari_wrappers.py"
+_FINDINGS = {  # what a wrapper's frame above a step call does, by deviation
+    "reset_actions": "plays actions at reset (no-op or FIRE starts)",
+    "life_loss_episodes": "continued a game it had not reset (episodes that end at a life loss)",
+    "frame_skip": "steps the environment several times per agent step (a second frame skip)",
+}
 _FIX = (
     "use the protocol env as it is (it already skips 4 frames with sticky actions and ends "
     "episodes on game over only) and put only agent-side wrappers on top, e.g. "
@@ -146,24 +151,14 @@ class MisuseDetector:
         in_reset = False  # a step played by a wrapper's reset (no-op starts: up to 30 of them)
         for frame in chain:
             if frame.f_code.co_name == "reset":
-                if any(frame is f for f in self._reset_chain):
-                    in_reset = True
-                    found = found or self._report(
-                        "reset_actions",
-                        f"{_owner(frame)} plays actions at reset (no-op or FIRE starts)",
-                    )
-                else:
-                    found = found or self._report(
-                        "life_loss_episodes",
-                        f"{_owner(frame)} continued a game it had not reset (episodes that "
-                        "end at a life loss)",
-                    )
+                own_reset = any(frame is f for f in self._reset_chain)
+                in_reset = in_reset or own_reset
+                key = "reset_actions" if own_reset else "life_loss_episodes"
             elif any(frame is f for f in previous):
-                found = found or self._report(
-                    "frame_skip",
-                    f"{_owner(frame)} steps the environment several times per agent step (a "
-                    "second frame skip)",
-                )
+                key = "frame_skip"
+            else:
+                continue
+            found = found or self._report(key, f"{_owner(frame)} {_FINDINGS[key]}")
         if not in_reset:  # the watched steps are the agent's first ones after the reset
             self._watch -= 1
         return found

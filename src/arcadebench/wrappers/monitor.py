@@ -30,7 +30,7 @@ import os
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, SupportsFloat, get_args
+from typing import Any, Literal, get_args
 
 import gymnasium as gym
 
@@ -44,7 +44,7 @@ from arcadebench.records import (
     phase_run,
 )
 from arcadebench.specs import Spec, load_spec
-from arcadebench.wrappers._info import protocol_info
+from arcadebench.wrappers._info import Options, ResetResult, StepResult, protocol_info
 from arcadebench.wrappers.misuse import MisuseDetector
 from arcadebench.wrappers.observations import StandardAtariEnv
 from arcadebench.wrappers.recording import EpisodeRecording, snapshot, state_digest_reader
@@ -335,9 +335,7 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._rollover: list[float] = []
         self._t0 = time.perf_counter()
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[Any, dict[str, Any]]:
+    def reset(self, *, seed: int | None = None, options: Options = None) -> ResetResult:
         """Start an episode; an unfinished one is logged as incomplete (``end_reason: "reset"``).
 
         Once the run's budget is used up the environment is still reset (a vector env resets
@@ -384,7 +382,7 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
             return {"continues": int(last["episode"])}
         return {"snapshot": snapshot(self.env)}
 
-    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
+    def step(self, action: Any) -> StepResult:
         """Step, count, and log the episode if it ended (or the run's budget cut it)."""
         if not self._in_episode:
             if self._recorder.exhausted:
@@ -406,10 +404,8 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._ep_steps += 1
         self._ep_frames = info.get("episode_frame_number", self._ep_frames)
         extra = info.get("arcadebench")
-        if extra:
-            rollover = extra.get("rollover_rewards")
-            if rollover:
-                self._rollover.extend(rollover)
+        if extra and extra.get("rollover_rewards"):
+            self._rollover.extend(extra["rollover_rewards"])
         over = self._publish and self._recorder.step(self._ep_steps, self._ep_frames)
         if terminated or truncated:
             extra = dict(extra) if extra else {}
@@ -432,9 +428,7 @@ class EpisodeMonitor(gym.Wrapper, gym.utils.RecordConstructorArgs):
             complete=complete,
             rollover_rewards=[float(r) for r in self._rollover],
             wall_time=time.perf_counter() - self._t0,
-            replay=self._recording.fields()
-            if self._recording is not None and self._recording_steps
-            else None,
+            replay=self._recording.fields() if self._recording_steps else None,  # type: ignore[union-attr]  # set with it
         )
         self._in_episode = False
         self._recording_steps = False

@@ -46,9 +46,7 @@ class NoopStarts(AtariEnv):
         self, game: str = "pong", *, noop_starts: tuple[int, int] | None = None, **kwargs: Any
     ) -> None:
         """Make the env; ``noop_starts`` is ``(least, most)`` frames, or ``None`` for none."""
-        if noop_starts is not None:
-            least, most = _check(noop_starts)
-            noop_starts = (least, most)
+        noop_starts = _check(noop_starts) if noop_starts is not None else None
         super().__init__(game, **kwargs)
         self.noop_starts = noop_starts
 

@@ -108,14 +108,11 @@ class _StandardFrame:
         self._newest = 0
         # OpenCV averages areas only when shrinking (else it interpolates)
         usable = by_cells and size < height and size <= width
-        key = (height, width, size)
+        key, cells = (height, width, size), (math.gcd(height, size), math.gcd(width, size))
         if usable and key not in self._checked:
-            self._set_cells(math.gcd(height, size), math.gcd(width, size))
+            self._set_cells(*cells)
             self._checked[key] = self._agrees()
-        if usable and self._checked[key]:
-            self._set_cells(math.gcd(height, size), math.gcd(width, size))
-        else:
-            self._set_cells(1, 1)
+        self._set_cells(*(cells if usable and self._checked[key] else (1, 1)))
 
     @property
     def cells(self) -> tuple[int, int]:
@@ -155,8 +152,7 @@ class _StandardFrame:
         """Whether updates by cells reproduce whole resizes, on random frames (identity table)."""
         table, self.table = self.table, np.arange(256, dtype=np.uint8)
         rng = np.random.default_rng(0)
-        screens, height, width = self._screens[0].shape
-        rows_in, cols_in = height // self._bands, width // self._blocks
+        screens, rows_in, cols_in = len(self._screens[0]), self._rows_in, self._cols_in
         out = np.empty((self._size, self._size), np.uint8)
         frames = self.next()
         frames[:] = rng.integers(0, 256, frames.shape, dtype=np.uint8)

@@ -18,7 +18,14 @@ import gymnasium as gym
 
 from arcadebench.errors import InvalidArgument
 from arcadebench.wrappers._checks import check_int, check_real
-from arcadebench.wrappers._info import EndReason, protocol_info, set_end_reason
+from arcadebench.wrappers._info import (
+    EndReason,
+    Options,
+    ResetResult,
+    StepResult,
+    protocol_info,
+    set_end_reason,
+)
 from arcadebench.wrappers.rules import correct_rollovers
 
 __all__ = [
@@ -27,8 +34,6 @@ __all__ = [
     "RolloverGuard",
     "SonicProgressReward",
 ]
-
-StepResult = tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]
 
 
 class RolloverGuard(gym.Wrapper, gym.utils.RecordConstructorArgs):
@@ -74,9 +79,7 @@ class RolloverGuard(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._correction = correction
         self.episode_rollovers = 0
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[Any, dict[str, Any]]:
+    def reset(self, *, seed: int | None = None, options: Options = None) -> ResetResult:
         """Reset the env and the episode's count."""
         self.episode_rollovers = 0
         return self.env.reset(seed=seed, options=options)
@@ -93,17 +96,15 @@ class RolloverGuard(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
 def _level_key(key: Any) -> tuple[int, int]:
     """``(zone, act)`` from a tuple or from script.lua's ``"zone=Z,act=A"`` string."""
-    if isinstance(key, str):
-        try:
-            zone, act = (int(part.split("=")[1]) for part in key.split(","))
-        except (IndexError, ValueError):
-            raise InvalidArgument(
-                f"`level_end_x` keys must be (zone, act) or 'zone=Z,act=A', got {key!r}"
-            ) from None
-        return zone, act
     if isinstance(key, tuple) and len(key) == 2:
         return int(key[0]), int(key[1])
-    raise InvalidArgument(f"`level_end_x` keys must be (zone, act) or 'zone=Z,act=A', got {key!r}")
+    try:  # str.split refuses anything but a string
+        zone, act = (int(part.split("=")[1]) for part in str.split(key, ","))
+    except (TypeError, IndexError, ValueError):
+        raise InvalidArgument(
+            f"`level_end_x` keys must be (zone, act) or 'zone=Z,act=A', got {key!r}"
+        ) from None
+    return zone, act
 
 
 class ContestProgress:
@@ -361,9 +362,7 @@ class SonicProgressReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
             f"RetroEnv of a Sonic game), got info keys {sorted(info)!r}"
         )
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[Any, dict[str, Any]]:
+    def reset(self, *, seed: int | None = None, options: Options = None) -> ResetResult:
         """Reset the env; the reset frame's position is the origin of progress."""
         obs, info = self.env.reset(seed=seed, options=options)
         ram = self._reset_ram(info)
@@ -430,9 +429,7 @@ class AllowBacktracking(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._best = max(self._best, self._total)
         return shaped
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[Any, dict[str, Any]]:
+    def reset(self, *, seed: int | None = None, options: Options = None) -> ResetResult:
         """Reset the env and the running sums."""
         self._total = self._best = 0.0
         return self.env.reset(seed=seed, options=options)

@@ -5,12 +5,13 @@ Classes: StickyFrameSkip.
 
 from __future__ import annotations
 
-from typing import Any, SupportsFloat
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
 from arcadebench.wrappers._checks import check_int, check_probability
+from arcadebench.wrappers._info import Options, ResetResult, StepResult
 
 __all__ = ["StickyFrameSkip"]
 
@@ -78,9 +79,7 @@ class StickyFrameSkip(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._current: Any = _NONE
         self._frames = 0
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[Any, dict[str, Any]]:
+    def reset(self, *, seed: int | None = None, options: Options = None) -> ResetResult:
         """Reset the env; the next step plays its action from its first frame."""
         obs, info = self.env.reset(seed=seed, options=options)
         self._current = _NONE
@@ -89,7 +88,7 @@ class StickyFrameSkip(gym.Wrapper, gym.utils.RecordConstructorArgs):
             info["episode_frame_number"] = 0
         return obs, info
 
-    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
+    def step(self, action: Any) -> StepResult:
         """Play ``action`` for ``n`` frames, the first one possibly still the previous action."""
         if isinstance(action, np.ndarray):
             action = action.copy()  # the caller may reuse its buffer; the next step needs this one
