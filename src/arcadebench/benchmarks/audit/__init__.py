@@ -120,13 +120,11 @@ def audit(
         warnings.simplefilter("ignore")  # the plays are the audit's, not the user's training
         target = resolve_target(env, kwargs, game)
         plays = play_all(target.make, target.game, frames, cap_frames, seed, target.owned)
-        stream_label = plays[0].stream
-        actions = plays[0].actions
-    properties = tuple(measure(plays, target.game, actions))
+    properties = tuple(measure(plays, target.game, plays[0].actions))
     matches = tuple(match_spec(s, properties, target.game) for s in _atari_specs(named))
     report = AuditReport(
         target=target.label,
-        stream=stream_label,
+        stream=plays[0].stream,
         game=target.game,
         measured=plays[0].measured,
         lost=next((p.lost for p in plays if p.lost), None),

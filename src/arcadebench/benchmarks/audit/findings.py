@@ -149,16 +149,10 @@ class AuditReport:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document (``format`` ``arcadebench-audit/1``)."""
+        plain = ("target", "stream", "game", "measured", "lost", "frames", "cap_frames", "seed")
         return {
             "format": FORMAT,
-            "target": self.target,
-            "stream": self.stream,
-            "game": self.game,
-            "measured": self.measured,
-            "lost": self.lost,
-            "frames": self.frames,
-            "cap_frames": self.cap_frames,
-            "seed": self.seed,
+            **{name: getattr(self, name) for name in plain},
             "properties": {
                 p.name: {"value": p.value, "cell": p.cell, "evidence": p.evidence}
                 for p in self.properties

@@ -134,8 +134,6 @@ Judge = Callable[[AtariSettings, Spec, Any, str], tuple[str, str]]
 
 
 def _frame_skip(env: AtariSettings, spec: Spec, value: Any, game: str) -> tuple[str, str]:
-    if value is None:
-        return "unverified", "not measured"
     if value == [env.frameskip]:
         return "ok", ""
     return "differs", " or ".join(map(frames_text, value)) + " a step"
@@ -143,8 +141,6 @@ def _frame_skip(env: AtariSettings, spec: Spec, value: Any, game: str) -> tuple[
 
 def _sticky(env: AtariSettings, spec: Spec, value: Any, game: str) -> tuple[str, str]:
     declared = env.repeat_action_probability
-    if value is None:
-        return "unverified", "not measured"
     if value["per_step"]:
         return "differs", "the previous action kept for whole agent steps, not frame by frame"
     measured = f"p = {value['estimate']:.2f} ({value['low']:.2f}-{value['high']:.2f})"
@@ -211,8 +207,6 @@ def _life(env: AtariSettings, spec: Spec, value: Any, game: str) -> tuple[str, s
 
 
 def _no_ops(env: AtariSettings, spec: Spec, value: Any, game: str) -> tuple[str, str]:
-    if value is None:
-        return "unverified", "not measured"
     least, most = env.noop_starts or (0, 0)
     options = value["options"]
     outside = [o for o in options if not any(least <= n <= most for n in o)]
@@ -230,8 +224,6 @@ def _no_ops(env: AtariSettings, spec: Spec, value: Any, game: str) -> tuple[str,
 
 
 def _fire(env: AtariSettings, spec: Spec, value: Any, game: str) -> tuple[str, str]:
-    if value is None:
-        return "unverified", "not measured"
     if value["present"]:
         return "differs", f"resets pressed {', '.join(value['actions'])}"
     if value["undetermined"]:
@@ -240,8 +232,6 @@ def _fire(env: AtariSettings, spec: Spec, value: Any, game: str) -> tuple[str, s
 
 
 def _reward(env: AtariSettings, spec: Spec, value: Any, game: str) -> tuple[str, str]:
-    if value is None:
-        return "unverified", "no rewarded step"
     if value == "raw":
         return "ok", ""
     if value == "raw or clipped":
@@ -312,7 +302,10 @@ def match_spec(spec: Spec, properties: Sequence[Property], game: str) -> SpecMat
     measured = {p.name: p.value for p in properties}
     verdicts = {}
     for name in JUDGED:
-        status, note = _JUDGES[name](env, spec, measured[name], game)
+        if measured[name] is None and name != "rollover guard":  # a rollover is never played
+            status, note = "unverified", "no rewarded step" if name == "reward" else "not measured"
+        else:
+            status, note = _JUDGES[name](env, spec, measured[name], game)
         verdicts[name] = Verdict(status, rules[name], note)
     phase = None
     life = measured["life information"]

@@ -38,7 +38,6 @@ class ObservationStudy:
     """Accumulates, step by step, the observation's layout and how its frames were made."""
 
     def __init__(self) -> None:
-        """An empty study."""
         self.shape: tuple[int, ...] | None = None
         self.dtype = ""
         self.pairs = 0  # consecutive different observations within an episode

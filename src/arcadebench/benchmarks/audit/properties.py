@@ -29,6 +29,7 @@ Classes: Property. Functions: measure.
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -162,16 +163,10 @@ def _mapping(plays: Sequence[Play]) -> dict[int, int]:
     return {a: c.most_common(1)[0][0] for a, c in votes.items()}
 
 
-def _sets(game: str) -> tuple[list[int], list[int]]:
-    ale, _ = reference_emulator(game)
-    return (
-        [action_id(a) for a in ale.getMinimalActionSet()],
-        [action_id(a) for a in ale.getLegalActionSet()],
-    )
-
-
 def _action_set(plays: Sequence[Play], mapping: dict[int, int], game: str, n: int) -> Property:
-    minimal, legal = _sets(game)
+    ale, _ = reference_emulator(game)
+    minimal = [action_id(a) for a in ale.getMinimalActionSet()]
+    legal = [action_id(a) for a in ale.getLegalActionSet()]
     reached = [mapping[a] for a in sorted(mapping)]
     names = ", ".join(_name(a) for a in reached)
     is_full = n == len(legal) and set(reached) <= set(legal)
@@ -373,13 +368,7 @@ def _played(sequences: Sequence[tuple[int, ...]]) -> str:
 
 def _runs(frames: Sequence[int]) -> list[tuple[int, int]]:
     """Runs of equal actions: ``(action, length)``."""
-    runs: list[tuple[int, int]] = []
-    for action in frames:
-        if runs and runs[-1][0] == action:
-            runs[-1] = (action, runs[-1][1] + 1)
-        else:
-            runs.append((action, 1))
-    return runs
+    return [(action, len(list(run))) for action, run in itertools.groupby(frames)]
 
 
 def _fresh_resets(plays: Sequence[Play]) -> list[ResetFacts]:
@@ -450,8 +439,7 @@ def _reward(plays: Sequence[Play]) -> Property:
     ]
     if not pairs:
         return Property("reward", None, "not measured", "no rewarded step was seen")
-    env = np.array([p[0] for p in pairs])
-    raw = np.array([p[1] for p in pairs])
+    env, raw = np.array(pairs).T
     big = float(np.abs(raw).max())
     evidence = f"{count(len(pairs), 'rewarded step')}, the game's rewards up to {big:g}"
     if np.array_equal(env, raw):

@@ -191,10 +191,8 @@ def play_all(
 ) -> list[Play]:
     """The three plays (see the module docstring), one after the other on one env.
 
-    Only the first reset is seeded: the env's own generators then make every later play
-    deterministic too, and an ALE env seeded anew would reload its ROM. ``make`` returns the env
-    (a new one each call where the audit has a factory, ``owned``: the audit closes it), for the
-    resets play's new envs.
+    ``make`` returns the env (a new one each call where the audit has a factory, ``owned``: the
+    audit closes it), for the resets play's new envs.
     """
     stream = open_stream(make(), owned)
     try:

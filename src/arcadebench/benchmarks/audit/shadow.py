@@ -86,9 +86,6 @@ class _Hypothesis:
     reward: float = 0.0
     frames: tuple[int, ...] = ()  # the frames of the last step
 
-    def key(self, ram: bytes) -> tuple[Any, ...]:
-        return ram, self.previous, self.views, self.skip
-
 
 def _target(obs: Any, info: dict[str, Any]) -> tuple[bytes | None, NDArray[np.generic]]:
     ram = info.get("ram")
@@ -119,7 +116,6 @@ class ShadowMeter:
     """
 
     def __init__(self, game: str, actions: int) -> None:
-        """Follow env 0 in the reference emulator of ``game``."""
         self._ref, self._power_on = reference_emulator(game)
         minimal, legal = self._ref.getMinimalActionSet(), self._ref.getLegalActionSet()
         chosen = minimal if len(minimal) == actions else legal
@@ -207,7 +203,7 @@ class ShadowMeter:
     def _merge(self, children: list[tuple[_Hypothesis, bytes]]) -> list[_Hypothesis]:
         merged: dict[tuple[Any, ...], _Hypothesis] = {}
         for child, ram in children:
-            key = child.key(ram)
+            key = (ram, child.previous, child.views, child.skip)  # the same state
             if key in merged:
                 old = merged[key]
                 child = dataclasses.replace(
@@ -397,7 +393,8 @@ class ShadowMeter:
                 evidence += child.weight
                 children.append((child, self._ref.getRAM().tobytes()))
         if not children:
-            self.lost = f"no frames of the agent's action explain step {self._steps()}"
+            steps = sum(isinstance(e, StepFacts) for e in self.events)
+            self.lost = f"no frames of the agent's action explain step {steps}"
             return facts
         previous = self._hypotheses[0]
         self._hypotheses = self._merge(children)
@@ -432,9 +429,6 @@ class ShadowMeter:
         if self.lost is not None or not self._hypotheses:
             return None
         return self._hypotheses[0].views
-
-    def _steps(self) -> int:
-        return sum(isinstance(e, StepFacts) for e in self.events)
 
     def close(self) -> StickyEstimate | None:
         """The sticky-action probability measured against the reference.

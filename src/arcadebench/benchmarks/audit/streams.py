@@ -70,7 +70,6 @@ class Stream:
     """
 
     def __init__(self, env: Any, label: str, actions: int, host: Any | None) -> None:
-        """Play ``env`` (see :func:`open_stream`)."""
         self.env = env
         self.label = label
         self.actions = actions
