@@ -4,10 +4,7 @@ A spec's ``scoring.aggregates`` names statistics (rliable's aggregates, Agarwal 
 Section 4: the mean, median, IQM and optimality gap), and a result holds each statistic of each
 of its metrics as ``aggregates.<metric>.<statistic>``, a metric being a normalised score or one
 of the raw-score :data:`SPLITS`. Everything the package needs to know about a statistic besides
-its function is one :class:`Statistic` in :data:`STATISTICS`: the name a spec and a results file
-use, the name tables and figures print, whether higher is better, whether it is taken over games
-or over all runs, whether it is a level of the score (so a figure's 100 % mark, its log axis and
-the learning efficiency apply) and which of the spec's scoring settings its function takes. The
+its function is one :class:`Statistic` (its attributes) in :data:`STATISTICS`. The
 loader checks specs against it; the scorer, the paper tables and the report read it. The
 functions are :data:`arcadebench.benchmarks.scoring.metrics.AGGREGATES`, keyed the same: the
 scorer imports the specs, not the other way round, so the names live here.

@@ -1,13 +1,12 @@
 """Seeded Atari resets without a ROM reload: the emulator state a reload gives, restored.
 
-Why: ale-py's
-``reset(seed=...)`` reloads the ROM to re-seed ALE, 90-180 ms per episode (mostly ALE rebuilding
-its phosphor palette), which the runner pays for every episode it seeds. The emulator state
-right after that reload does not depend on the seed, except for the sticky-action generator
-(a ``std::mt19937`` freshly seeded with ALE's ``random_seed``), so the builders' envs restore a
-saved copy of that state with the generator of the new seed written in: the same bytes the
-reload produces (checked when the copy is taken; any mismatch, a changed ALE setting or a game
-whose reload draws random numbers falls back to the reload), in well under a millisecond.
+Why: ale-py's ``reset(seed=...)`` reloads the ROM to re-seed ALE, 90-180 ms per episode (mostly
+ALE rebuilding its phosphor palette), which the runner pays for every episode it seeds. The
+emulator state right after that reload does not depend on the seed, except for the sticky-action
+generator (a ``std::mt19937`` freshly seeded with ALE's ``random_seed``), so the builders' envs
+restore a saved copy of that state with the generator of the new seed written in: the same bytes
+the reload produces (:class:`ReloadFreeSeeding` says when it falls back to the reload), in well
+under a millisecond.
 
 The same holds for a new env: an env closed with a verified template leaves its emulator and
 template to the next env of the same game and settings made in the process, which restores the

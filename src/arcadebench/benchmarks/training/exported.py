@@ -32,9 +32,6 @@ both optional, written with ``torch.jit.save(module, path, _extra_files={"arcade
 then, too late to map a model of another action set). The shape chooses
 ``env_kwargs["obs_type"]`` (:data:`~arcadebench.benchmarks.envs.spaces.OBSERVATION_SHAPES`).
 
-The ONNX header is read with the ``onnx`` package (the graph's inputs, outputs and weight
-files), never ``onnxruntime``.
-
 Classes: ExportedPolicy, ExportedKind.
 """
 

@@ -27,10 +27,9 @@ travel to the owner (:mod:`arcadebench.records.relay`).
   run continues from its log with ``resume=True``, as a local run does.
 
 With RLlib: ``tune.register_env(name, run.env_creator(...))``, ``config.environment(name)`` and
-``config.callbacks(on_train_result=run.on_train_result)``, which
-adds the protocol's view to each result (``result["arcadebench"]``: the run's frames, the
-protocol returns of the episodes that ended, the scores at the checkpoints passed, whether the
-budget is used up). ``examples/rllib_ppo.py`` and ``examples/apex_ray.py`` are complete runs.
+``config.callbacks(on_train_result=run.on_train_result)``, which adds the protocol's view to
+each result (``result["arcadebench"]``, :meth:`RayRun.progress`). ``examples/rllib_ppo.py`` and
+``examples/apex_ray.py`` are complete runs.
 
 Classes: RayRun, EnvCreator, RunOwner, IdleAfterBudget, RLlibObservation.
 Functions: import_ray.

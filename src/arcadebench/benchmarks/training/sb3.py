@@ -4,10 +4,8 @@
   Atari path (ale-py's C++ vector env, the protocol's wrappers, one run for the whole batch)
   for SB3 learners. :func:`make_sb3_vec_env` builds one.
 - :class:`ProtocolCallback` writes the protocol's view of training to SB3's logger (so
-  TensorBoard, CSV or W&B show it): the run's frames (all its environments), the protocol
-  return of finished episodes, the score at each frame checkpoint (SABER Section 3.2: the mean
-  of the last 100 training episodes, computed by the scorer from the run's log), and it stops
-  training when the run's budget is used up instead of letting the next reset fail.
+  TensorBoard, CSV or W&B show it) and stops training when the run's budget is used up instead
+  of letting the next reset fail.
 
 A saved model played as an agent of the runner (``--agent sb3:PPO:model.zip``) is
 :mod:`~arcadebench.benchmarks.training.sb3_policy`, which imports neither SB3 nor torch until a
@@ -149,9 +147,10 @@ class ProtocolCallback(BaseCallback):
     Records (under ``arcadebench/``): ``run_frames`` and ``run_steps`` (all the run's
     environments, read from the run's counters), ``episode_return`` (the mean protocol return
     of the episodes that finished since the last dump, before any reward clipping), and at each
-    frame checkpoint of the spec the run passes, ``checkpoint_<frames>/<metric>`` for the
-    game's raw and normalised scores there, scored from the log exactly as ``arcadebench score``
-    does. Training stops (``_on_step`` returns ``False``) once the run's budget is used up.
+    frame checkpoint of the spec the run passes (SABER Section 3.2),
+    ``checkpoint_<frames>/<metric>`` for the game's raw and normalised scores there, scored from
+    the log exactly as ``arcadebench score`` does. Training stops (``_on_step`` returns
+    ``False``) once the run's budget is used up.
 
     Args:
         spec: the protocol.
