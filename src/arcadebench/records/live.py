@@ -225,7 +225,7 @@ class LiveRun:
         cls,
         log: Path | None,
         key: str,
-        setup: Callable[[LiveRun], None],
+        setup: Callable[[LiveRun], object],
     ) -> LiveRun:
         """The run ``key`` in this process; ``setup`` runs when no stream of it is live anywhere.
 
@@ -244,7 +244,7 @@ class LiveRun:
             cls._attached[(os.getpid(), key)] = run
             return run
 
-    def _open_file(self, log: Path, setup: Callable[[LiveRun], None]) -> None:
+    def _open_file(self, log: Path, setup: Callable[[LiveRun], object]) -> None:
         log.parent.mkdir(parents=True, exist_ok=True)
         network = type(self).filesystem_probe(log.parent)
         fd = os.open(counters_path(log), os.O_RDWR | os.O_CREAT, 0o644)
@@ -353,10 +353,8 @@ class LiveRun:
 
     def snapshot(self) -> tuple[dict[int, StreamState], tuple[int, int]]:
         """Every stream's state and the frames lost: what :meth:`rebuild` takes, as it is now."""
-        return {slot: self.state(slot) for slot in range(self.streams())}, (
-            self._words[3],
-            self._words[4],
-        )
+        lost = (self._words[3], self._words[4])
+        return {slot: self.state(slot) for slot in range(self.streams())}, lost
 
     # -- the log --------------------------------------------------------------------------
     @contextmanager

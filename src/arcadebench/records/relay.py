@@ -136,10 +136,9 @@ class RunHolder:
         self.sync_steps = sync_steps
         self.log = log
 
-        def set_up(live: LiveRun) -> None:
-            continue_run(live, spec, game, run, resume=resume)
-
-        live = LiveRun.attach(log, str(log.resolve()), set_up)
+        live = LiveRun.attach(
+            log, str(log.resolve()), lambda live: continue_run(live, spec, game, run, resume=resume)
+        )
         live.keep()
         self._live: LiveRun | None = live
         self._streams: set[int] = set()
@@ -180,15 +179,14 @@ class RunHolder:
         except FileNotFoundError:
             return False
 
+    def _refusal(self, why: str) -> InputError:
+        return InputError(str(self.log), None, why)
+
     def _check_slot(self, slot: int) -> LiveRun:
         live = self.live
         if slot not in self._streams:
             held = ", ".join(map(str, sorted(self._streams))) or "none"
-            raise InputError(
-                str(self.log),
-                None,
-                f"this holder holds stream {held}, got a record of stream {slot!r}",
-            )
+            raise self._refusal(f"this holder holds stream {held}, got a record of stream {slot!r}")
         return live
 
     def report(self, slot: int, steps: int, frames: int) -> Grant:
@@ -216,25 +214,19 @@ class RunHolder:
             record, kind = None, None
         kinds = ("header", "episode", "replay")
         if self._live is None or kind not in kinds or not line.endswith(b"\n"):
-            raise InputError(
-                str(self.log),
-                None,
+            raise self._refusal(
                 "a remote stream must send whole header, replay or episode lines to an open "
-                f"holder, got {line[:80]!r}",
+                f"holder, got {line[:80]!r}"
             )
         if kind != "header" and record["env"] != slot:
-            raise InputError(
-                str(self.log),
-                None,
-                f"this holder holds stream {slot}, got a record of stream {record['env']!r}",
-            )
+            sent = record["env"]
+            raise self._refusal(f"this holder holds stream {slot}, got a record of stream {sent!r}")
         live = self._check_slot(slot)
         with live.appending():
-            if kind == "replay":  # beside the log, before its episode's line
-                live.write_replay(line)
-                return self._grant(slot, *self.totals())
-            if kind == "header":
-                if not self._headed():  # the first header to arrive opens the log
+            if kind != "episode":
+                if kind == "replay":  # beside the log, before its episode's line
+                    live.write_replay(line)
+                elif not self._headed():  # the first header to arrive opens the log
                     live.write(line)
                 return self._grant(slot, *self.totals())
             live.publish(slot, record["env_steps"], record["env_frames"])
