@@ -122,8 +122,6 @@ def in_cli_words(message: str, words: Mapping[str, str]) -> str:
         ...     "episodes": "--episodes", "resume": "--resume"})
         '`--episodes` must be given, e.g. --episodes 3; or --resume'
     """
-    if not words:
-        return message
 
     def option(match: re.Match[str]) -> str:
         name, value = match.group(1), match.group(2)

@@ -72,15 +72,12 @@ def _kwargs(text: str | None) -> dict[str, Any]:
     if text is None:
         return {}
     try:
-        value = json.loads(text)
+        value, why = json.loads(text), ""
     except json.JSONDecodeError as error:
-        raise InvalidArgument(
-            f"`kwargs` must be a JSON object such as '{{\"frameskip\": 1}}', got {text!r} "
-            f"({error.msg} at character {error.pos})"
-        ) from None
+        value, why = None, f" ({error.msg} at character {error.pos})"
     if not isinstance(value, dict):
         raise InvalidArgument(
-            f"`kwargs` must be a JSON object such as '{{\"frameskip\": 1}}', got {text!r}"
+            f"`kwargs` must be a JSON object such as '{{\"frameskip\": 1}}', got {text!r}{why}"
         )
     return value
 

@@ -125,39 +125,29 @@ def _doctor(args: argparse.Namespace) -> int:
             if not ok:
                 problems.append(f"{which} does not run headless here: {detail}")
                 failures.append(problems[-1])
-        print()
-        print(render_table(["emulator", "headless", "detail"], rows, title="headless emulation"))
+        print(
+            "\n"
+            + render_table(["emulator", "headless", "detail"], rows, title="headless emulation")
+        )
 
     for spec in (s for s in specs if s.platform == "retro"):
         records = levels(spec)
         rows = []
         for game in spec.retro_games:
             status = rom_status(spec, game)
-            ours = [r for r in records if r.game == game]
-            rows.append(
-                [
-                    game,
-                    status.game_id,
-                    status.state,
-                    (status.sha1 or "-")[:12],
-                    sum(r.split == "train" for r in ours),
-                    sum(r.split == "test" for r in ours),
-                    status.path or "-",
-                ]
-            )
+            splits = [
+                sum(r.game == game and r.split == s for r in records) for s in ("train", "test")
+            ]
+            sha1 = (status.sha1 or "-")[:12]
+            rows.append([game, status.game_id, status.state, sha1, *splits, status.path or "-"])
             problem = status.problem()
             if problem:
                 problems.append(problem)
                 if args.specs:  # asked about this spec by name: it cannot be played
                     failures.append(problem)
-        print()
-        print(
-            render_table(
-                ["game", "stable-retro id", "rom", "sha1", "train", "test", "file"],
-                rows,
-                title=f"{spec.name}: retro ROMs ({spec.source})",
-            )
-        )
+        columns = ["game", "stable-retro id", "rom", "sha1", "train", "test", "file"]
+        title = f"{spec.name}: retro ROMs ({spec.source})"
+        print("\n" + render_table(columns, rows, title=title))
         playable = [r for r in records if r.playable]
         test = [r for r in records if r.split == "test"]
         print(
@@ -165,14 +155,9 @@ def _doctor(args: argparse.Namespace) -> int:
             f"{sum(r.playable for r in test)} of {len(test)} test levels"
         )
         if args.levels:
-            print()
-            print(
-                render_table(
-                    ["level", "split", "state", "playable", "id"],
-                    [[r.name, r.split, r.state, r.playable, r.env_id] for r in records],
-                    title=f"{spec.name} levels",
-                )
-            )
+            rows = [[r.name, r.split, r.state, r.playable, r.env_id] for r in records]
+            columns = ["level", "split", "state", "playable", "id"]
+            print("\n" + render_table(columns, rows, title=f"{spec.name} levels"))
 
     atari = [s for s in specs if s.platform == "atari"]
     if atari:
@@ -181,28 +166,16 @@ def _doctor(args: argparse.Namespace) -> int:
         rows = []
         for spec in atari:
             missing = [game for game in spec.games if get_rom_path(game) is None]
-            rows.append(
-                [
-                    spec.name,
-                    len(spec.games) - len(missing),
-                    len(spec.games),
-                    ", ".join(missing) or "-",
-                ]
-            )
+            present = len(spec.games) - len(missing)
+            rows.append([spec.name, present, len(spec.games), ", ".join(missing) or "-"])
             if missing:
                 problems.append(
                     f"{spec.name}: ale-py {_version('ale-py')} lacks the ROMs of "
                     f"{', '.join(missing)}; upgrade it (pip install -U ale-py), which bundles them"
                 )
                 failures.append(problems[-1])
-        print()
-        print(
-            render_table(
-                ["spec", "present", "games", "missing"],
-                rows,
-                title="Atari ROMs (bundled with ale-py)",
-            )
-        )
+        title = "Atari ROMs (bundled with ale-py)"
+        print("\n" + render_table(["spec", "present", "games", "missing"], rows, title=title))
 
     print()
     if not problems:

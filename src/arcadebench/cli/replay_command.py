@@ -49,12 +49,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="episode N (the runner's index, as its progress lines number them; else the "
         "stream's episode number)",
     )
-    which.add_argument(
-        "--best", action="store_true", help="the complete recorded episode of best logged return"
-    )
-    which.add_argument(
-        "--worst", action="store_true", help="the complete recorded episode of worst logged return"
-    )
+    for end in ("best", "worst"):
+        said = f"the complete recorded episode of {end} logged return"
+        which.add_argument(f"--{end}", action="store_true", help=said)
     which.add_argument("--last", action="store_true", help="the last complete recorded episode")
     parser.add_argument(
         "--stream",

@@ -167,14 +167,9 @@ def _list_references(spec: Spec) -> None:
             source = f"[{number}] {ref.where}".rstrip()
         games = ref.games or "aggregates"
         rows.append([ref.name, ref.kind, games, ref.protocol or "this spec's", source])
-    print(
-        render_table(
-            ["reference", "kind", "games", "protocol", "source"],
-            rows,
-            title=f"references for {spec.name} (use with --references)",
-            wrap={"protocol": 40, "source": 60},
-        )
-    )
+    columns = ["reference", "kind", "games", "protocol", "source"]
+    title = f"references for {spec.name} (use with --references)"
+    print(render_table(columns, rows, title=title, wrap={"protocol": 40, "source": 60}))
     if works:
         print("\nworks cited")
         for work, number in works.items():

@@ -214,8 +214,7 @@ def _run(args: argparse.Namespace) -> int:
         print(f"\n{count(len(failures), 'job')} failed ({scored}):", file=sys.stderr)
         for key, reason in failures:
             print(f"  {key}: {reason}", file=sys.stderr)
-        kinds = dict.fromkeys(failure.kind for _, failure in failures)
-        for kind in kinds:
+        for kind in dict.fromkeys(failure.kind for _, failure in failures):
             print(ADVICE[kind].format(out=out), file=sys.stderr)
         return 1
     return 0
@@ -293,22 +292,12 @@ def closest_references(results: Results) -> tuple[str, ...]:
 def _command(args: argparse.Namespace) -> str:
     """The command line, rebuilt from the parsed arguments (for the results' provenance)."""
     words = ["arcadebench", "run", args.spec, "--agent", args.agent]
-    for option in (
-        "name",
-        "episodes",
-        "steps",
-        "split",
-        "workers",
-        "envs",
-        "device",
-        "out",
-        "backend",
-        "address",
-        "episode_time_limit",
-    ):
+    for option in "name episodes steps split workers envs device out backend address".split():
         value = getattr(args, option)
         if value is not None and (option, value) != ("device", "cpu"):
-            words += [f"--{option.replace('_', '-')}", str(value)]
+            words += [f"--{option}", str(value)]
+    if args.episode_time_limit is not None:
+        words += ["--episode-time-limit", str(args.episode_time_limit)]
     for option in ("games", "seeds"):
         if getattr(args, option):
             words += [f"--{option}", *map(str, getattr(args, option))]

@@ -51,34 +51,18 @@ def _specs(args: argparse.Namespace) -> int:
     for name in list_specs():
         spec = load_spec(name)
         example = env_id(spec, spec.default_games[0]) if spec.platform != "none" else "-"
-        rows.append(
-            [
-                name,
-                spec.platform,
-                len(spec.games),
-                len(spec.default_games),
-                spec.version,
-                spec.short_hash,
-                example,
-            ]
-        )
-    print(
-        render_table(
-            ["spec", "platform", "games", "default", "version", "hash", "example id"], rows
-        )
-    )
+        games = (len(spec.games), len(spec.default_games))
+        rows.append([name, spec.platform, *games, spec.version, spec.short_hash, example])
+    columns = ["spec", "platform", "games", "default", "version", "hash", "example id"]
+    print(render_table(columns, rows))
     print(
         "\n`arcadebench show <spec>` prints a protocol card; "
         "`--ids <spec>` lists its environment ids."
     )
     if args.ids:
         spec = load_spec(args.ids)
-        print()
-        print(
-            render_table(
-                ["game", "id"], [[g, env_id(spec, g)] for g in spec.games], title=f"{spec.name} ids"
-            )
-        )
+        rows = [[g, env_id(spec, g)] for g in spec.games]
+        print("\n" + render_table(["game", "id"], rows, title=f"{spec.name} ids"))
     return 0
 
 
@@ -114,11 +98,8 @@ def _detail_tables(spec: Spec) -> list[str]:
             [game, *(getattr(c, col) for col in columns), "*" if c.extrapolated else ""]
             for game, c in spec.constants.items()
         ]
-        table = render_table(
-            ["game", *columns, ""],
-            rows,
-            title=f"Normalisation constants ({spec.constants_source})",
-        )
+        title = f"Normalisation constants ({spec.constants_source})"
+        table = render_table(["game", *columns, ""], rows, title=title)
         if any(c.extrapolated for c in spec.constants.values()):
             table += (
                 f"\n* extrapolated: {spec.constants_source} marks the world record as "
@@ -127,20 +108,15 @@ def _detail_tables(spec: Spec) -> list[str]:
         tables.append(table)
     for pred in spec.predictions.values():
         rows = [[game, *coefs] for game, coefs in pred.models.items()]
-        tables.append(
-            render_table(
-                ["game", "c", *(f"x{i + 1}" for i in range(len(pred.inputs)))],
-                rows,
-                title=f"{pred.name} per-game models ({pred.source}); x = {', '.join(pred.inputs)}",
-                digits=3,
-            )
-        )
+        columns = ["game", "c", *(f"x{i + 1}" for i in range(len(pred.inputs)))]
+        title = f"{pred.name} per-game models ({pred.source}); x = {', '.join(pred.inputs)}"
+        tables.append(render_table(columns, rows, title=title, digits=3))
     if spec.levels:
         rows = [
             [
                 lv.name,
                 lv.split,
-                f"{lv.game}-v0" if not lv.game.endswith("-v0") else lv.game,
+                lv.game.removesuffix("-v0") + "-v0",
                 lv.state,
                 spec.retro_games[lv.game].level_end_x[(lv.zone, lv.act)],
             ]

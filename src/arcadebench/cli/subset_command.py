@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from arcadebench._table import render_table
 from arcadebench.benchmarks.subset import (
@@ -220,88 +222,55 @@ def _nested(data: SubsetData, args: argparse.Namespace, prefix: str) -> dict[str
         processes=args.workers,
         **options.keywords(args, "exclude", "within", "folds", "seed"),
     )
-    rows = [
-        [
-            name,
-            ", ".join(fit.games),
-            _weights(fit),
-            fit.n_algorithms,
-            fit.cv_r2,
-            fit.cv_relative_error,
-        ]
-        for name, fit in fits.items()
-    ]
-    print(
-        render_table(
-            ["subset", "games", "weights", "algorithms", "CV R2", "rel. err. %"],
-            rows,
-            title="Nested selection (Atari-5 Section 4.3; figures as Table 2: "
-            f"{args.folds}-fold cross-validated)",
-            digits=3,
-        )
+    title = (
+        "Nested selection (Atari-5 Section 4.3; figures as Table 2: "
+        f"{args.folds}-fold cross-validated)"
     )
+    columns = ("games", "weights", "algorithms", "CV R2", "rel. err. %")
+    print(_fits_table("subset", fits, columns, title=title, digits=3))
     for note in notes:
         print(note)
     return fits
 
 
-def _weights(fit: SubsetFit) -> str:
-    return ", ".join(f"{c:.4f}" for c in fit.coefficients)
+_FIGURES: dict[str, Callable[[SubsetFit], object]] = {
+    "games": lambda fit: ", ".join(fit.games),
+    "weights": lambda fit: ", ".join(f"{c:.4f}" for c in fit.coefficients),
+    "intercept": lambda fit: fit.intercept,
+    "algorithms": lambda fit: fit.n_algorithms,
+    "R2": lambda fit: fit.r2,
+    "CV R2": lambda fit: fit.cv_r2,
+    "rel. err. %": lambda fit: fit.cv_relative_error,
+    "CV MSE": lambda fit: fit.cv_mse,
+}
+"""A fit's figures, under the column that shows them."""
+
+
+def _fits_table(
+    first: str, fits: Mapping[Any, SubsetFit], columns: Sequence[str], **style: Any
+) -> str:
+    """One row per fit, headed by its key in ``fits`` (column ``first``), then ``columns``."""
+    rows = [[key, *(_FIGURES[c](fit) for c in columns)] for key, fit in fits.items()]
+    return render_table([first, *columns], rows, **style)
 
 
 def _print_search(fits: tuple[SubsetFit, ...], intercept: bool) -> None:
-    columns = [
-        "rank",
-        "games",
-        "weights",
-        *(["intercept"] if intercept else []),
-        "algorithms",
-        "R2",
-        "CV R2",
-        "rel. err. %",
-        "CV MSE",
-    ]
-    rows = [
-        [
-            i,
-            ", ".join(fit.games),
-            _weights(fit),
-            *([fit.intercept] if intercept else []),
-            fit.n_algorithms,
-            fit.r2,
-            fit.cv_r2,
-            fit.cv_relative_error,
-            fit.cv_mse,
-        ]
-        for i, fit in enumerate(fits, start=1)
-    ]
+    columns = [c for c in _FIGURES if intercept or c != "intercept"]
     size = len(fits[0].games)
     title = (
         f"Best subsets of {size} game{'s' if size > 1 else ''} (Algorithm 1: lowest k-fold MSE "
         "in log space; rel. err. = ln 10 x mean |log10 error|, cross-validated)"
     )
-    print(render_table(columns, rows, digits=4, title=title))
+    print(_fits_table("rank", dict(enumerate(fits, start=1)), columns, digits=4, title=title))
 
 
 def _print_predictions(pred: PredictionFit) -> None:
+    ranked = sorted(pred.models.items(), key=lambda i: -i[1].r2 if math.isfinite(i[1].r2) else 1)
     rows = [
-        [
-            game,
-            model.r2 if math.isfinite(model.r2) else None,
-            model.n_algorithms,
-            *model.coefficients,
-        ]
-        for game, model in sorted(
-            pred.models.items(), key=lambda item: -item[1].r2 if math.isfinite(item[1].r2) else 1
-        )
+        [game, m.r2 if math.isfinite(m.r2) else None, m.n_algorithms, *m.coefficients]
+        for game, m in ranked
     ]
     columns = ["game", "R2", "algorithms", "c", *(f"x{i + 1}" for i in range(len(pred.inputs)))]
-    print(
-        render_table(
-            columns,
-            rows,
-            digits=3,
-            title=f"Per-game models from {pred.name} (Section 4.4; x = {', '.join(pred.inputs)})",
-        )
-    )
+    title = f"Per-game models from {pred.name} (Section 4.4; x = {', '.join(pred.inputs)})"
+    print(render_table(columns, rows, digits=3, title=title))
     print(f"variance in log-scores explained: {100 * pred.explained_variance:.1f}% (Section 5.5)")
