@@ -103,13 +103,9 @@ class AuditReport:
                 m.verdicts[prop.name].mark if prop.name in m.verdicts else "" for m in self.matches
             ]
             rows.append([prop.name, prop.cell, *marks, prop.evidence])
-        table = render_table(
-            ["property", "measured", *names, "evidence"],
-            rows,
-            title=self.title(),
-            wrap={"evidence": 72, "measured": 28},
-        )
-        lines = [table]
+        wrap = {"evidence": 72, "measured": 28}
+        columns = ["property", "measured", *names, "evidence"]
+        lines = [render_table(columns, rows, title=self.title(), wrap=wrap)]
         if self.lost:
             lines.append(
                 f"the reference emulator lost the env: {self.lost}; later steps are "

@@ -371,17 +371,9 @@ def _runs(frames: Sequence[int]) -> list[tuple[int, int]]:
     return [(action, len(list(run))) for action, run in itertools.groupby(frames)]
 
 
-def _fresh_resets(plays: Sequence[Play]) -> list[ResetFacts]:
-    return [
-        e
-        for p in plays
-        for e in p.events
-        if isinstance(e, ResetFacts) and e.fresh and e.played is not None
-    ]
-
-
 def _no_ops(plays: Sequence[Play], how: str) -> Property:
-    resets = _fresh_resets(plays)
+    events = [e for p in plays for e in p.events]
+    resets = [e for e in events if isinstance(e, ResetFacts) and e.fresh and e.played is not None]
     if not resets:
         return Property("no-op starts", None, "not measured", "no reset of a new game was seen")
     options = [sorted({seq.count(_NOOP) for seq in r.played or ()}) for r in resets]
@@ -539,10 +531,7 @@ def _observation(plays: Sequence[Play]) -> Property:
 
 
 def _info(plays: Sequence[Play]) -> Property:
-    keys: dict[str, None] = {}
-    for play in plays:
-        for event in play.events:
-            keys.update(dict.fromkeys(event.info))
+    keys = dict.fromkeys(key for play in plays for event in play.events for key in event.info)
     groups: dict[str, list[str]] = {}
     for key in keys:
         head, _, tail = key.partition(".")

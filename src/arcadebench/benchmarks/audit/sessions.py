@@ -85,10 +85,6 @@ def _meter(stream: Stream, game: str, probe: bool) -> Meter:
     return meter
 
 
-def _frames(step: StepFacts) -> int:
-    return step.frames if step.frames is not None else _UNKNOWN_SKIP
-
-
 def _play(
     name: str,
     stream: Stream,
@@ -117,7 +113,7 @@ def _play(
             if study is not None:
                 screens = meter.last_screens() if isinstance(meter, EmulatorMeter) else None
                 study.step(obs, screens, last.ended)
-            played += _frames(last)
+            played += last.frames if last.frames is not None else _UNKNOWN_SKIP
             if until(last):
                 break
             if last.ended:

@@ -126,8 +126,7 @@ class _GymVector(Stream):
     def step(self, action: int) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         obs, reward, terminated, truncated, info = self.env.step(self._batch(action))
         done = bool(terminated[0] or truncated[0])
-        info0 = _env0(info)
-        obs0 = _env0(obs)
+        obs0, info0 = _env0(obs), _env0(info)
         if done and self._same_step:
             self._pending = (obs0, {})
             obs0 = info0.pop("final_obs", obs0)
@@ -174,8 +173,14 @@ def _discrete(space: Any, what: str) -> int:
     return int(space.n)
 
 
-def _mark_env0(envs: list[Any], stream: Stream) -> Any | None:
-    """Wrap env 0 of an in-process vector env so the stream hears its resets; its host."""
+def _mark_env0(env: Any, stream: Stream) -> Any | None:
+    """Wrap env 0 of a vector env in this process so the stream hears its resets; its host."""
+    inner = getattr(env, "unwrapped", env)
+    while hasattr(inner, "venv"):  # VecFrameStack and other VecEnv wrappers
+        inner = inner.venv
+    envs = getattr(inner, "envs", None)
+    if not isinstance(envs, list):  # not in this process (SubprocVecEnv, AsyncVectorEnv...)
+        return None
     envs[0] = _ResetMark(envs[0], lambda: stream.on_reset)
     stream._marked = envs
     return emulator_host(envs[0])
@@ -200,19 +205,13 @@ def _open(env: Any) -> Stream:
     if module.startswith("stable_baselines3") or hasattr(env, "step_async"):
         name = f"SB3 {type(env).__name__}, {count(env.num_envs, 'env')}"
         stream = _Sb3Vector(env, name, _discrete(env.action_space, name), None)
-        inner = env.unwrapped if hasattr(env, "unwrapped") else env
-        while hasattr(inner, "venv"):  # VecFrameStack and other VecEnv wrappers
-            inner = inner.venv
-        if isinstance(getattr(inner, "envs", None), list):  # DummyVecEnv: in this process
-            stream.host = _mark_env0(inner.envs, stream)
+        stream.host = _mark_env0(env, stream)  # DummyVecEnv: in this process
         return stream
     if isinstance(env, gym.vector.VectorEnv):  # envpool's Gymnasium envs are ones too
         space = getattr(env, "single_action_space", None) or env.action_space
         name = f"{type(env).__name__}, {count(getattr(env, 'num_envs', 1), 'env')}"
         stream = _GymVector(env, name, _discrete(space, name), None)
-        inner = getattr(env, "unwrapped", env)
-        if isinstance(getattr(inner, "envs", None), list):  # SyncVectorEnv: in this process
-            stream.host = _mark_env0(inner.envs, stream)
+        stream.host = _mark_env0(env, stream)  # SyncVectorEnv: in this process
         return stream
     if isinstance(env, gym.Env):
         name = type(env.unwrapped).__name__

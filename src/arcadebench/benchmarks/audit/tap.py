@@ -163,12 +163,11 @@ class EmulatorMeter:
         games = [m for m in self.tap.marks[self._marks :] if m.kind == "reset_game"]
         start = games[-1].at if games else self._frames  # after ALE's last reset of the game
         played = tuple(action_id(a) for a in self.tap.actions[start:])
-        fresh = bool(games)
         now = self.tap.snapshot()
         self.events.append(
             ResetFacts(
                 info=flat_info(info),
-                fresh=fresh,
+                fresh=bool(games),
                 played=(played,),
                 game_frame=now.game_frame,
                 lives=now.lives,

@@ -113,9 +113,7 @@ def _import(path: str) -> Any:
 
 def _built(result: Any) -> Any:
     """An env from what a factory returned (a thunk, as CleanRL's ``make_env``, is called)."""
-    if callable(result) and not hasattr(result, "step"):
-        result = result()
-    return result
+    return result() if callable(result) and not hasattr(result, "step") else result
 
 
 def _factory(env: str, kwargs: dict[str, Any]) -> tuple[Callable[[], Any], str]:
