@@ -335,17 +335,10 @@ class SonicProgressReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
             bonus_horizon_frames=bonus_horizon_frames,
             initial_lives=initial_lives,
         )
-        gym.utils.RecordConstructorArgs.__init__(
-            self,
-            level_end_x={f"zone={z},act={a}": x for (z, a), x in rule.level_end_x.items()},
-            end_when=rule.end_when,
-            end_when_not=rule.end_when_not,
-            act_change_offset=rule.act_change_offset,
-            progress_scale=rule.progress_scale,
-            completion_bonus=rule.completion_bonus,
-            bonus_horizon_frames=rule.bonus_horizon_frames,
-            initial_lives=rule.initial_lives,
-        )
+        # the rule's public attributes are its checked arguments, in the signature's order
+        settings = {key: value for key, value in vars(rule).items() if not key.startswith("_")}
+        settings["level_end_x"] = {f"zone={z},act={a}": x for (z, a), x in rule.level_end_x.items()}
+        gym.utils.RecordConstructorArgs.__init__(self, **settings)
         gym.Wrapper.__init__(self, env)
         self._rule = rule
         self._frame = 0

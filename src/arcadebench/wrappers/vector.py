@@ -55,7 +55,7 @@ from arcadebench.errors import ArcadebenchError, BudgetExhausted, InvalidArgumen
 from arcadebench.records import EpisodeRecord, RunRecorder, check_run, log_path, new_memory_run
 from arcadebench.specs import Spec, load_spec
 from arcadebench.wrappers._checks import check_int, check_real
-from arcadebench.wrappers._info import KEY
+from arcadebench.wrappers._info import KEY, Options, ResetResult
 from arcadebench.wrappers.monitor import episode_summary, warn_unlogged
 from arcadebench.wrappers.recording import BatchRecording
 from arcadebench.wrappers.rules import (
@@ -129,22 +129,25 @@ def set_end_reasons(info: dict[str, Any], ended: np.ndarray, reason: str) -> Non
     protocol["_end_reason"] |= new
 
 
-def _reset_now(env: VectorEnv, obs: Any, info: dict[str, Any], ended: np.ndarray) -> None:
-    """Reset the envs in ``ended`` now (same-step autoreset).
+def _end_now(env: VectorEnv | None, obs: Any, info: dict[str, Any], ended: np.ndarray) -> None:
+    """End the episodes of the envs in ``ended`` now, resetting them (same-step autoreset).
 
-    Their next episode's first observation goes into ``obs``, the one they ended on into
-    ``info["final_obs"]``, the next episode's frame count into
-    ``info["next_episode_frame_number"]``.
+    The observation they ended on goes into ``info["final_obs"]``, their next episode's first
+    into ``obs``, its frame count into ``info["next_episode_frame_number"]``. Without ``env``
+    their games go on: the next episode begins at frame 0 on the same observation.
     """
     if "final_obs" not in info:
         info["final_obs"] = np.zeros_like(obs)
         info["_final_obs"] = np.zeros(len(ended), dtype=bool)
     info["final_obs"][ended] = obs[ended]
     info["_final_obs"] = info["_final_obs"] | ended
-    first, reset_info = env.reset(options={"reset_mask": ended})
-    obs[ended] = first[ended]
     if "next_episode_frame_number" not in info:
         info["next_episode_frame_number"] = np.zeros(len(ended), dtype=np.int64)
+    if env is None:
+        info["next_episode_frame_number"][ended] = 0
+        return
+    first, reset_info = env.reset(options={"reset_mask": ended})
+    obs[ended] = first[ended]
     info["next_episode_frame_number"][ended] = reset_info["episode_frame_number"][ended]
 
 
@@ -197,17 +200,13 @@ class VectorMaxStuckTime(VectorWrapper, gym.utils.RecordConstructorArgs):
         self._max_stuck_frames = np.int64(max_stuck_frames)  # a numpy scalar compares faster
         self._last_reward_frame = np.zeros(env.num_envs, dtype=np.int64)
 
-    def reset(
-        self, *, seed: Any = None, options: dict[str, Any] | None = None
-    ) -> tuple[Any, dict[str, Any]]:
+    def reset(self, *, seed: Any = None, options: Options = None) -> ResetResult:
         """Reset the envs (all, or ``options["reset_mask"]``) and their counts."""
         obs, info = self.env.reset(seed=seed, options=options)
         mask = (options or {}).get("reset_mask")
+        chosen = slice(None) if mask is None else mask
         frames = info["episode_frame_number"]
-        if mask is None:
-            self._last_reward_frame[:] = frames
-        else:
-            self._last_reward_frame[mask] = frames[mask]
+        self._last_reward_frame[chosen] = frames[chosen]
         vector_protocol_info(info)["stuck_frames"] = frames - self._last_reward_frame
         return obs, info
 
@@ -226,7 +225,7 @@ class VectorMaxStuckTime(VectorWrapper, gym.utils.RecordConstructorArgs):
             if _any(hit):
                 truncated = truncated | hit
                 set_end_reasons(info, hit, "stuck")
-                _reset_now(self.env, obs, info, hit)
+                _end_now(self.env, obs, info, hit)
         if _any(terminated) or _any(truncated):
             ended = terminated | truncated  # counted from the next episode's start, as at reset
             last[ended] = info["next_episode_frame_number"][ended]
@@ -249,9 +248,7 @@ class VectorEpisodeFrameLimit(VectorWrapper, gym.utils.RecordConstructorArgs):
         VectorWrapper.__init__(self, env)
         self._max_episode_frames = np.int64(max_episode_frames)  # compares faster
 
-    def reset(
-        self, *, seed: Any = None, options: dict[str, Any] | None = None
-    ) -> tuple[Any, dict[str, Any]]:
+    def reset(self, *, seed: Any = None, options: Options = None) -> ResetResult:
         """Reset the envs."""
         obs, info = self.env.reset(seed=seed, options=options)
         vector_protocol_info(info)
@@ -269,7 +266,7 @@ class VectorEpisodeFrameLimit(VectorWrapper, gym.utils.RecordConstructorArgs):
             unlabelled = capped & ~truncated
             if _any(unlabelled):
                 truncated = truncated | unlabelled
-                _reset_now(self.env, obs, info, unlabelled)
+                _end_now(self.env, obs, info, unlabelled)
             set_end_reasons(info, capped, "frame_limit")
         return obs, rewards, terminated, truncated, info
 
@@ -302,9 +299,7 @@ class VectorLifeLossTerminal(VectorWrapper, gym.utils.RecordConstructorArgs):
                 f"{sorted(info)!r}"
             ) from None
 
-    def reset(
-        self, *, seed: Any = None, options: dict[str, Any] | None = None
-    ) -> tuple[Any, dict[str, Any]]:
+    def reset(self, *, seed: Any = None, options: Options = None) -> ResetResult:
         """Reset the envs chosen (all without a ``reset_mask``): their games start afresh."""
         obs, info = self.env.reset(seed=seed, options=options)
         mask = (options or {}).get("reset_mask")
@@ -327,14 +322,7 @@ class VectorLifeLossTerminal(VectorWrapper, gym.utils.RecordConstructorArgs):
         if _any(lost):
             terminated = terminated | lost
             set_end_reasons(info, lost, "life_lost")
-            if "final_obs" not in info:
-                info["final_obs"] = np.zeros_like(obs)
-                info["_final_obs"] = np.zeros(self.num_envs, dtype=bool)
-            info["final_obs"][lost] = obs[lost]
-            info["_final_obs"] = info["_final_obs"] | lost
-            if "next_episode_frame_number" not in info:
-                info["next_episode_frame_number"] = np.zeros(self.num_envs, dtype=np.int64)
-            info["next_episode_frame_number"][lost] = 0
+            _end_now(None, obs, info, lost)
             self._offset[lost] = frames[lost]
         self._lives = lives
         return obs, rewards, terminated, truncated, info
@@ -352,9 +340,7 @@ class VectorNoLifeInformation(VectorWrapper, gym.utils.RecordConstructorArgs):
         gym.utils.RecordConstructorArgs.__init__(self)
         VectorWrapper.__init__(self, env)
 
-    def reset(
-        self, *, seed: Any = None, options: dict[str, Any] | None = None
-    ) -> tuple[Any, dict[str, Any]]:
+    def reset(self, *, seed: Any = None, options: Options = None) -> ResetResult:
         """Reset; ``lives`` is removed from ``info``."""
         obs, info = self.env.reset(seed=seed, options=options)
         drop_life_information(info)
@@ -528,38 +514,36 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
         return [r.last for r in self._recorders]
 
     # -- the episode loop -----------------------------------------------------------------
-    def _budget_message(self) -> str:
-        return self._recorders[0].budget_message()
-
-    def reset(
-        self, *, seed: Any = None, options: dict[str, Any] | None = None
-    ) -> tuple[Any, dict[str, Any]]:
+    def reset(self, *, seed: Any = None, options: Options = None) -> ResetResult:
         """Reset the envs; episodes in flight are logged as incomplete (``"reset"``)."""
         if self.exhausted:
-            raise BudgetExhausted(self._budget_message())
+            raise BudgetExhausted(self._recorders[0].budget_message())
         mask = (options or {}).get("reset_mask")
         chosen = np.ones(self.num_envs, dtype=bool) if mask is None else np.asarray(mask)
         if self._in_episode:
             for i in np.flatnonzero(chosen & (self._start_t < self._t)).tolist():
                 self._finish(i, complete=False, end_reason="reset")
         recording = self._recording
+        indices = np.flatnonzero(chosen).tolist()
         if (
             recording is not None
             and seed is None
-            and any(recording.starts[i] is None for i in np.flatnonzero(chosen).tolist())
+            and any(recording.starts[i] is None for i in indices)
         ):
             # a batched emulator's unseeded first reset is seeded from the clock, and its state
             # cannot be read: seeds from the system's entropy instead, which a replay can take
-            state = np.random.SeedSequence().generate_state(int(np.count_nonzero(chosen)))
+            state = np.random.SeedSequence().generate_state(len(indices))
             seed = [int(s) & 0x7FFFFFFF for s in state]
-        self._note_seeds(seed, chosen)
+        seeds = _seeds_of(seed, len(indices))
+        for i, value in zip(indices, seeds or (), strict=False):
+            self._recorders[i].note_seed(value)  # a stream's seed is its env's first
         if self.log is None and not self._unlogged_ok:
             warn_unlogged(self._protocol)
         if recording is not None:
-            self._recording_starts(recording, seed, chosen)
+            self._recording_starts(recording, indices, seeds)
         obs, info = self.env.reset(seed=seed, options=options)
         if recording is not None:
-            for i in np.flatnonzero(chosen).tolist():
+            for i in indices:
                 recording.begin_digests(i, self._t, obs[i])
         self._ep_return[chosen] = 0.0
         self._start_t[chosen] = self._t
@@ -568,10 +552,10 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
         self._in_episode = True
         return obs, info
 
-    def _recording_starts(self, recording: BatchRecording, seed: Any, chosen: np.ndarray) -> None:
+    def _recording_starts(
+        self, recording: BatchRecording, indices: list[int], seeds: list[int] | None
+    ) -> None:
         """Where the chosen envs' next episodes start: their seeds, else where they were."""
-        indices = np.flatnonzero(chosen).tolist()
-        seeds = _seeds_of(seed, len(indices))
         for k, i in enumerate(indices):
             last = self._recorders[i].last
             if seeds is not None:
@@ -581,18 +565,11 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
             else:  # ALE seeded it from the clock, and its state cannot be read
                 recording.starts[i] = {"unknown": "an unseeded first reset of a batched emulator"}
 
-    def _note_seeds(self, seed: Any, chosen: np.ndarray) -> None:
-        """Each stream's seed is the first seed its env was reset with."""
-        indices = np.flatnonzero(chosen).tolist()
-        values = _seeds_of(seed, len(indices))
-        for i, value in zip(indices, values or (), strict=False):
-            self._recorders[i].note_seed(value)
-
     def step(self, actions: Any) -> VectorStep:
         """Step every env, count, and log the episodes that ended (or the budget cut)."""
         if not self._in_episode:
             if self.exhausted:
-                raise BudgetExhausted(self._budget_message())
+                raise BudgetExhausted(self._recorders[0].budget_message())
             raise ArcadebenchError("step() before reset(): reset the envs first")
         obs, rewards, terminated, truncated, info = self.env.step(actions)
         recording = self._recording
@@ -638,18 +615,14 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
         ended = terminated | truncated
         if over:
             set_end_reasons(info, ~ended, "budget")
+        set_end_reasons(info, terminated, "game_over")  # where no wrapper said why
+        set_end_reasons(info, truncated, "time_limit")
         protocol = vector_protocol_info(info)
-        if "end_reason" not in protocol:
-            protocol["end_reason"] = np.full(self.num_envs, None, dtype=object)
-            protocol["_end_reason"] = np.zeros(self.num_envs, dtype=bool)
-        reasons, marked = protocol["end_reason"], protocol["_end_reason"]
+        reasons = protocol["end_reason"]
         summaries = protocol["episode"] = np.full(self.num_envs, None, dtype=object)
         protocol["_episode"] = ended | over
         self._ep_frames = self._ep_frames.astype(np.int64)  # finish() restarts the envs' counts
         for i in np.flatnonzero(ended).tolist():
-            if not marked[i]:
-                reasons[i] = "game_over" if terminated[i] else "time_limit"
-                marked[i] = True
             summaries[i] = self._finish(
                 i, complete=True, end_reason=reasons[i], last=info["final_obs"][i]
             )
@@ -687,12 +660,11 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
             wall_time=now - float(self._t0[i]),
             replay=replay,
         )
-        if recording is not None:  # the env's next episode follows on from this one
-            recording.starts[i] = {"continues": int(record["episode"])}
         self._ep_return[i] = 0.0
         self._start_t[i] = self._t
         self._ep_frames[i] = 0
-        if recording is not None:
+        if recording is not None:  # the env's next episode follows on from this one
+            recording.starts[i] = {"continues": int(record["episode"])}
             recording.forget_before(int(self._start_t.min()))
         self._rollover[i] = []
         self._t0[i] = now
