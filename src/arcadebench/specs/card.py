@@ -197,8 +197,7 @@ def protocol_card(spec: Spec) -> Card:
     games = [("Games", f"{len(spec.games)}"), ("Default selection", default)]
     if spec.levels:
         for split in ("train", "test"):
-            names = [n for n, lv in spec.levels.items() if lv.split == split]
-            games.append((f"{split.capitalize()} levels", f"{len(names)}"))
+            games.append((f"{split.capitalize()} levels", f"{len(spec.games_of(split))}"))
     for subset in spec.subsets.values():
         weights = ", ".join(
             f"{g} {c:g}" for g, c in zip(subset.games, subset.coefficients, strict=True)
