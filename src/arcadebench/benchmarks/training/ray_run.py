@@ -71,8 +71,6 @@ __all__ = [
     "import_ray",
 ]
 
-RAY_INSTALL = install_hint("ray", "ray")
-
 
 def import_ray(purpose: str = "a training run on Ray") -> Any:
     """The ``ray`` module, or a one-line error saying how to install it for ``purpose``."""
@@ -80,7 +78,7 @@ def import_ray(purpose: str = "a training run on Ray") -> Any:
         import ray
     except ImportError:
         raise MissingDependency(
-            f"{purpose} needs Ray, which is not installed: {RAY_INSTALL}"
+            f"{purpose} needs Ray, which is not installed: {install_hint('ray', 'ray')}"
         ) from None
     return ray
 
