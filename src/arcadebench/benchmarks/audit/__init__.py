@@ -56,8 +56,7 @@ MIN_FRAMES = 100
 
 
 def _atari_specs(named: Spec | None) -> list[Spec]:
-    specs = [load_spec(name) for name in list_specs()]
-    specs = [s for s in specs if isinstance(s.environment, AtariSettings)]
+    specs = [s for s in map(load_spec, list_specs()) if isinstance(s.environment, AtariSettings)]
     if named is not None and named.hash not in {s.hash for s in specs}:
         specs.append(named)
     return specs

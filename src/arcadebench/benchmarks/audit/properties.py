@@ -230,8 +230,7 @@ def _binomial(kept: int, tried: int) -> StickyEstimate:
     return estimate_from_likelihood(GRID, loglik, 0.0, tried, tried, 0)
 
 
-def _sticky(plays: Sequence[Play], mapping: dict[int, int]) -> Property:
-    random = next(p for p in plays if p.name == "random")
+def _sticky(plays: Sequence[Play], random: Play, mapping: dict[int, int]) -> Property:
     estimate, parts = random.sticky, []
     if random.measured == "reference":
         whole, partial = random.kept.get("whole", 0), random.kept.get("partial", 0)
@@ -517,8 +516,7 @@ def _rollover() -> Property:
     return Property("rollover guard", None, "not seen", "no score-counter rollover in these plays")
 
 
-def _observation(plays: Sequence[Play]) -> Property:
-    study = next(p for p in plays if p.name == "random").observation
+def _observation(study: dict[str, Any]) -> Property:
     shape = "x".join(map(str, study.get("shape", []))) or "?"
     cell = f"{shape} {study.get('dtype', '')}".strip()
     parts = []
@@ -651,7 +649,7 @@ def measure(plays: Sequence[Play], game: str, actions: int) -> list[Property]:
     cap, stuck = _limits(plays)
     return [
         _frame_skip(plays, how),
-        _sticky(plays, mapping),
+        _sticky(plays, random, mapping),
         _action_set(plays, mapping, game, actions),
         _life(plays),
         _no_ops(plays, how),
@@ -660,6 +658,6 @@ def measure(plays: Sequence[Play], game: str, actions: int) -> list[Property]:
         cap,
         stuck,
         _rollover(),
-        _observation(plays),
+        _observation(random.observation),
         _info(plays),
     ]

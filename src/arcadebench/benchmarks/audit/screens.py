@@ -71,11 +71,8 @@ class Rendering:
                 cast(NDArray[np.uint8], cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY)), self.size
             )
         if self.gray == "gymnasium":
-            small = _resize(rgb, self.size)
-            weighted: NDArray[np.uint8] = np.sum(small * _GYMNASIUM_WEIGHTS, axis=-1).astype(
-                np.uint8
-            )
-            return weighted
+            weighted = np.sum(_resize(rgb, self.size) * _GYMNASIUM_WEIGHTS, axis=-1)
+            return cast(NDArray[np.uint8], weighted.astype(np.uint8))
         return _resize(rgb, self.size)
 
     def describe(self) -> str:

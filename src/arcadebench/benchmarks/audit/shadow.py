@@ -160,8 +160,7 @@ class ShadowMeter:
                 break
         if not screens:
             screens.append(self._screen(rgb))
-        last = screens[-1]
-        return reward, (last, screens[-2] if len(screens) > 1 else None), played
+        return reward, (screens[-1], screens[-2] if len(screens) > 1 else None), played
 
     def _matches(
         self,
@@ -337,10 +336,9 @@ class ShadowMeter:
     ) -> None:
         """Explain the step env 0 just played with the agent's ``action``."""
         frame = info.get("episode_frame_number")
-        skip = None
-        if frame is not None and self._info_frame is not None:
-            skip = int(frame) - self._info_frame
-        self._info_frame = None if frame is None else int(frame)
+        frame = None if frame is None else int(frame)
+        skip = None if frame is None or self._info_frame is None else frame - self._info_frame
+        self._info_frame = frame
         lives = info.get("lives")
         facts = StepFacts(
             action,

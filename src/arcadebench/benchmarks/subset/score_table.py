@@ -135,9 +135,8 @@ class ScoreTable:
         if target not in _TARGETS:
             raise SubsetError(f"`target` must be one of {', '.join(_TARGETS)}, got {target!r}")
         reduce = np.nanmedian if target == "median" else np.nanmean
-        counts = np.sum(~np.isnan(self.scores), axis=1)
         out = np.full(len(self.algorithms), np.nan)
-        has = counts > 0
+        has = np.any(~np.isnan(self.scores), axis=1)  # algorithms with a score
         out[has] = reduce(self.scores[has], axis=1)
         return out
 
