@@ -245,8 +245,7 @@ def _constants(node: Node, platform: str) -> tuple[dict[str, GameConstants], str
         if game not in rows:
             raise game_node.fail(f"a game of constants.rows{did_you_mean(game, rows)}")
         rows[game] = GameConstants(**{**rows[game].__dict__, "extrapolated": True})
-    source = f["source"].string() if "source" in f else None
-    return rows, source
+    return rows, _get(f, "source", Node.string, None)
 
 
 @functools.lru_cache(maxsize=1)

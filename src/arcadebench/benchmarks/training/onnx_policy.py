@@ -191,9 +191,8 @@ class OnnxPolicy(ExportedPolicy):
             if all(isinstance(d, int) for d in shape):
                 self._set_input(tuple(int(d) for d in shape if isinstance(d, int)))
         if out_dims is not None:
-            integer = out_type in _ONNX_INTEGERS
             if len(out_dims) == 2 and isinstance(out_dims[1], int):
-                if not (out_dims[1] == 1 and integer):
+                if not (out_dims[1] == 1 and out_type in _ONNX_INTEGERS):
                     self.action_space = gym.spaces.Discrete(out_dims[1])
             elif len(out_dims) not in (1, 2):
                 raise IncompatibleAgent(
