@@ -2,10 +2,8 @@
 
 :func:`check` (``arcadebench check <spec>``) plays each game with seeded random and NOOP agents
 (:func:`~.play.play_game`, one job per game in worker processes) and judges what happened
-against the spec (:func:`~.verdicts.judge`): the action set, sticky actions measured in the
-emulator, the frame skip, the observation, no life information and game-over-only termination,
-the max stuck time and the frame cap firing exactly where declared, rewards and rollovers, and
-determinism. The :class:`CheckReport` prints one row per game and saves a JSON document.
+against the spec (:func:`~.verdicts.judge`, the rules the package docstring lists). The
+:class:`CheckReport` prints one row per game and saves a JSON document.
 
 Specs with the same environment settings (HWR and Atari-5) need the same plays:
 :func:`check_specs` plays each (game, settings) once and judges it for every spec.
@@ -268,8 +266,7 @@ def check_specs(
     # game by game: a worker's next job is then mostly the same game, whose reference emulator
     # the sticky probe keeps (one ROM load instead of one per spec)
     jobs = dict(sorted(jobs.items(), key=lambda job: job[0][0]))
-    bars = progress == "bars" or (progress == "auto" and sys.stderr.isatty())
-    if bars:
+    if progress == "bars" or (progress == "auto" and sys.stderr.isatty()):
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
