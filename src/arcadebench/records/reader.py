@@ -282,13 +282,7 @@ def _episode(spec: Spec, record: dict[str, Any], file: str, lineno: int) -> _Epi
         raise InputError(file, lineno, f'"run" must be a string or an integer, got {run!r}')
     if type(ret) not in (float, int) or not math.isfinite(ret):
         raise InputError(file, lineno, f'"return" must be a finite number, got {ret!r}')
-    if not (_is_int(frames) and frames >= 0 and _is_int(steps) and steps >= 0):
-        raise InputError(
-            file,
-            lineno,
-            '"total_frames" and "total_steps" must be non-negative integers, '
-            f"got {frames!r} and {steps!r}",
-        )
+    _check_counts(file, lineno, '"total_frames" and "total_steps"', frames, steps)
     if type(complete) is not bool:
         raise InputError(file, lineno, f'"complete" must be true or false, got {complete!r}')
     if not _is_int(episode):
@@ -298,19 +292,21 @@ def _episode(spec: Spec, record: dict[str, Any], file: str, lineno: int) -> _Epi
     env_steps, env_frames = record.get("env_steps", steps), record.get("env_frames", frames)
     if not (_is_int(env) and 0 <= env):
         raise InputError(file, lineno, f'"env" must be a non-negative integer, got {env!r}')
-    if not (_is_int(env_steps) and env_steps >= 0 and _is_int(env_frames) and env_frames >= 0):
-        raise InputError(
-            file,
-            lineno,
-            '"env_steps" and "env_frames" must be non-negative integers, '
-            f"got {env_steps!r} and {env_frames!r}",
-        )
+    _check_counts(file, lineno, '"env_steps" and "env_frames"', env_steps, env_frames)
     index = record.get("index")
     if index is not None and not (_is_int(index) and index >= 0):
         raise InputError(file, lineno, f'"index" must be a non-negative integer, got {index!r}')
     return _Episode(
         env, env_steps, env_frames, game, run, episode, float(ret), frames, steps, complete, index
     )
+
+
+def _check_counts(file: str, lineno: int, names: str, first: Any, second: Any) -> None:
+    """Refuse a pair of counts (``names`` says which) that are not non-negative integers."""
+    if not (_is_int(first) and first >= 0 and _is_int(second) and second >= 0):
+        raise InputError(
+            file, lineno, f"{names} must be non-negative integers, got {first!r} and {second!r}"
+        )
 
 
 # -- step 3: the spec ------------------------------------------------------------------------------

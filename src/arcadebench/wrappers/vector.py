@@ -539,8 +539,16 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
             self._recorders[i].note_seed(value)  # a stream's seed is its env's first
         if self.log is None and not self._unlogged_ok:
             warn_unlogged(self._protocol)
-        if recording is not None:
-            self._recording_starts(recording, indices, seeds)
+        if recording is not None:  # where the episodes start: their seeds, else where they were
+            starts = recording.starts
+            for k, i in enumerate(indices):
+                last = self._recorders[i].last
+                if seeds is not None:
+                    starts[i] = {"seed": seeds[k]}
+                elif last is not None:
+                    starts[i] = {"continues": int(last["episode"])}
+                else:  # ALE seeded it from the clock, and its state cannot be read
+                    starts[i] = {"unknown": "an unseeded first reset of a batched emulator"}
         obs, info = self.env.reset(seed=seed, options=options)
         if recording is not None:
             for i in indices:
@@ -551,19 +559,6 @@ class VectorEpisodeMonitor(VectorWrapper, gym.utils.RecordConstructorArgs):
         self._t0[chosen] = time.perf_counter()
         self._in_episode = True
         return obs, info
-
-    def _recording_starts(
-        self, recording: BatchRecording, indices: list[int], seeds: list[int] | None
-    ) -> None:
-        """Where the chosen envs' next episodes start: their seeds, else where they were."""
-        for k, i in enumerate(indices):
-            last = self._recorders[i].last
-            if seeds is not None:
-                recording.starts[i] = {"seed": seeds[k]}
-            elif last is not None:
-                recording.starts[i] = {"continues": int(last["episode"])}
-            else:  # ALE seeded it from the clock, and its state cannot be read
-                recording.starts[i] = {"unknown": "an unseeded first reset of a batched emulator"}
 
     def step(self, actions: Any) -> VectorStep:
         """Step every env, count, and log the episodes that ended (or the budget cut)."""
