@@ -148,10 +148,9 @@ def _doctor(args: argparse.Namespace) -> int:
         columns = ["game", "stable-retro id", "rom", "sha1", "train", "test", "file"]
         title = f"{spec.name}: retro ROMs ({spec.source})"
         print("\n" + render_table(columns, rows, title=title))
-        playable = [r for r in records if r.playable]
         test = [r for r in records if r.split == "test"]
         print(
-            f"playable: {len(playable)} of {len(records)} levels, "
+            f"playable: {sum(r.playable for r in records)} of {len(records)} levels, "
             f"{sum(r.playable for r in test)} of {len(test)} test levels"
         )
         if args.levels:

@@ -141,8 +141,7 @@ def _add(args: argparse.Namespace) -> int:
     if record.status == "rejected":
         print(f"arcadebench: rejected {record.name}: {record.reason}", file=sys.stderr)
         return 1
-    spec = record.spec or {}
-    print(f"accepted {record.name} on the {spec.get('name')} page: {record.badge}")
+    print(f"accepted {record.name} on the {(record.spec or {}).get('name')} page: {record.badge}")
     for check in record.checks:
         print(f"  {check['name']}: {check['detail']}")
     return 0
