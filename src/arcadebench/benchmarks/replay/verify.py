@@ -511,13 +511,18 @@ def _check_run(
     findings = check_completeness(run, claimed)
     found.problems.extend(findings.problems)
     found.checks.extend(_checks(run, findings))
-    chosen = [e for e in run.episodes if e.malformed is None]
-    for episode in run.episodes:
+    chosen: list[LoggedEpisode] = []
+    for episode in run.episodes:  # the verdicts the log's structure gives: no replay needed
+        line = episode.line
         if episode.malformed is not None:
             why = f"its line: {episode.malformed}"
-            checks[episode.line] = _verdict(episode, "unverifiable", reason=why)
-    _flag(chosen, findings, checks)
-    chosen = [e for e in chosen if e.line not in checks]
+            checks[line] = _verdict(episode, "unverifiable", reason=why)
+        elif line in findings.duplicates:
+            checks[line] = _verdict(episode, "duplicate", None, findings.duplicates[line])
+        elif line in findings.wrong_seeds:
+            checks[line] = _verdict(episode, "wrong seed", None, findings.wrong_seeds[line])
+        else:
+            chosen.append(episode)
     if sample is not None and len(chosen) > sample:
         chosen = sorted(rng.sample(chosen, sample), key=lambda e: e.line)
         chosen = _with_predecessors(run, chosen)
@@ -546,19 +551,6 @@ def _check_run(
 
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
-
-
-def _flag(
-    episodes: list[LoggedEpisode], findings: Findings, checks: dict[int, EpisodeCheck]
-) -> None:
-    """The verdicts the log's structure gives (repeats, wrong seeds): no replay needed."""
-    for episode in episodes:
-        if episode.line in findings.duplicates:
-            reason = findings.duplicates[episode.line]
-            checks[episode.line] = _verdict(episode, "duplicate", None, reason)
-        elif episode.line in findings.wrong_seeds:
-            reason = findings.wrong_seeds[episode.line]
-            checks[episode.line] = _verdict(episode, "wrong seed", None, reason)
 
 
 def _checks(run: RecordedRun, findings: Findings) -> list[str]:

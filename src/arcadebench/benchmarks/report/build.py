@@ -27,9 +27,8 @@ from arcadebench.benchmarks.report.figures import (
 from arcadebench.benchmarks.report.page import FigureFile, render_page
 from arcadebench.benchmarks.report.report_data import ReportData
 from arcadebench.benchmarks.report.sources import load_report_data
-from arcadebench.benchmarks.report.style import require_matplotlib, save_png
+from arcadebench.benchmarks.report.style import require_matplotlib, save_png, writing
 from arcadebench.benchmarks.scoring.results import Results
-from arcadebench.errors import InputError
 from arcadebench.specs import Spec
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -124,16 +123,10 @@ def write_report(data: ReportData, out: str | os.PathLike[str], *, episodes: boo
     """
     require_matplotlib()
     out = Path(out)
-    try:
+    with writing(out, "cannot create the report directory", "--out"):
         out.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise InputError(
-            str(out),
-            None,
-            f"cannot create the report directory: {error.strerror or error}; choose another --out",
-        ) from None
     figures: list[FigureFile] = []
-    try:
+    with writing(out, "cannot write the report", "--out"):
         for name, draw, title, caption in FIGURES:
             path = out / f"{name}.png"
             figure = draw(data)
@@ -145,12 +138,6 @@ def write_report(data: ReportData, out: str | os.PathLike[str], *, episodes: boo
         remove_stale_clips(out, clips)
         html = out / HTML_FILE
         html.write_text(render_page(data, figures, clips, clip_notes), encoding="utf-8")
-    except OSError as error:
-        raise InputError(
-            str(out),
-            None,
-            f"cannot write the report: {error.strerror or error}; choose another --out",
-        ) from None
     return html
 
 

@@ -27,15 +27,16 @@ from arcadebench.benchmarks.report.report_data import Entry, ReportData, stat_la
 from arcadebench.benchmarks.report.style import (
     SCREEN_FONT_SIZE,
     SCREEN_WIDTH,
-    check_size,
     colour,
+    compact,
+    entry_bars,
     finish,
     fit_legend,
     fit_title,
-    font_style,
-    hatch,
     label,
     new_figure,
+    sized,
+    whiskers,
     wrap,
 )
 from arcadebench.benchmarks.scoring.sample_efficiency import (
@@ -56,6 +57,7 @@ __all__ = ["learning_curve_figure", "levels_figure", "running_mean", "sample_eff
 _MAX_POINTS = 3000  # dots drawn per run (the running mean uses every episode)
 _DEFAULT_WINDOW = 10
 _MIN_CURVE_EPISODES = 10  # fewer episodes in every run: no learning curve is drawn
+_FRAME_UNITS = (("B", 1e9), ("M", 1e6), ("k", 1e3))
 _BASELINE_STYLES = ("--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1)), (0, (1, 1)), (0, (6, 2, 1, 2)))
 
 
@@ -71,13 +73,6 @@ def running_mean(values: NDArray[np.float64], window: int) -> NDArray[np.float64
     starts = np.maximum(ends - window, 0)
     means: NDArray[np.float64] = (sums[ends] - sums[starts]) / (ends - starts)
     return means
-
-
-def _frames_text(frames: float) -> str:
-    for unit, size in (("B", 1e9), ("M", 1e6), ("k", 1e3)):
-        if frames >= size:
-            return f"{frames / size:g}{unit}"
-    return f"{frames:g}"
 
 
 def learning_curve_figure(data: ReportData) -> Figure | None:
@@ -144,7 +139,7 @@ def learning_curve_figure(data: ReportData) -> Figure | None:
                 ax.text(
                     checkpoint,
                     1.0,
-                    f" {_frames_text(checkpoint)}",
+                    f" {compact(checkpoint, _FRAME_UNITS)}",
                     rotation=90,
                     va="top",
                     ha="right",
@@ -184,7 +179,7 @@ def learning_curve_figure(data: ReportData) -> Figure | None:
         f"(dots: episodes; lines: mean of the last {window})"
     )
     if beyond:
-        marks = ", ".join(_frames_text(c) for c in sorted(beyond))
+        marks = ", ".join(compact(c, _FRAME_UNITS) for c in sorted(beyond))
         title += f"\ncheckpoints at {marks} {unit} lie beyond these runs"
     figure.suptitle(fit_title(figure, title, 11), fontsize=11)
     return figure
@@ -210,38 +205,10 @@ def levels_figure(data: ReportData) -> Figure | None:
     ax = figure.add_subplot()
     y = np.arange(len(levels), dtype=float)
     for k, entry in enumerate(entries):
-        values = np.array(
-            [entry.value(g, "raw") if entry.value(g, "raw") is not None else np.nan for g in levels]
-        )
-        bounds = [entry.game_interval(g, "raw") for g in levels]
-        xerr = None
-        if any(b is not None for b in bounds):
-            xerr = np.zeros((2, len(levels)))
-            for j, b in enumerate(bounds):
-                if b is not None and math.isfinite(values[j]):
-                    xerr[:, j] = (max(values[j] - b[0], 0.0), max(b[1] - values[j], 0.0))
-        ax.barh(
-            y + (k - (n - 1) / 2) * bar,
-            np.nan_to_num(values),
-            height=bar * 0.92,
-            xerr=xerr,
-            color=colour(data.colour_index(entry.name)),
-            hatch=hatch(data.colour_index(entry.name), entry),
-            edgecolor="white",
-            linewidth=0.4,
-            error_kw={"elinewidth": 0.9, "capsize": 1.5, "ecolor": "0.15"},
-            label=label(entry.name),
-            zorder=2,
-        )
-        for missing in np.flatnonzero(np.isnan(values)):
-            ax.text(
-                0.0,
-                y[missing] + (k - (n - 1) / 2) * bar,
-                " missing",
-                va="center",
-                fontsize=7,
-                color="0.35",
-            )
+        values = np.array([np.nan if (v := entry.value(g, "raw")) is None else v for g in levels])
+        xerr = whiskers(values, [entry.game_interval(g, "raw") for g in levels], math.inf)
+        offset = (k - (n - 1) / 2) * bar
+        entry_bars(ax, y + offset, values, bar, xerr, data.colour_index(entry.name), entry, "white")
     published = next((p for p in spec.published if "score" in p.columns), None)
     if published is not None:
         column = published.columns.index("score")
@@ -281,6 +248,10 @@ def levels_figure(data: ReportData) -> Figure | None:
     return figure
 
 
+_CURVE_PANEL_EMS = 13.0  # the narrowest sample-efficiency panel, in font sizes
+
+
+@sized
 def sample_efficiency_figure(
     data: ReportData,
     *,
@@ -305,7 +276,6 @@ def sample_efficiency_figure(
         figure_width: the figure's width in inches (3.25: a paper's column).
         font_size: the size of every text, in points (titles one more).
     """
-    check_size(figure_width, font_size)
     curved = [e for e in data.entries if e.kind == "result" and e.block.get("curve")]
     if not curved:
         return None
@@ -325,24 +295,10 @@ def sample_efficiency_figure(
         paths.append(path)
     if not paths:
         return None
-    with font_style(font_size):
-        return _sample_efficiency(data, curved, paths, subsets, figure_width, font_size)
-
-
-_CURVE_PANEL_EMS = 13.0  # the narrowest sample-efficiency panel, in font sizes
-
-
-def _sample_efficiency(
-    data: ReportData,
-    curved: list[Entry],
-    paths: list[tuple[str, ...]],
-    subsets: set[str],
-    width: float,
-    size: float,
-) -> Figure:
     from matplotlib.lines import Line2D
     from matplotlib.ticker import EngFormatter, MaxNLocator
 
+    width, size = figure_width, font_size
     em = size / 72.0
     ncols = max(1, min(len(paths), 3, int(width // (_CURVE_PANEL_EMS * em))))
     nrows = math.ceil(len(paths) / ncols)

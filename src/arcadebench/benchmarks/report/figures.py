@@ -42,7 +42,6 @@ from numpy.typing import NDArray
 from arcadebench._table import count, format_cell
 from arcadebench.benchmarks.report.report_data import (
     Entry,
-    Interval,
     ReportData,
     expected_range,
     metric_label,
@@ -51,19 +50,21 @@ from arcadebench.benchmarks.report.report_data import (
 from arcadebench.benchmarks.report.style import (
     SCREEN_FONT_SIZE,
     SCREEN_WIDTH,
-    check_size,
     colour,
+    compact,
+    entry_bars,
     finish,
     fit_label,
     fit_legend,
     fit_title,
-    font_style,
     hatch,
     label,
     line_height,
     needs_log,
     new_figure,
+    sized,
     text_width,
+    whiskers,
     wrap,
 )
 from arcadebench.benchmarks.scoring.bootstrap import bootstrap_distribution, percentile_interval
@@ -90,31 +91,16 @@ _DOTS_BEYOND = 4  # more entries than this: a dot plot instead of grouped bars
 _TAUS = 200
 
 
-def _reference_line(ax: Axes, data: ReportData, vertical: bool = True) -> None:
-    norm = data.normalisation(data.metric)
-    if norm is None:
-        return
-    text = f"100 % = {norm.reference.replace('_', ' ')}"
-    if vertical:
-        ax.axvline(100.0, color="black", linestyle="--", linewidth=1.0, label=text, zorder=1)
-    else:
-        ax.axhline(100.0, color="black", linestyle="--", linewidth=1.0, label=text, zorder=1)
-
-
-def _symlog(ax: Axes, axis: str = "x", ticks: Sequence[float] | None = None) -> None:
-    """A symmetric log axis (linear within +-10); ``ticks``: its labelled ticks, written short."""
+def _symlog(ax: Axes, ticks: Sequence[float] | None = None) -> None:
+    """A symmetric log x axis (linear within +-10); ``ticks``: its labelled ticks, written short."""
     from matplotlib.ticker import FixedLocator, FuncFormatter
 
-    target = ax.xaxis if axis == "x" else ax.yaxis
-    if axis == "x":
-        ax.set_xscale("symlog", linthresh=_LINTHRESH)
-    else:
-        ax.set_yscale("symlog", linthresh=_LINTHRESH)
+    ax.set_xscale("symlog", linthresh=_LINTHRESH)
     if ticks is None:
-        target.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
         return
-    target.set_major_locator(FixedLocator(list(ticks)))
-    target.set_major_formatter(FuncFormatter(lambda v, _: _compact(v)))
+    ax.xaxis.set_major_locator(FixedLocator(list(ticks)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: compact(v)))
 
 
 def _log_ticks(low: float, high: float, most: int) -> list[float]:
@@ -144,14 +130,6 @@ def _mantissa(value: float) -> int:
     return round(abs(value) / 10.0 ** math.floor(math.log10(abs(value))))
 
 
-def _compact(value: float) -> str:
-    """A tick label of a log axis: ``500``, ``2k``, ``10M``."""
-    for unit, size in (("M", 1e6), ("k", 1e3)):
-        if abs(value) >= size:
-            return f"{value / size:g}{unit}"
-    return f"{value:g}"
-
-
 def _tick_count(length: float, size: float) -> int:
     """How many labelled ticks an axis ``length`` inches long holds: one per 3.5 font sizes."""
     return max(2, int(length / (3.5 * size / 72.0)))
@@ -167,32 +145,25 @@ def _linear_ticks(axis: Any, length: float, size: float) -> None:
     axis.set_major_formatter(formatter)
 
 
-def _whiskers(
-    values: NDArray[np.float64], bounds: Sequence[Interval | None], cap: float
-) -> NDArray[np.float64] | None:
-    """``xerr`` rows (below, above) from per-bar intervals; ``None`` without any interval."""
-    if not any(b is not None for b in bounds):
-        return None
-    err = np.zeros((2, len(values)))
-    for j, (value, interval) in enumerate(zip(values, bounds, strict=True)):
-        if interval is None or not math.isfinite(value):
-            continue
-        low, high = (min(b, cap) for b in interval)
-        err[:, j] = (max(value - low, 0.0), max(high - value, 0.0))
-    return err
-
-
 # -- per game -------------------------------------------------------------------------------------
 
 
-def per_game_figure(data: ReportData) -> Figure | None:
-    """Per-game normalised score bars of every entry, games top to bottom in the spec's order."""
+def _scored(data: ReportData) -> tuple[list[Entry], list[str]]:
+    """The entries with a per-game score in the report's metric, and the games that have one."""
     metric = data.metric
     entries = [
         e for e in data.per_game_entries() if any(e.value(g, metric) is not None for g in e.games)
     ]
     games = [g for g in data.games() if any(e.value(g, metric) is not None for e in entries)]
-    percent = data.normalisation(metric) is not None
+    return entries, games
+
+
+def per_game_figure(data: ReportData) -> Figure | None:
+    """Per-game normalised score bars of every entry, games top to bottom in the spec's order."""
+    metric = data.metric
+    entries, games = _scored(data)
+    norm = data.normalisation(metric)
+    percent = norm is not None
     if not entries or not games or (data.spec.levels and not percent):
         return None  # Sonic's raw level scores: levels_figure
     values = np.array([[_nan(e.value(g, metric)) for g in games] for e in entries])
@@ -215,7 +186,7 @@ def per_game_figure(data: ReportData) -> Figure | None:
         shown = np.where(np.isposinf(values[i]), edge, values[i])
         bounds = [entry.game_interval(g, metric) for g in games]
         has_ci = has_ci or any(b is not None for b in bounds)
-        xerr = _whiskers(values[i], bounds, edge)
+        xerr = whiskers(values[i], bounds, edge)
         if dots:
             ax.errorbar(
                 shown,
@@ -231,25 +202,14 @@ def per_game_figure(data: ReportData) -> Figure | None:
                 color=colour(c),
                 label=label(entry.name),
             )
-        else:
-            ax.barh(
-                y + offset,
-                np.nan_to_num(shown),
-                height=bar * 0.92,
-                xerr=xerr,
-                hatch=hatch(c, entry),
-                edgecolor="white" if entry.kind == "result" else "0.25",
-                linewidth=0.4,
-                error_kw={"elinewidth": 0.9, "capsize": 1.5, "ecolor": "0.15"},
-                zorder=2,
-                color=colour(c),
-                label=label(entry.name),
-            )
         for j in np.flatnonzero(np.isposinf(values[i])):
             ax.text(edge, y[j] + offset, " \u221e", va="center", fontsize=9, color=colour(c))
-        for j in np.flatnonzero(np.isnan(values[i])) if not dots else ():
-            ax.text(0.0, y[j] + offset, " missing", va="center", fontsize=7, color="0.35")
-    _reference_line(ax, data)
+        if not dots:  # the bars, and their "missing" marks after the infinite ones
+            edges = "white" if entry.kind == "result" else "0.25"
+            entry_bars(ax, y + offset, shown, bar, xerr, c, entry, edges)
+    if norm is not None:
+        text = f"100 % = {norm.reference.replace('_', ' ')}"
+        ax.axvline(100.0, color="black", linestyle="--", linewidth=1.0, label=text, zorder=1)
     ax.axvline(0.0, color="0.55", linewidth=0.8, zorder=1)
     ax.set_yticks(y, [label(g, 32) for g in games])
     ax.set_ylim(len(games) - 0.5, -0.5)
@@ -345,9 +305,7 @@ def aggregate_keys(data: ReportData) -> list[tuple[str, str | None]]:
         keys += [(data.metric, s) for s in data.spec.scoring.aggregates]
         keys += [(subset_key(name), None) for name in data.spec.subsets]
     else:
-        keys += [("test", "mean"), ("train", "mean")]
-    if data.normalisation(data.metric) is None:
-        keys.append(("raw", "mean"))
+        keys += [("test", "mean"), ("train", "mean"), ("raw", "mean")]
     results = [e for e in data.entries if e.kind == "result"]
     for group in (results, data.entries):  # panels the results have; else the references'
         present = [k for k in keys if any(e.aggregate(*k)[0] is not None for e in group)]
@@ -358,6 +316,10 @@ def aggregate_keys(data: ReportData) -> list[tuple[str, str | None]]:
     return []
 
 
+_PANEL_EMS = 9.5  # the narrowest aggregate panel, in font sizes
+
+
+@sized
 def aggregates_figure(
     data: ReportData,
     *,
@@ -379,28 +341,14 @@ def aggregates_figure(
         figure_width: the figure's width in inches (3.25: a paper's column).
         font_size: the size of every text, in points (titles one more).
     """
-    check_size(figure_width, font_size)
     keys = aggregate_keys(data)
     entries = [e for e in data.entries if any(e.aggregate(*k)[0] is not None for k in keys)]
     if not keys or not entries:
         return None
-    with font_style(font_size):
-        return _aggregates(data, keys, entries, figure_width, font_size)
-
-
-_PANEL_EMS = 9.5  # the narrowest aggregate panel, in font sizes
-
-
-def _aggregates(
-    data: ReportData,
-    keys: list[tuple[str, str | None]],
-    entries: list[Entry],
-    width: float,
-    size: float,
-) -> Figure:
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
+    width, size = figure_width, font_size
     em = size / 72.0
     names = [fit_label(label(e.name, 80), size, max(0.22 * width, 8 * em)) for e in entries]
     names_width = max(text_width(n, size) for n in names) + 1.5 * em
@@ -434,21 +382,7 @@ def _aggregates(
                 )
                 continue
             shown = value if math.isfinite(value) else span.edge
-            if interval is not None and all(math.isfinite(b) for b in interval):
-                kind = "ci" if entry.kind == "result" else "published"
-                kinds.add(kind)
-                ax.barh(
-                    i,
-                    interval[1] - interval[0],
-                    left=interval[0],
-                    height=0.6,
-                    color=colour(c),
-                    alpha=0.35,
-                    hatch="///" if kind == "published" else "",
-                    edgecolor=colour(c),
-                    linewidth=0.5,
-                )
-            if error is not None and math.isfinite(value):
+            if error is not None and math.isfinite(value):  # drawn over the band, under the tick
                 kinds.add("expected")
                 low, high = expected_range(value, error)
                 ax.errorbar(
@@ -459,15 +393,11 @@ def _aggregates(
                     capsize=0.3 * size,
                     linewidth=0.9,
                 )
-            ax.plot(
-                [shown],
-                [i],
-                marker="|" if interval else "o",
-                markersize=1.3 * size if interval else 0.6 * size,
-                markeredgewidth=2.0,
-                color=colour(c),
-                linestyle="none",
-            )
+            band = interval if interval and all(math.isfinite(b) for b in interval) else None
+            if band is not None:
+                kinds.add("ci" if entry.kind == "result" else "published")
+            pattern = "" if entry.kind == "result" else "///"
+            _estimate(ax, i, shown, colour(c), size, band, interval is not None, pattern)
             if not math.isfinite(value):
                 ax.text(
                     shown, i, "\u221e ", va="center", ha="right", fontsize=size, color=colour(c)
@@ -481,7 +411,7 @@ def _aggregates(
         if "%" in unit and level:
             ax.axvline(100.0, color="black", linestyle="--", linewidth=0.9)
         if span.log:
-            _symlog(ax, "x", _log_ticks(span.low, span.high, _tick_count(panel, size)))
+            _symlog(ax, _log_ticks(span.low, span.high, _tick_count(panel, size)))
         else:
             _linear_ticks(ax.xaxis, panel, size)
         ax.set_xlim(span.low, span.high)
@@ -515,6 +445,36 @@ def _aggregates(
     pitch = line_height(size, max(1.8, 1.1 * lines + 0.5))  # a row per entry
     rows = max(len(entries) * pitch + line_height(size, 0.4), line_height(size, 4))
     return finish(figure, size, nrows * rows)
+
+
+def _estimate(
+    ax: Axes, row: int, x: float, c: str, size: float, band: Any, tick: bool, pattern: str = ""
+) -> None:
+    """A point estimate on ``row``: a tick at ``x`` over its interval's ``band``, else a dot.
+
+    A band is a patch, under the lines (an expected range's whiskers) whenever they are drawn.
+    """
+    if band is not None:
+        ax.barh(
+            row,
+            band[1] - band[0],
+            left=band[0],
+            height=0.6,
+            color=c,
+            alpha=0.35,
+            hatch=pattern,
+            edgecolor=c,
+            linewidth=0.5,
+        )
+    ax.plot(
+        [x],
+        [row],
+        marker="|" if tick else "o",
+        markersize=(1.3 if tick else 0.6) * size,
+        markeredgewidth=2.0,
+        color=c,
+        linestyle="none",
+    )
 
 
 @dataclass(frozen=True)
@@ -618,6 +578,7 @@ def _tau_grid(values: NDArray[np.float64], log: bool, percent: bool) -> NDArray[
     return np.sign(grid) * _LINTHRESH * (np.power(10.0, np.abs(grid)) - 1.0)
 
 
+@sized
 def profile_figure(
     data: ReportData,
     *,
@@ -636,7 +597,6 @@ def profile_figure(
         figure_width: the figure's width in inches (3.25: a paper's column).
         font_size: the size of every text, in points (titles one more).
     """
-    check_size(figure_width, font_size)
     games = data.games()
     curves: list[tuple[Entry, NDArray[np.float64]]] = []
     for entry in data.entries:
@@ -648,18 +608,9 @@ def profile_figure(
             curves.append((entry, matrix))
     if not curves:
         return None
-    with font_style(font_size):
-        return _profile_figure(data, curves, figure_width, font_size)
-
-
-def _profile_figure(
-    data: ReportData,
-    curves: list[tuple[Entry, NDArray[np.float64]]],
-    width: float,
-    size: float,
-) -> Figure:
     from matplotlib.lines import Line2D
 
+    width, size = figure_width, font_size
     values = np.concatenate([m.ravel() for _, m in curves])
     percent = data.normalisation(data.metric) is not None
     log = needs_log(values, percent)
@@ -704,7 +655,7 @@ def _profile_figure(
             )
         )
     if log:
-        _symlog(ax, "x", _log_ticks(float(taus[0]), float(taus[-1]), _tick_count(plot, size)))
+        _symlog(ax, _log_ticks(float(taus[0]), float(taus[-1]), _tick_count(plot, size)))
     else:
         _linear_ticks(ax.xaxis, plot, size)
     ax.set_ylim(-0.02, 1.02)
@@ -741,6 +692,7 @@ def _covers(entry: Entry, per_game: NDArray[np.int_]) -> str:
 # -- probability of improvement -------------------------------------------------------------------
 
 
+@sized
 def improvement_figure(
     data: ReportData,
     *,
@@ -757,18 +709,12 @@ def improvement_figure(
         figure_width: the figure's width in inches (3.25: a paper's column).
         font_size: the size of every text, in points (titles one more).
     """
-    check_size(figure_width, font_size)
     if not data.comparisons:
         return None
-    with font_style(font_size):
-        return _improvement(data, list(data.comparisons), figure_width, font_size)
-
-
-def _improvement(
-    data: ReportData, comparisons: list[Mapping[str, Any]], width: float, size: float
-) -> Figure:
+    comparisons = list(data.comparisons)
     from matplotlib.patches import Patch
 
+    width, size = figure_width, font_size
     n = len(comparisons)
     em = size / 72.0
     side = max(0.2 * width, 7 * em)  # room for a name on each side
@@ -783,27 +729,8 @@ def _improvement(
     for k, comparison in enumerate(comparisons):
         c = colour(data.colour_index(str(comparison["x"])))
         interval = comparison.get("ci")
-        if interval is not None:
-            banded = True
-            ax.barh(
-                k,
-                interval[1] - interval[0],
-                left=interval[0],
-                height=0.6,
-                color=c,
-                alpha=0.35,
-                edgecolor=c,
-                linewidth=0.5,
-            )
-        ax.plot(
-            [float(comparison["probability"])],
-            [k],
-            marker="|" if interval is not None else "o",
-            markersize=1.3 * size if interval is not None else 0.6 * size,
-            markeredgewidth=2.0,
-            color=c,
-            linestyle="none",
-        )
+        banded = banded or interval is not None
+        _estimate(ax, k, float(comparison["probability"]), c, size, interval, interval is not None)
     ax.axvline(0.5, color="black", linestyle="--", linewidth=0.9)
     ax.set_xlim(-0.02, 1.02)
     ax.set_ylim(n - 0.5, -0.5)
@@ -843,6 +770,10 @@ def _improvement(
 # -- the per-game table as a figure ---------------------------------------------------------------
 
 
+_CELL_PAD = 0.4  # the room on each side of a table cell's text, in font sizes
+
+
+@sized
 def game_table_figure(
     data: ReportData,
     *,
@@ -863,40 +794,16 @@ def game_table_figure(
         figure_width: the figure's width in inches (3.25: a paper's column).
         font_size: the size of every text, in points (the title one more).
     """
-    check_size(figure_width, font_size)
-    entries = [
-        e
-        for e in data.per_game_entries()
-        if any(e.value(g, data.metric) is not None for g in e.games)
-    ]
-    games = [g for g in data.games() if any(e.value(g, data.metric) is not None for e in entries)]
+    entries, games = _scored(data)
     if not entries or not games:
         return None
-    with font_style(font_size):
-        return _game_table(data, entries, games, figure_width, font_size)
-
-
-_CELL_PAD = 0.4  # the room on each side of a table cell's text, in font sizes
-
-
-def _game_table(
-    data: ReportData, entries: list[Entry], games: list[str], width: float, size: float
-) -> Figure:
     from matplotlib.table import Table
     from matplotlib.transforms import Bbox
 
+    width, size = figure_width, font_size
     percent = data.normalisation(data.metric) is not None
     values = [[entry.value(game, data.metric) for entry in entries] for game in games]
-    best = [
-        {
-            j
-            for j, v in enumerate(row)
-            if v is not None and v == max(f for f in row if f is not None)
-        }
-        if sum(v is not None for v in row) > 1
-        else set()
-        for row in values
-    ]
+    best = [_best(row) for row in values]
     room = width - 0.15  # the layout's pads and a margin
     pad = _CELL_PAD * size / 72.0
     names = [label(g, 28) for g in games]
@@ -963,6 +870,12 @@ def _game_table(
     )
     figure.suptitle(fit_title(figure, title, size + 1), fontsize=size + 1)
     return finish(figure, size, len(blocks) * (header + len(games) * row))
+
+
+def _best(row: list[float | None]) -> set[int]:
+    """The columns of a row's largest value, where it has two values or more."""
+    present = [v for v in row if v is not None]
+    return {j for j, v in enumerate(row) if v == max(present)} if len(present) > 1 else set()
 
 
 def _table_cell(

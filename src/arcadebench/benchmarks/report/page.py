@@ -146,6 +146,11 @@ def scroll_table(
     )
 
 
+def _sub(*text: object) -> Markup:
+    """A paragraph of explanation, in grey."""
+    return element("p", *text, class_="sub")
+
+
 def page_section(anchor: str, title: str, *body: object) -> Markup:
     """A ``<section id=anchor>`` headed by ``title`` (an ``<h2>``), the page's navigation target."""
     return element("section", element("h2", title), body, id=anchor)
@@ -262,15 +267,13 @@ def _aggregates_table(data: ReportData, prefix: str = "") -> Markup:
 
 def _aggregates(data: ReportData) -> Markup:
     level = f"{data.level * 100:g} %"
-    explain = element(
-        "p",
+    explain = _sub(
         f"Intervals: {level} stratified bootstrap CIs of results with several runs per game; "
         "published \u00b1 errors of references. \u201cexpected\u201d: the range the Atari-X "
         "estimate's error typically spans (cross-validated relative error, Atari-5 Table 2). "
         "References with per-game scores are scored on the games of the results, so their "
         "aggregates are over the same games; published aggregates (Table 1, Table 3) are the "
-        "papers' own.",
-        class_="sub",
+        "papers' own."
     )
     return page_section("aggregates", "Aggregates", explain, _aggregates_table(data))
 
@@ -310,13 +313,11 @@ def _estimates(data: ReportData) -> Markup | None:
                     data_key=f"{key}:{entry.name}",
                 )
             )
-    text = element(
-        "p",
+    text = _sub(
         "Each estimate predicts the 57-game median HNS from a few games (Aitchison et al. 2023, "
         "Eq. 4 with the Table 9 weights). The paper's cross-validated relative error (Table 2) "
         "says how far the true median typically lies: the expected range is "
-        "(1 + estimate) \u00d7 e^(\u2213error) \u2212 1.",
-        class_="sub",
+        "(1 + estimate) \u00d7 e^(\u2213error) \u2212 1."
     )
     head = [
         "subset",
@@ -353,14 +354,12 @@ def _improvement(data: ReportData) -> Markup | None:
             )
         )
     metric = str(data.comparisons[0].get("metric", data.metric)).upper()
-    text = element(
-        "p",
+    text = _sub(
         f"P(X > Y), Agarwal et al. (2021): on each game the probability that a run of X scores "
         f"above a run of Y in {metric} (the Mann-Whitney U statistic over the number of pairs, "
         "ties counting half), averaged over the games both have; 0.5 means neither is better. "
         f"Intervals: {data.level * 100:g} % stratified bootstrap CIs, each algorithm's runs "
-        "resampled independently.",
-        class_="sub",
+        "resampled independently."
     )
     return page_section(
         "improvement",
@@ -393,16 +392,14 @@ def _published(data: ReportData) -> Markup | None:
             rows.append(element("tr", element("td", name, class_="ref"), cells))
         tables.append(element("h3", published.source))
         if published.protocol:
-            tables.append(
-                element("p", f"Obtained under another protocol: {published.protocol}", class_="sub")
-            )
+            tables.append(_sub(f"Obtained under another protocol: {published.protocol}"))
         tables.append(scroll_table(["", *published.columns], rows))
     if not tables:
         return None
     return page_section(
         "published",
         "Published results",
-        element("p", data.spec.citation, class_="sub"),
+        _sub(data.spec.citation),
         tables,
     )
 
@@ -434,25 +431,15 @@ def _checkpoints_table(data: ReportData, prefix: str = "") -> Markup | None:
     return scroll_table(["aggregate", *(c for c, _ in columns)], rows)
 
 
-def _checkpoints(data: ReportData) -> Markup | None:
-    table = _checkpoints_table(data)
-    if table is None:
-        return None
-    return page_section("checkpoints", "Aggregates at the training checkpoints", table)
-
-
 def _games_table(data: ReportData, prefix: str = "") -> Markup | None:
     """Every game of every entry with per-game scores, one column group per entry."""
     entries = data.per_game_entries()
     games = data.games()
     if not entries or not games:
         return None
-    metrics = ["raw", *(n.name for n in data.spec.scoring.normalised)]
-    metrics = [m for m in metrics if any(m in c for e in entries for c in e.games.values())]
-    extras = [
-        x for x in ("class", "episodes") if any(x in c for e in entries for c in e.games.values())
-    ]
-    columns = [*metrics, *extras, "runs"]
+    played = [cell for e in entries for cell in e.games.values()]
+    named = ["raw", *(n.name for n in data.spec.scoring.normalised), "class", "episodes"]
+    columns = [*(c for c in named if any(c in cell for cell in played)), "runs"]
     top = element(
         "tr",
         element("th", "game", rowspan=2),
@@ -490,11 +477,7 @@ def _games_table(data: ReportData, prefix: str = "") -> Markup | None:
         rows.append(element("tr", element("th", game), cells, data_game=prefix + game))
     aggregate_only = [e.name for e in data.entries if not e.per_game]
     note = (
-        element(
-            "p",
-            "Aggregates only (no per-game scores published): " + ", ".join(aggregate_only),
-            class_="sub",
-        )
+        _sub("Aggregates only (no per-game scores published): " + ", ".join(aggregate_only))
         if aggregate_only
         else None
     )
@@ -504,9 +487,10 @@ def _games_table(data: ReportData, prefix: str = "") -> Markup | None:
     return element("div", note, table)
 
 
-def _games(data: ReportData) -> Markup | None:
-    table = _games_table(data)
-    return None if table is None else page_section("games", "Per game", table)
+def _image(path: Path, kind: str, alt: str) -> Markup:
+    """An ``<img>`` of the ``kind`` (``png``, ``gif``) file at ``path``, inlined in base64."""
+    encoded = base64.b64encode(path.read_bytes()).decode("ascii")
+    return element("img", src=f"data:image/{kind};base64,{encoded}", alt=alt)
 
 
 def _figures(data: ReportData, figures: Sequence[FigureFile]) -> Markup | None:
@@ -516,29 +500,24 @@ def _figures(data: ReportData, figures: Sequence[FigureFile]) -> Markup | None:
     elsewhere = [e.name for e in data.entries if e.protocol is not None]
     if elsewhere:
         parts.append(
-            element(
-                "p",
+            _sub(
                 "Obtained under another protocol (see Algorithms and references): "
-                + ", ".join(elsewhere),
-                class_="sub",
+                + ", ".join(elsewhere)
             )
         )
     if data.others:
         parts.append(
-            element(
-                "p",
+            _sub(
                 f"The figures show the results of {data.spec.name} only; results under "
                 + ", ".join(o.data.spec.name for o in data.others)
-                + " are in their own sections.",
-                class_="sub",
+                + " are in their own sections."
             )
         )
     for figure in figures:
-        encoded = base64.b64encode(figure.path.read_bytes()).decode("ascii")
         parts.append(
             element(
                 "figure",
-                element("img", src=f"data:image/png;base64,{encoded}", alt=figure.title),
+                _image(figure.path, "png", figure.title),
                 element(
                     "figcaption",
                     element("strong", figure.title),
@@ -557,13 +536,11 @@ def _episodes(clips: Sequence[EpisodeClip], notes: Sequence[str]) -> Markup | No
     if not clips and not notes:
         return None
     parts: list[Markup] = [
-        element(
-            "p",
+        _sub(
             "Each result's best and worst complete episode of every game, played again in the "
             "emulator from its log's recording (the scored evaluation episodes where the "
             "protocol scores after training). The band shows the return so far and the frame "
-            "counter.",
-            class_="sub",
+            "counter."
         )
     ]
     groups: dict[tuple[str, str], list[EpisodeClip]] = {}
@@ -572,16 +549,13 @@ def _episodes(clips: Sequence[EpisodeClip], notes: Sequence[str]) -> Markup | No
     for (game, entry), group in groups.items():
         figures = []
         for clip in group:
-            encoded = base64.b64encode(clip.path.read_bytes()).decode("ascii")
             faster = (
                 f"; one screen in {clip.speed}, {clip.speed}\u00d7 speed" if clip.speed > 1 else ""
             )
             figures.append(
                 element(
                     "figure",
-                    element(
-                        "img", src=f"data:image/gif;base64,{encoded}", alt=f"{game} {clip.which}"
-                    ),
+                    _image(clip.path, "gif", f"{game} {clip.which}"),
                     element(
                         "figcaption",
                         element("strong", clip.which),
@@ -594,7 +568,7 @@ def _episodes(clips: Sequence[EpisodeClip], notes: Sequence[str]) -> Markup | No
         parts.append(element("h3", f"{game} \u2014 {entry}"))
         parts.append(element("div", figures, class_="clips"))
     if notes:
-        parts.append(element("ul", [element("li", note) for note in notes], class_="notes"))
+        parts.append(_note_list(notes))
     return page_section("episodes", "Episodes", parts)
 
 
@@ -623,13 +597,7 @@ def _other_protocol(anchor: str, data: ReportData, other: OtherProtocol) -> Mark
             f"{theirs.name} differs from {data.spec.name} in what it reports only "
             f"(arcadebench diff {data.spec.name} {theirs.name}); it is still reported apart"
         )
-    banner = element(
-        "div",
-        element("strong", head),
-        element("ul", [_difference(row) for row in changing]) if changing else None,
-        class_="banner",
-        role="alert",
-    )
+    banner = _box("banner", head, [_difference(row) for row in changing], role="alert")
     notes = _note_lines(other.data, compliance=True)
     checkpoints = _checkpoints_table(other.data, prefix)
     games = _games_table(other.data, prefix)
@@ -637,12 +605,10 @@ def _other_protocol(anchor: str, data: ReportData, other: OtherProtocol) -> Mark
         "section",
         element("h2", f"Results under {theirs.name} (a different protocol)"),
         banner,
-        element(
-            "p",
+        _sub(
             f"spec {theirs.name} v{theirs.version} ({theirs.short_hash}) \u00b7 {theirs.title} "
             f"\u00b7 {count(len(other.data.entries), 'result')}; kept out of every table and "
-            f"figure of {data.spec.name}",
-            class_="sub",
+            f"figure of {data.spec.name}"
         ),
         element("h3", "Aggregates"),
         _aggregates_table(other.data, prefix),
@@ -651,7 +617,7 @@ def _other_protocol(anchor: str, data: ReportData, other: OtherProtocol) -> Mark
         element("h3", "Per game") if games else None,
         games,
         element("h3", "Notes") if notes else None,
-        element("ul", [element("li", n) for n in notes], class_="notes") if notes else None,
+        _note_list(notes) if notes else None,
         id=anchor,
         class_="other",
     )
@@ -670,17 +636,12 @@ def _protocols(data: ReportData) -> Markup | None:
         )
         for k, other in enumerate(data.others, start=1)
     ]
-    return element(
-        "div",
-        element(
-            "strong",
-            f"These inputs hold results of {len(data.others) + 1} protocols. This report is for "
-            f"{data.spec.name}; results under another protocol are in a section of their own and "
-            "are never ranked with its results:",
-        ),
-        element("ul", items),
-        class_="protocols",
+    head = (
+        f"These inputs hold results of {len(data.others) + 1} protocols. This report is for "
+        f"{data.spec.name}; results under another protocol are in a section of their own and "
+        "are never ranked with its results:"
     )
+    return _box("protocols", head, items)
 
 
 def _provenance(data: ReportData) -> Markup:
@@ -707,17 +668,17 @@ def _banner(data: ReportData) -> Markup | None:
     ]
     if not lines:
         return None
-    return element(
-        "div",
-        element(
-            "strong",
-            f"Non-compliant: these runs deviate from the {data.spec.name} protocol, so their "
-            "scores are not comparable with published ones",
-        ),
-        element("ul", [element("li", line) for line in lines]),
-        class_="banner",
-        role="alert",
+    head = (
+        f"Non-compliant: these runs deviate from the {data.spec.name} protocol, so their "
+        "scores are not comparable with published ones"
     )
+    return _box("banner", head, [element("li", line) for line in lines], role="alert")
+
+
+def _box(kind: str, head: str, items: Sequence[Markup], role: str | None = None) -> Markup:
+    """A ``div`` of class ``kind``: ``head`` in bold over the list of ``items`` (if any)."""
+    ul = element("ul", items) if items else None
+    return element("div", element("strong", head), ul, class_=kind, role=role)
 
 
 def _note_lines(data: ReportData, compliance: bool = False) -> list[str]:
@@ -743,13 +704,13 @@ def _note_lines(data: ReportData, compliance: bool = False) -> list[str]:
     return notes
 
 
-def _notes(data: ReportData) -> Markup | None:
-    notes = _note_lines(data)
-    if not notes:
-        return None
-    return page_section(
-        "notes", "Notes", element("ul", [element("li", n) for n in notes], class_="notes")
-    )
+def _note_list(notes: Sequence[str]) -> Markup:
+    return element("ul", [element("li", note) for note in notes], class_="notes")
+
+
+def _section(anchor: str, title: str, body: Markup | None) -> Markup | None:
+    """:func:`page_section` of ``body``, or ``None`` without one."""
+    return None if body is None else page_section(anchor, title, body)
 
 
 def render_page(
@@ -760,6 +721,7 @@ def render_page(
 ) -> str:
     """The complete HTML document of the report (``clips``: its episodes, and why any is not)."""
     spec = data.spec
+    notes = _note_lines(data)
     # the answer first (aggregates, the paper's numbers, the figures), the details after, and
     # the protocol's definition and the provenance last, for whoever checks them
     sections = [
@@ -769,8 +731,14 @@ def render_page(
         ("published", "published", _published(data)),
         ("figures", "figures", _figures(data, figures)),
         ("episodes", "episodes", _episodes(clips, clip_notes)),
-        ("checkpoints", "checkpoints", _checkpoints(data)),
-        ("games", "per game", _games(data)),
+        (
+            "checkpoints",
+            "checkpoints",
+            _section(
+                "checkpoints", "Aggregates at the training checkpoints", _checkpoints_table(data)
+            ),
+        ),
+        ("games", "per game", _section("games", "Per game", _games_table(data))),
         *(
             (
                 f"protocol-{k}",
@@ -780,7 +748,7 @@ def render_page(
             for k, other in enumerate(data.others, start=1)
         ),
         ("entries", "entries", _entries(data)),
-        ("notes", "notes", _notes(data)),
+        ("notes", "notes", _section("notes", "Notes", _note_list(notes) if notes else None)),
         ("card", "protocol", _card(data)),
         ("provenance", "provenance", _provenance(data)),
     ]
@@ -799,8 +767,7 @@ def render_page(
     body = element(
         "body",
         element("h1", f"arcadebench report \u2014 {spec.title}"),
-        element(
-            "p",
+        _sub(
             f"spec {spec.name} v{spec.version} ({spec.short_hash}) \u00b7 "
             f"{count(results, 'result')}, {count(references, 'reference')} \u00b7 "
             + (
@@ -810,7 +777,6 @@ def render_page(
                 else ""
             )
             + f"arcadebench {__version__}",
-            class_="sub",
         ),
         _banner(data),
         _protocols(data),

@@ -47,9 +47,9 @@ from arcadebench.benchmarks.report.style import (
     check_size,
     require_matplotlib,
     save_png,
+    writing,
 )
 from arcadebench.benchmarks.scoring.results import Results
-from arcadebench.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -115,7 +115,7 @@ def write_paper(
 
     out = Path(out)
     written: list[Path] = []
-    try:
+    with writing(out, "cannot write the paper's figures", "--paper"):
         out.mkdir(parents=True, exist_ok=True)
         with rc_context(cast("dict[Any, Any]", PAPER_STYLE)):
             for name, draw in PAPER_FIGURES:
@@ -136,12 +136,6 @@ def write_paper(
         ):
             (out / name).write_text(text, encoding="utf-8")
             written.append(out / name)
-    except OSError as error:
-        raise InputError(
-            str(out),
-            None,
-            f"cannot write the paper's figures: {error.strerror or error}; choose another --paper",
-        ) from None
     return written
 
 

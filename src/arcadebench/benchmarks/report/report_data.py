@@ -28,6 +28,7 @@ from numpy.typing import NDArray
 
 from arcadebench.benchmarks.scoring.normalise import headline_metric, normalise
 from arcadebench.benchmarks.scoring.sample_efficiency import ReferenceCurve
+from arcadebench.benchmarks.scoring.tables import dig
 from arcadebench.errors import InvalidArgument, did_you_mean
 from arcadebench.records import RunLog
 from arcadebench.specs import Spec, SpecDiff
@@ -106,19 +107,11 @@ class Entry:
 
         The interval is the bootstrap CI of a result, or the published error of a reference.
         """
-        aggregates = self.aggregates
-        ci = aggregates.get("ci", _EMPTY)
-        if stat is None:
-            value = aggregates.get(metric)
-            bounds = ci.get(metric) if isinstance(ci, Mapping) else None
-        else:
-            group = aggregates.get(metric)
-            value = group.get(stat) if isinstance(group, Mapping) else None
-            metric_ci = ci.get(metric) if isinstance(ci, Mapping) else None
-            bounds = metric_ci.get(stat) if isinstance(metric_ci, Mapping) else None
-        interval = _interval(bounds)
+        path = (metric,) if stat is None else (metric, stat)
+        value = dig(self.aggregates, path)
+        interval = _interval(dig(self.aggregates, ("ci", *path)))
         if interval is None:
-            interval = _interval(self.errors.get(metric if stat is None else f"{metric}.{stat}"))
+            interval = _interval(self.errors.get(".".join(path)))
         number = value if isinstance(value, int | float) and not isinstance(value, bool) else None
         return number, interval
 

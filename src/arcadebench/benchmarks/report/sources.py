@@ -187,7 +187,7 @@ def load_report_data(
     for reference in reference_entries(spec, names, played):
         name = _unique(reference.name, taken)
         taken.add(name)
-        entries.append(reference if name == reference.name else _renamed(reference, name))
+        entries.append(dataclasses.replace(reference, name=name))
     level = float(named[0][1].settings.get("ci", ci)) if named else ci
     if len({float(r.settings.get("ci", ci)) for _, r, _ in named}) > 1:
         notes.append(
@@ -375,35 +375,19 @@ def _split_logs(
     own: list[Path] = []
     sources: list[Path] = []
     others: dict[str, list[tuple[Path, bool]]] = {}
-    for path in paths:
-        if path.is_dir():
-            found = {log: spec_of_log(log) for log in sorted(path.rglob("*.jsonl"))}
-            foreign = [log for log, name in found.items() if name not in (None, spec.name)]
-            if not foreign:
-                own.append(path)
-                sources.append(path)
-                continue
-            mine = [log for log in found if log not in foreign]
-            own.extend(mine)
-            sources.extend([path] if mine else [])
-        elif path.suffix.lower() == ".jsonl":
-            name = spec_of_log(path)
-            if name in (None, spec.name):
-                own.append(path)
-                sources.append(path)
-                continue
-            foreign = [path]
-        else:  # a score file: it names no protocol; it is the report's
+    for path in paths:  # a score file has no logs: it names no protocol; it is the report's
+        found = {log: spec_of_log(log) for log in _log_files([path])}
+        foreign = [log for log, name in found.items() if name not in (None, spec.name)]
+        if not foreign:
             own.append(path)
             sources.append(path)
             continue
+        mine = [log for log in found if log not in foreign]
+        own.extend(mine)
+        sources.extend([path] if mine else [])
         for log in foreign:
-            others.setdefault(str(spec_of_log(log)), []).append((log, log == path))
+            others.setdefault(str(found[log]), []).append((log, log == path))
     return own, sources, others
-
-
-def _renamed(entry: Entry, name: str) -> Entry:
-    return dataclasses.replace(entry, name=name)
 
 
 def _unique(name: str, taken: set[str]) -> str:

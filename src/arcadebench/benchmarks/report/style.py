@@ -20,8 +20,9 @@ through :func:`label`, which keeps matplotlib from interpreting it (``$...$`` is
 leading ``_`` hides a legend entry).
 
 Classes: MissingDependency.
-Functions: require_matplotlib, check_size, font_style, new_figure, line_height, text_width, wrap,
-fit_label, fit_title, fit_legend, finish, save_png, label, colour, hatch, needs_log.
+Functions: require_matplotlib, check_size, font_style, sized, new_figure, line_height, text_width,
+wrap, fit_label, fit_title, fit_legend, finish, save_png, writing, label, compact, colour, hatch,
+whiskers, entry_bars, needs_log.
 """
 
 from __future__ import annotations
@@ -29,21 +30,22 @@ from __future__ import annotations
 import functools
 import importlib.util
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
-from arcadebench.errors import InvalidArgument, MissingDependency, install_hint
+from arcadebench.errors import InputError, InvalidArgument, MissingDependency, install_hint
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.artist import Artist
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from arcadebench.benchmarks.report.report_data import Entry
+    from arcadebench.benchmarks.report.report_data import Entry, Interval, ReportData
 
 __all__ = [
     "DOUBLE_COLUMN",
@@ -56,6 +58,8 @@ __all__ = [
     "SINGLE_COLUMN",
     "check_size",
     "colour",
+    "compact",
+    "entry_bars",
     "finish",
     "fit_label",
     "fit_legend",
@@ -68,7 +72,10 @@ __all__ = [
     "new_figure",
     "require_matplotlib",
     "save_png",
+    "sized",
     "text_width",
+    "whiskers",
+    "writing",
     "wrap",
 ]
 
@@ -157,6 +164,31 @@ def font_style(font_size: float) -> Iterator[None]:
     sizes.update({"axes.titlesize": font_size + 1, "figure.titlesize": font_size + 1})
     with rc_context(cast("dict[Any, Any]", sizes)):  # matplotlib types keys as literals
         yield
+
+
+_Drawing = TypeVar("_Drawing", bound=Callable[..., "Figure | None"])
+
+
+def sized(draw: _Drawing) -> _Drawing:
+    """A figure function taking ``figure_width`` and ``font_size``, both checked first.
+
+    Its figure is built with every text in ``font_size`` (:func:`font_style`), after
+    :func:`check_size` accepted the two.
+    """
+
+    @functools.wraps(draw)
+    def checked(
+        data: ReportData,
+        *,
+        figure_width: float = SCREEN_WIDTH,
+        font_size: float = SCREEN_FONT_SIZE,
+    ) -> Figure | None:
+        check_size(figure_width, font_size)
+        with font_style(font_size):
+            figure: Figure | None = draw(data, figure_width=figure_width, font_size=font_size)
+            return figure
+
+    return cast("_Drawing", checked)
 
 
 def new_figure(width: float, height: float) -> Figure:
@@ -276,7 +308,6 @@ def fit_legend(
     figure: Figure,
     handles: Sequence[Artist],
     font_size: float,
-    loc: Literal["outside lower center", "outside upper center"] = "outside lower center",
 ) -> None:
     """A frameless figure legend of ``handles`` in as many columns as the figure's width holds.
 
@@ -288,7 +319,6 @@ def fit_legend(
         figure: the figure the legend is drawn in, outside its axes.
         handles (Sequence[matplotlib.artist.Artist]): the artists shown, with their labels.
         font_size: the figure's text size, in points.
-        loc: below the axes (the default) or above them.
     """
     if not handles:
         return
@@ -308,7 +338,7 @@ def fit_legend(
         ncols -= 1
     figure.legend(
         handles=handles,
-        loc=loc,
+        loc="outside lower center",
         ncols=ncols,
         fontsize=font_size,
         frameon=False,
@@ -352,6 +382,17 @@ def save_png(figure: Figure, path: Path, dpi: float = DPI) -> Path:
     return path
 
 
+@contextmanager
+def writing(out: Path, what: str, option: str) -> Iterator[None]:
+    """An ``OSError`` while ``what`` is written into ``out`` becomes a one-line InputError."""
+    try:
+        yield
+    except OSError as error:
+        raise InputError(
+            str(out), None, f"{what}: {error.strerror or error}; choose another {option}"
+        ) from None
+
+
 def label(text: Any, limit: int = 44) -> str:
     """``text`` as a literal matplotlib label: ``$`` escaped, cut to ``limit`` characters."""
     value = " ".join(str(text).split())
@@ -363,6 +404,14 @@ def label(text: Any, limit: int = 44) -> str:
     return value
 
 
+def compact(value: float, units: Sequence[tuple[str, float]] = (("M", 1e6), ("k", 1e3))) -> str:
+    """A number written short, in the largest of ``units`` it reaches: ``500``, ``2k``, ``10M``."""
+    for unit, size in units:
+        if abs(value) >= size:
+            return f"{value / size:g}{unit}"
+    return f"{value:g}"
+
+
 def colour(index: int) -> str:
     """The Okabe-Ito colour of the ``index``-th entry (the palette repeats, hatched, after 8)."""
     return PALETTE[index % len(PALETTE)]
@@ -372,6 +421,49 @@ def hatch(index: int, entry: Entry) -> str:
     """Bar hatch: ``//`` marks a published reference; repeats of the palette add a pattern."""
     base = _CYCLE_HATCHES[(index // len(PALETTE)) % len(_CYCLE_HATCHES)]
     return base + ("///" if entry.kind == "reference" else "")
+
+
+def whiskers(
+    values: NDArray[np.float64], bounds: Sequence[Interval | None], cap: float
+) -> NDArray[np.float64] | None:
+    """``xerr`` rows (below, above) from per-bar intervals; ``None`` without any interval."""
+    if not any(b is not None for b in bounds):
+        return None
+    err = np.zeros((2, len(values)))
+    for j, (value, interval) in enumerate(zip(values, bounds, strict=True)):
+        if interval is None or not math.isfinite(value):
+            continue
+        low, high = (min(b, cap) for b in interval)
+        err[:, j] = (max(value - low, 0.0), max(high - value, 0.0))
+    return err
+
+
+def entry_bars(
+    ax: Axes,
+    y: NDArray[np.float64],
+    values: NDArray[np.float64],
+    bar: float,
+    xerr: NDArray[np.float64] | None,
+    index: int,
+    entry: Entry,
+    edgecolor: str,
+) -> None:
+    """An entry's horizontal bars (the ``index``-th colour, ``bar`` apart); NaN: ``missing``."""
+    ax.barh(
+        y,
+        np.nan_to_num(values),
+        height=bar * 0.92,
+        xerr=xerr,
+        hatch=hatch(index, entry),
+        edgecolor=edgecolor,
+        linewidth=0.4,
+        error_kw={"elinewidth": 0.9, "capsize": 1.5, "ecolor": "0.15"},
+        zorder=2,
+        color=colour(index),
+        label=label(entry.name),
+    )
+    for j in np.flatnonzero(np.isnan(values)):
+        ax.text(0.0, y[j], " missing", va="center", fontsize=7, color="0.35")
 
 
 def needs_log(values: ArrayLike, percent: bool = True) -> bool:
