@@ -73,8 +73,7 @@ class AuditReport:
     @property
     def subject(self) -> SpecMatch:
         """The spec the report is about (the named one, else the first closest)."""
-        named = [m for m in self.matches if m.spec.name == self.named]
-        return named[0] if named else self.closest[0]
+        return next((m for m in self.matches if m.spec.name == self.named), self.closest[0])
 
     @property
     def exit_status(self) -> int:
