@@ -150,8 +150,7 @@ class EpisodeObserver:
         self._observe(obs, self._hashing())
         self._life_information(info)
         self._frame = int(info.get("episode_frame_number", 0))
-        ale = self._played
-        lives, game_frame = int(ale.lives()), int(ale.getEpisodeFrameNumber())
+        lives, game_frame = int(self._played.lives()), int(self._played.getEpisodeFrameNumber())
         if self._continues:
             if (lives, game_frame) != (self._lives, self._game_frame):
                 self._violation(

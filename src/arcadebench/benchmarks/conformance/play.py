@@ -238,8 +238,7 @@ def play_game(
         result["actions"] = int(env.action_space.n)
         result["minimal_actions"] = len(base.ale.getMinimalActionSet())
         result["observation_shape"] = list(env.observation_space.shape or ())
-        declared = settings["repeat_action_probability"]
-        probe = StickyProbe.attach(env, game, declared)
+        probe = StickyProbe.attach(env, game, settings["repeat_action_probability"])
         try:
             policy = _random_policy(env, seed)
             result["random"] = _play(env, settings, policy, frames, seed, digest_frames=half)
