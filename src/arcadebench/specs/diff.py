@@ -259,8 +259,8 @@ class SpecDiff:
     def to_dict(self) -> dict[str, Any]:
         """The diff as JSON-ready values (``arcadebench diff --json``)."""
         return {
-            "a": _identity(self.a),
-            "b": _identity(self.b),
+            "a": self.a.identity,
+            "b": self.b.identity,
             "identical": self.identical,
             "comparable": self.comparable,
             "differences": len(self.differences),
@@ -281,10 +281,6 @@ def _short(text: str) -> str:
 
 def _label(spec: Spec) -> str:
     return f"{spec.name} v{spec.version}"
-
-
-def _identity(spec: Spec) -> dict[str, Any]:
-    return {"name": spec.name, "version": spec.version, "hash": spec.hash}
 
 
 # -- the values of one protocol, as (comparable key, text) per setting ----------------------------

@@ -35,6 +35,7 @@ __all__ = [
     "Scoring",
     "Spec",
     "Subset",
+    "short_hash",
 ]
 
 Platform = Literal["atari", "retro", "none"]
@@ -49,6 +50,16 @@ _SOURCE_SUFFIX = re.compile(r"\s*\([^()]*\)\s*$")  # a reference's table: "MuZer
 
 def _empty() -> Mapping[Any, Any]:
     return EMPTY
+
+
+def short_hash(digest: object, missing: str = "") -> str:
+    """The first 12 hex digits of a ``sha256:`` content hash, as tables and messages show it.
+
+    Example:
+        >>> short_hash("sha256:90863c63e974" + "0" * 52), short_hash(None, missing="none")
+        ('90863c63e974', 'none')
+    """
+    return str(digest).removeprefix("sha256:")[:12] if digest else missing
 
 
 def _reference_key(name: str) -> str:
@@ -389,7 +400,12 @@ class Spec:
     @property
     def short_hash(self) -> str:
         """The first 12 hex digits of the content hash, for tables and file names."""
-        return self.hash.removeprefix("sha256:")[:12]
+        return short_hash(self.hash)
+
+    @property
+    def identity(self) -> dict[str, Any]:
+        """The spec's name, version and hash, as results, reports and audits record it."""
+        return {"name": self.name, "version": self.version, "hash": self.hash}
 
     def resolve_game(self, name: str) -> str:
         """Return the canonical game (or level) name for any common spelling of ``name``.

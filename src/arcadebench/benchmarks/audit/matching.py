@@ -118,7 +118,7 @@ class SpecMatch:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-able dict: the spec, the phase, the verdicts."""
         return {
-            "spec": {"name": self.spec.name, "version": self.spec.version, "hash": self.spec.hash},
+            "spec": self.spec.identity,
             "matches": self.matches,
             "phase": self.phase,
             "differs": self.differs,

@@ -137,7 +137,7 @@ class CheckReport:
         """The JSON document (``format`` ``arcadebench-check/1``)."""
         return {
             "format": FORMAT,
-            "spec": {"name": self.spec.name, "version": self.spec.version, "hash": self.spec.hash},
+            "spec": self.spec.identity,
             "settings": dataclasses.asdict(atari_settings(self.spec)),
             "frames": self.frames,
             "seed": self.seed,

@@ -42,6 +42,7 @@ from arcadebench.benchmarks.scoring.normalise import headline_metric
 from arcadebench.benchmarks.scoring.results import Results, score
 from arcadebench.errors import UnknownGame
 from arcadebench.specs import Spec, list_specs, load_spec
+from arcadebench.specs.model import short_hash as digits
 from arcadebench.specs.names import subset_key
 from arcadebench.specs.statistics import STATISTICS
 
@@ -356,4 +357,4 @@ def short_hash(digest: Any) -> str:
         >>> short_hash("sha256:0123456789abcdef"), short_hash(None)
         ('0123456789ab', '(no hash)')
     """
-    return str(digest).removeprefix("sha256:")[:12] if digest else "(no hash)"
+    return digits(digest, missing="(no hash)")

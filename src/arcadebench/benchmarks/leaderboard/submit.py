@@ -50,6 +50,7 @@ from arcadebench.benchmarks.leaderboard.board import (
     now,
     submission_name,
 )
+from arcadebench.benchmarks.leaderboard.rankings import short_hash
 from arcadebench.benchmarks.leaderboard.reexecute import policy_sha256, reexecute, scored_returns
 from arcadebench.benchmarks.leaderboard.secret import check_secret, hidden_seed, read_secret
 from arcadebench.benchmarks.replay import verify
@@ -372,8 +373,8 @@ def _protocol(board: Board, document: Mapping[str, Any]) -> tuple[Spec, dict[str
     page = board.page_spec(spec.name)
     if page is not None and page.get("hash") != record["hash"]:
         raise _Rejected(
-            f"another version of {spec.name} than this board's page ({_short(record['hash'])}, "
-            f"the page's {_short(page.get('hash'))}): rows are only compared within one spec "
+            f"another version of {spec.name} than this board's page ({short_hash(record['hash'])}, "
+            f"the page's {short_hash(page.get('hash'))}): rows are only compared within one spec "
             "hash",
             spec=record,
         )
@@ -388,14 +389,14 @@ def _headers(run: Path, spec: Mapping[str, Any], known: Mapping[str, Any]) -> di
         raise _Rejected(f"damaged folder: {error}", **known) from None
     others = sorted(
         {
-            f"{header.get('spec')} ({_short(header.get('spec_hash'))})"
+            f"{header.get('spec')} ({short_hash(header.get('spec_hash'))})"
             for header in headers.values()
             if header.get("spec_hash") != spec["hash"]
         }
     )
     if others:
         raise _Rejected(
-            f"mixed protocols in one folder: {spec['name']} ({_short(spec['hash'])}) and "
+            f"mixed protocols in one folder: {spec['name']} ({short_hash(spec['hash'])}) and "
             f"{', '.join(others)}: submit each protocol's run in a folder of its own",
             **known,
         )
@@ -437,8 +438,8 @@ def _reexecute(
     digest = policy_sha256(policy)
     if digest is None or digest != logged:
         raise _Rejected(
-            f"the policy is not the one that played the run: its SHA-256 is {_short(digest)}, "
-            f"the logs record {_short(logged)}",
+            f"the policy is not the one that played the run: its SHA-256 is {short_hash(digest)}, "
+            f"the logs record {short_hash(logged)}",
             **known,
         )
     claimed = scored_returns(spec, logs)
@@ -503,7 +504,7 @@ def _failures(found: Any) -> str:
 
 
 def _protocol_detail(spec: Mapping[str, Any]) -> str:
-    return f"{spec['name']} v{spec['version']} ({_short(spec['hash'])}), the board's version"
+    return f"{spec['name']} v{spec['version']} ({short_hash(spec['hash'])}), the board's version"
 
 
 def _versions(document: Mapping[str, Any]) -> dict[str, Any]:
@@ -512,10 +513,6 @@ def _versions(document: Mapping[str, Any]) -> dict[str, Any]:
     if not isinstance(provenance, Mapping):
         return {}
     return {k: provenance[k] for k in keys if k in provenance}
-
-
-def _short(digest: Any) -> str:
-    return str(digest).removeprefix("sha256:")[:12] if digest else "none"
 
 
 def _first(error: BaseException) -> str:

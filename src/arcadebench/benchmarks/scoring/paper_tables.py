@@ -63,6 +63,7 @@ from arcadebench.benchmarks.scoring.tables import (
 from arcadebench.errors import InvalidArgument
 from arcadebench.specs import Spec
 from arcadebench.specs.diff import diff
+from arcadebench.specs.model import short_hash
 from arcadebench.specs.names import display_name
 from arcadebench.specs.statistics import SPLITS, STATISTICS
 
@@ -297,7 +298,7 @@ def _put(mapping: dict[str, Any], path: Sequence[str], value: Any) -> None:
 
 def _protocol(results: PaperResults) -> str:
     spec = results.spec
-    short = str(spec.get("hash", "")).removeprefix("sha256:")[:12]
+    short = short_hash(spec.get("hash"))
     return f"{spec.get('name')} v{spec.get('version')} (spec sha256:{short})"
 
 

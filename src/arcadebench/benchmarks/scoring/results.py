@@ -219,7 +219,7 @@ def score(
     if compare is not None:
         settings["compare"] = [[x, y] for x, y in compare]
     return Results(
-        spec={"name": spec.name, "version": spec.version, "hash": spec.hash},
+        spec=spec.identity,
         settings=settings,
         algorithms=algorithms,
         provenance=provenance,

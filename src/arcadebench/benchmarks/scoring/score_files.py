@@ -37,6 +37,7 @@ from typing import Any
 from arcadebench.benchmarks.scoring.raw_scores import ScoreCollector
 from arcadebench.errors import InputError, OtherSpec, UnknownGame
 from arcadebench.specs import Spec
+from arcadebench.specs.model import short_hash
 
 __all__ = [
     "RESULTS_FORMAT",
@@ -290,7 +291,7 @@ def check_results_spec(spec: Spec, scored_with: object, file: str, line: int | N
             f'"hash"}}), got {scored_with!r}',
         )
     name, version = scored_with["name"], scored_with.get("version")
-    short = str(scored_with.get("hash", "")).removeprefix("sha256:")[:12]
+    short = short_hash(scored_with.get("hash"))
     if name != spec.name:
         raise OtherSpec(
             file,

@@ -18,7 +18,7 @@ from arcadebench._table import Percent, format_cell, render_table
 from arcadebench.benchmarks.scoring.normalise import headline_metric
 from arcadebench.benchmarks.scoring.sample_efficiency import ReferenceCurve, curve_paths
 from arcadebench.specs import Spec
-from arcadebench.specs.model import Published, PublishedScores
+from arcadebench.specs.model import Published, PublishedScores, short_hash
 from arcadebench.specs.statistics import STATISTICS
 
 __all__ = [
@@ -99,8 +99,7 @@ def results_table(
     percent = percent_metrics(results.algorithms.values())
     with_ci = [n for n in names if "ci" in results.algorithms[n]["aggregates"]]
     level = f"{100 * float(results.settings.get('ci', 0.95)):g}%"
-    short = str(results.spec["hash"]).removeprefix("sha256:")[:12]
-    head = f"{results.spec['name']} v{results.spec['version']} ({short})"
+    head = f"{results.spec['name']} v{results.spec['version']} ({short_hash(results.spec['hash'])})"
     columns = ["metric", ""]
     for n in names:
         columns.append(n)
