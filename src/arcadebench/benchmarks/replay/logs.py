@@ -139,15 +139,11 @@ def _short(value: Any) -> str:
 def _malformed(record: Mapping[str, Any]) -> str | None:
     """Why an episode line's fields are not the format's (DEVELOPING.md, "Episode log")."""
     for key in ("episode", "steps", "frames"):
-        problem = _count(record, key)
-        if problem:
+        if problem := _count(record, key):
             return problem
-    for key in ("env", "env_steps", "env_frames", "total_steps", "total_frames"):
-        problem = _count(record, key, 0)
-        if problem:
+    for key in ("env", "env_steps", "env_frames", "total_steps", "total_frames", "index"):
+        if problem := _count(record, key, 0):  # an absent index is none to check
             return problem
-    if "index" in record and (problem := _count(record, "index")):
-        return problem
     value = record.get("return")
     if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
         return f"its 'return' must be a finite number, got {_short(value)}"

@@ -144,9 +144,8 @@ class Player:
         info: dict[str, Any] = {}
         count = len(replay.actions)
         played = 0
-        for action in replay.actions:
+        for played, action in enumerate(replay.actions, start=1):
             obs, reward, terminated, truncated, info = self._step(action)
-            played += 1
             total += reward
             over = terminated or truncated
             witness.step(played, reward, self._final(obs, info) if over else obs)

@@ -331,7 +331,6 @@ def _line_problem(episode: LoggedEpisode, run: RecordedRun) -> str | None:
 # -- segments: episodes replayed one after another in one environment ------------------------
 @dataclass
 class _Segment:
-    log: str
     replays: str
     spec: str
     header: Mapping[str, Any]
@@ -362,9 +361,7 @@ def _segments(
                 continue
             before = replay.start.get("continues")
             if before is None:
-                current = _Segment(
-                    str(run.log), str(run.replay_file), reference, run.header, replay.engine
-                )
+                current = _Segment(str(run.replay_file), reference, run.header, replay.engine)
                 current.suspect = suspect
                 segments.append(current)
             elif current is None or current.episodes[-1].key[1] != before:

@@ -154,11 +154,29 @@ def _died(task: _ClipTask) -> tuple[EpisodeClip | None, str | None]:
 
 
 def _render(task: _ClipTask) -> tuple[EpisodeClip | None, str | None]:
-    """The task's clip and its disagreement with the log line, or ``None`` and the error."""
+    """The episode replayed into a GIF at the task's path, and where it disagrees with its line.
+
+    ``None`` and the error where it cannot be replayed.
+    """
+    episode, speed = task.episode, task.speed
     try:
-        return _clip(task)
+        spec = load_spec(task.spec) if isinstance(task.spec, str) else task.spec
+        images, outcome = episode_images(spec, task.run, episode, scale=1, every=speed)
+        write_frames(images, task.path, frame_rate(task.run))
     except ArcadebenchError as error:
         return None, str(error)
+    clip = EpisodeClip(
+        task.entry,
+        task.game,
+        task.which,
+        task.run.log,
+        episode.name,
+        outcome.episode_return,
+        outcome.frames,
+        speed,
+        task.path,
+    )
+    return clip, disagreement(episode, outcome)
 
 
 def remove_stale_clips(out: Path, clips: Iterable[EpisodeClip]) -> None:
@@ -174,11 +192,10 @@ def _logs_by_game(runs: Iterable[RunLog]) -> dict[str, list[Path]]:
     by_game: dict[str, dict[Path, str]] = {}
     for run in runs:
         by_game.setdefault(run.game, {})[Path(run.file)] = run.phase
-    chosen: dict[str, list[Path]] = {}
-    for game, files in by_game.items():
-        evaluation = [f for f, phase in files.items() if phase == "evaluation"]
-        chosen[game] = evaluation or list(files)
-    return chosen
+    return {
+        game: [f for f, phase in files.items() if phase == "evaluation"] or list(files)
+        for game, files in by_game.items()
+    }
 
 
 def _candidates(
@@ -203,26 +220,6 @@ def _candidates(
     if worst[1] is not best[1]:
         chosen["worst"] = worst
     return chosen, ""
-
-
-def _clip(task: _ClipTask) -> tuple[EpisodeClip, str | None]:
-    """The episode replayed into a GIF at the task's path, and where it disagrees with its line."""
-    episode, speed = task.episode, task.speed
-    spec = load_spec(task.spec) if isinstance(task.spec, str) else task.spec
-    images, outcome = episode_images(spec, task.run, episode, scale=1, every=speed)
-    write_frames(images, task.path, frame_rate(task.run))
-    clip = EpisodeClip(
-        task.entry,
-        task.game,
-        task.which,
-        task.run.log,
-        episode.name,
-        outcome.episode_return,
-        outcome.frames,
-        speed,
-        task.path,
-    )
-    return clip, disagreement(episode, outcome)
 
 
 def _slug(text: str) -> str:

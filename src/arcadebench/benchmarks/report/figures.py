@@ -135,14 +135,21 @@ def _tick_count(length: float, size: float) -> int:
     return max(2, int(length / (3.5 * size / 72.0)))
 
 
-def _linear_ticks(axis: Any, length: float, size: float) -> None:
-    """Round ticks on a linear axis, as many as its length holds, written without an offset."""
+def _x_ticks(ax: Axes, length: float, size: float, log: Sequence[float] | None = None) -> None:
+    """As many ticks as an x axis ``length`` inches long holds.
+
+    Round ones on a linear axis, written without an offset; with ``log``, the axis' low and
+    high, a symmetric log axis and its :func:`_log_ticks`.
+    """
     from matplotlib.ticker import MaxNLocator, ScalarFormatter
 
-    axis.set_major_locator(MaxNLocator(nbins=_tick_count(length, size), steps=[1, 2, 2.5, 5, 10]))
+    if log is not None:
+        _symlog(ax, _log_ticks(float(log[0]), float(log[-1]), _tick_count(length, size)))
+        return
+    ax.xaxis.set_major_locator(MaxNLocator(_tick_count(length, size), steps=[1, 2, 2.5, 5, 10]))
     formatter = ScalarFormatter(useOffset=False)
     formatter.set_scientific(False)
-    axis.set_major_formatter(formatter)
+    ax.xaxis.set_major_formatter(formatter)
 
 
 # -- per game -------------------------------------------------------------------------------------
@@ -410,10 +417,7 @@ def aggregates_figure(
             unit = "mean return (points)"
         if "%" in unit and level:
             ax.axvline(100.0, color="black", linestyle="--", linewidth=0.9)
-        if span.log:
-            _symlog(ax, _log_ticks(span.low, span.high, _tick_count(panel, size)))
-        else:
-            _linear_ticks(ax.xaxis, panel, size)
+        _x_ticks(ax, panel, size, (span.low, span.high) if span.log else None)
         ax.set_xlim(span.low, span.high)
         ax.set_title(wrap(stat_label(metric, stat), size + 1, panel), fontsize=size + 1)
         scaled = unit.replace(")", ", log scale)") if span.log else unit
@@ -599,9 +603,7 @@ def profile_figure(
     """
     games = data.games()
     curves: list[tuple[Entry, NDArray[np.float64]]] = []
-    for entry in data.entries:
-        if not (entry.per_game and entry.games):
-            continue
+    for entry in data.per_game_entries():
         matrix = data.run_matrix(entry, games)
         matrix = matrix[:, ~np.all(np.isnan(matrix), axis=0)]
         if matrix.shape[1]:
@@ -612,7 +614,8 @@ def profile_figure(
 
     width, size = figure_width, font_size
     values = np.concatenate([m.ravel() for _, m in curves])
-    percent = data.normalisation(data.metric) is not None
+    norm = data.normalisation(data.metric)
+    percent = norm is not None
     log = needs_log(values, percent)
     taus = _tau_grid(values, log, percent)
     figure = new_figure(width, 3.0)
@@ -641,23 +644,12 @@ def profile_figure(
         handles.append(
             Line2D([], [], color=c, linewidth=1.5, linestyle=style, label=_covers(entry, per_game))
         )
-    norm = data.normalisation(data.metric)
     if norm is not None:
-        ax.axvline(100.0, color="black", linestyle="--", linewidth=0.9, zorder=1)
-        handles.append(
-            Line2D(
-                [],
-                [],
-                color="black",
-                linestyle="--",
-                linewidth=0.9,
-                label=f"100 % = {norm.reference.replace('_', ' ')}",
-            )
-        )
-    if log:
-        _symlog(ax, _log_ticks(float(taus[0]), float(taus[-1]), _tick_count(plot, size)))
-    else:
-        _linear_ticks(ax.xaxis, plot, size)
+        dashed: dict[str, Any] = {"color": "black", "linestyle": "--", "linewidth": 0.9}
+        ax.axvline(100.0, **dashed, zorder=1)
+        text = f"100 % = {norm.reference.replace('_', ' ')}"
+        handles.append(Line2D([], [], **dashed, label=text))
+    _x_ticks(ax, plot, size, (taus[0], taus[-1]) if log else None)
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlim(taus[0], taus[-1])
     ax.grid(color="0.9", linewidth=0.6)
@@ -734,7 +726,7 @@ def improvement_figure(
     ax.axvline(0.5, color="black", linestyle="--", linewidth=0.9)
     ax.set_xlim(-0.02, 1.02)
     ax.set_ylim(n - 0.5, -0.5)
-    _linear_ticks(ax.xaxis, plot, size)
+    _x_ticks(ax, plot, size)
     ax.set_yticks(range(n), xs)
     for tick, comparison in zip(ax.get_yticklabels(), comparisons, strict=True):
         tick.set_color(colour(data.colour_index(str(comparison["x"]))))

@@ -158,14 +158,13 @@ def page_section(anchor: str, title: str, *body: object) -> Markup:
 
 def _head(entry: Entry, colspan: int | None = None) -> Markup:
     """A column header naming ``entry``, labelled when its numbers come from another protocol."""
-    if entry.protocol is None:
-        return element("th", entry.name, colspan=colspan)
+    other = entry.protocol is not None
     return element(
         "th",
         entry.name,
-        element("small", "another protocol"),
+        element("small", "another protocol") if other else None,
         colspan=colspan,
-        title=f"obtained under another protocol: {entry.protocol}",
+        title=f"obtained under another protocol: {entry.protocol}" if other else None,
     )
 
 
@@ -179,8 +178,7 @@ def _card(data: ReportData) -> Markup:
         for name, value in rows:
             shown = element("a", value, href=value) if name == "URL" and safe_url(value) else value
             body.append(element("tr", element("th", name), element("td", shown)))
-        parts.append(element("h3", section))
-        parts.append(element("table", element("tbody", body), class_="card"))
+        parts += [element("h3", section), element("table", element("tbody", body), class_="card")]
     return page_section("card", "Protocol card", parts)
 
 
@@ -198,10 +196,8 @@ def _entry_row(entry: Entry, protocol: str) -> Markup:
 
 
 def _entries(data: ReportData) -> Markup:
-    rows = []
     own = f"{data.spec.name} (this report's)"
-    for entry in data.entries:
-        rows.append(_entry_row(entry, own if entry.protocol is None else entry.protocol))
+    rows = [_entry_row(e, own if e.protocol is None else e.protocol) for e in data.entries]
     for other in data.others:
         label = f"{other.data.spec.name}: a different protocol, reported apart"
         rows.extend(_entry_row(entry, label) for entry in other.data.entries)
@@ -243,26 +239,33 @@ def _aggregate_cell(entry: Entry, path: tuple[str, ...]) -> tuple[Any, Any]:
     return entry.aggregate(*path)
 
 
-def _aggregates_table(data: ReportData, prefix: str = "") -> Markup:
-    """Every aggregate of every entry; ``prefix`` keeps the row keys of a section apart."""
-    entries = list(data.entries)
+def _aggregates_table(
+    data: ReportData, prefix: str = "", columns: list[tuple[str, Entry]] | None = None
+) -> Markup:
+    """Every aggregate of every entry; ``prefix`` keeps the row keys of a section apart.
+
+    ``columns``: the checkpoints' ``(head, aggregates)`` instead, without the entries' notes
+    (the expected range of an Atari-X estimate, the names of the missing games).
+    """
+    notes = columns is None
+    heads = [(_head(e), e) for e in data.entries] if columns is None else columns
     relative = {subset_key(s.name): s.relative_error for s in data.spec.subsets.values()}
     rows = []
-    for key, text, path in _aggregate_rows(entries):
+    for key, text, path in _aggregate_rows([e for _, e in heads]):
         cells = []
-        for entry in entries:
+        for _, entry in heads:
             value, interval = _in_units(data, path, *_aggregate_cell(entry, path))
             note = None
-            error = relative.get(key)
+            error = relative.get(key) if notes else None
             if error is not None and isinstance(value, float):
                 low, high = _in_units(data, path, None, expected_range(value, error))[1]
                 note = f"expected {format_cell(low)}\u2013{format_cell(high)}"
             title = None
-            if key == "missing" and entry.aggregates.get("missing"):
+            if notes and key == "missing" and entry.aggregates.get("missing"):
                 title = ", ".join(map(str, entry.aggregates["missing"]))
             cells.append(number_cell(value, interval, note, title))
         rows.append(element("tr", element("th", text), cells, data_key=prefix + key))
-    return scroll_table(["aggregate", *(_head(e) for e in entries)], rows)
+    return scroll_table(["aggregate", *(head for head, _ in heads)], rows)
 
 
 def _aggregates(data: ReportData) -> Markup:
@@ -415,20 +418,7 @@ def _checkpoints_table(data: ReportData, prefix: str = "") -> Markup | None:
             columns.append((f"{entry.name} @ end", entry))
     if not columns:
         return None
-    rows = []
-    for key, text, path in _aggregate_rows([e for _, e in columns]):
-        rows.append(
-            element(
-                "tr",
-                element("th", text),
-                [
-                    number_cell(*_in_units(data, path, *_aggregate_cell(e, path)))
-                    for _, e in columns
-                ],
-                data_key=f"{prefix}checkpoint:{key}",
-            )
-        )
-    return scroll_table(["aggregate", *(c for c, _ in columns)], rows)
+    return _aggregates_table(data, f"{prefix}checkpoint:", columns)
 
 
 def _games_table(data: ReportData, prefix: str = "") -> Markup | None:
@@ -565,8 +555,7 @@ def _episodes(clips: Sequence[EpisodeClip], notes: Sequence[str]) -> Markup | No
                     ),
                 )
             )
-        parts.append(element("h3", f"{game} \u2014 {entry}"))
-        parts.append(element("div", figures, class_="clips"))
+        parts += [element("h3", f"{game} \u2014 {entry}"), element("div", figures, class_="clips")]
     if notes:
         parts.append(_note_list(notes))
     return page_section("episodes", "Episodes", parts)
@@ -652,8 +641,7 @@ def _provenance(data: ReportData) -> Markup:
         sources += [(f"{source} (under {name})", p) for source, p in other.data.provenance]
     for source, provenance in sources:
         text = json.dumps(dict(provenance), indent=1, default=str, ensure_ascii=False)
-        parts.append(element("h3", source))
-        parts.append(element("pre", text))
+        parts += [element("h3", source), element("pre", text)]
     return page_section("provenance", "Provenance", parts)
 
 

@@ -340,19 +340,13 @@ def _entry(spec: Spec, ref: Reference, only: Collection[str] | None) -> Entry:
         games = _dataset_games(spec, scores[ref.name])
     if only is not None:
         games = {g: v for g, v in games.items() if g in only}
-    if not games:
-        return Entry(
-            ref.name,
-            {"games": {}, "aggregates": {}},
-            "reference",
-            ref.citation,
-            protocol=ref.protocol,
-        )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        block = score(spec, {ref.name: games}, reps=0).algorithms[ref.name]
-    if not runs:
-        block = {**block, "aggregates": without_run_statistics(block["aggregates"])}
+    block: Mapping[str, Any] = {"games": {}, "aggregates": {}}
+    if games:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            block = score(spec, {ref.name: games}, reps=0).algorithms[ref.name]
+        if not runs:
+            block = {**block, "aggregates": without_run_statistics(block["aggregates"])}
     return Entry(ref.name, block, "reference", ref.citation, protocol=ref.protocol)
 
 

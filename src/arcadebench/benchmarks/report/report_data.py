@@ -201,9 +201,7 @@ class ReportData:
 
     def games(self) -> list[str]:
         """Games any entry has, in the spec's order (unknown names last, in input order)."""
-        present: dict[str, None] = {}
-        for entry in self.per_game_entries():
-            present.update(dict.fromkeys(entry.games))
+        present = dict.fromkeys(g for entry in self.per_game_entries() for g in entry.games)
         ordered = [g for g in self.spec.games if g in present]
         return ordered + [g for g in present if g not in set(self.spec.games)]
 
@@ -268,9 +266,7 @@ def metric_label(spec: Spec, metric: str) -> str:
     norm = next((n for n in spec.scoring.normalised if n.name == metric), None)
     if norm is None:
         return f"{SPLITS[metric].name if metric in SPLITS else metric} (points)"
-    clip = ""
-    if norm.cap is not None:
-        clip = f", capped at {norm.cap:g}"
+    clip = f", capped at {norm.cap:g}" if norm.cap is not None else ""
     return f"{metric.upper()} (%; 0 = random, 100 = {norm.reference.replace('_', ' ')}{clip})"
 
 

@@ -41,11 +41,11 @@ from numpy.typing import ArrayLike, NDArray
 from arcadebench.errors import InputError, InvalidArgument, MissingDependency, install_hint
 
 if TYPE_CHECKING:  # pragma: no cover
+    import matplotlib.axes
     from matplotlib.artist import Artist
-    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from arcadebench.benchmarks.report.report_data import Entry, Interval, ReportData
+    from arcadebench.benchmarks.report.report_data import Entry, ReportData
 
 __all__ = [
     "DOUBLE_COLUMN",
@@ -150,17 +150,8 @@ def font_style(font_size: float) -> Iterator[None]:
     """Every matplotlib text size ``font_size`` while a figure is built, titles one point up."""
     from matplotlib import rc_context
 
-    sizes: dict[str, Any] = {
-        key: font_size
-        for key in (
-            "font.size",
-            "axes.labelsize",
-            "xtick.labelsize",
-            "ytick.labelsize",
-            "legend.fontsize",
-            "legend.title_fontsize",
-        )
-    }
+    texts = ("font.size", "axes.labelsize", "xtick.labelsize", "ytick.labelsize", "legend.fontsize")
+    sizes: dict[str, Any] = dict.fromkeys((*texts, "legend.title_fontsize"), font_size)
     sizes.update({"axes.titlesize": font_size + 1, "figure.titlesize": font_size + 1})
     with rc_context(cast("dict[Any, Any]", sizes)):  # matplotlib types keys as literals
         yield
@@ -424,7 +415,7 @@ def hatch(index: int, entry: Entry) -> str:
 
 
 def whiskers(
-    values: NDArray[np.float64], bounds: Sequence[Interval | None], cap: float
+    values: NDArray[np.float64], bounds: Sequence[tuple[float, float] | None], cap: float
 ) -> NDArray[np.float64] | None:
     """``xerr`` rows (below, above) from per-bar intervals; ``None`` without any interval."""
     if not any(b is not None for b in bounds):
@@ -439,7 +430,7 @@ def whiskers(
 
 
 def entry_bars(
-    ax: Axes,
+    ax: matplotlib.axes.Axes,
     y: NDArray[np.float64],
     values: NDArray[np.float64],
     bar: float,
