@@ -310,8 +310,7 @@ def _estimates(data: ReportData) -> Markup | None:
                     number_cell(
                         f"\u00b1 {subset.relative_error:g} %" if subset.relative_error else None
                     ),
-                    number_cell(expected[0] if expected else None),
-                    number_cell(expected[1] if expected else None),
+                    *(number_cell(bound) for bound in expected or (None, None)),
                     number_cell(f"{subset.r2:g}" if subset.r2 is not None else None),
                     data_key=f"{key}:{entry.name}",
                 )
@@ -377,9 +376,7 @@ def _published(data: ReportData) -> Markup | None:
     tables: list[object] = []
     for published in data.spec.published:
         rows = []
-        for entry in data.entries:
-            if entry.kind == "reference":
-                continue
+        for entry in (e for e in data.entries if e.kind == "result"):
             cells = [
                 number_cell(*_in_units(data, path, dig(entry.aggregates, path)))
                 if path
@@ -675,15 +672,14 @@ def _note_lines(data: ReportData, compliance: bool = False) -> list[str]:
     ``compliance``: include the non-compliance notes too (the report's own are in its banner).
     """
     notes = list(data.notes)
-    for entry in data.entries:
-        if entry.kind == "result":
-            notes.extend(
-                f"{entry.name}: {note}"
-                for note in entry.block.get("notes", ())
-                if compliance or not note.startswith("non-compliant:")
-            )
+    for entry in (e for e in data.entries if e.kind == "result"):
+        notes.extend(
+            f"{entry.name}: {note}"
+            for note in entry.block.get("notes", ())
+            if compliance or not note.startswith("non-compliant:")
+        )
         missing = entry.aggregates.get("missing")
-        if entry.kind == "result" and missing:
+        if missing:
             notes.append(
                 f"{entry.name} has no score for {len(missing)} of the spec's default games "
                 f"({', '.join(map(str, missing[:12]))}{', ...' if len(missing) > 12 else ''}); "

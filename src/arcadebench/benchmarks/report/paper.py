@@ -154,7 +154,7 @@ def _results(data: ReportData) -> Results:
     """The report's results of one protocol as one :class:`Results`, for its tables."""
     spec = data.spec
     return Results(
-        spec={"name": spec.name, "version": spec.version, "hash": spec.hash},
+        spec=spec.identity,
         settings={"ci": data.level, "reps": data.reps, "seed": data.seed},
         algorithms={e.name: e.block for e in data.entries if e.kind == "result"},
         provenance={},
