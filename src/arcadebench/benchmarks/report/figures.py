@@ -4,19 +4,7 @@ Each function takes the :class:`~arcadebench.benchmarks.report.report_data.Repor
 matplotlib figure, or ``None`` when the data has nothing to draw (e.g. no classes in the spec).
 Every figure puts all entries side by side in one colour each, names protocol and metric in its
 title, labels its axes with units, and marks the 100 % reference where a normalised score has one.
-
-- :func:`per_game_figure`: per-game normalised score, one horizontal bar per entry (a dot plot
-  beyond four entries), bootstrap CIs as whiskers, a symmetric log axis when the scores span
-  orders of magnitude, ``inf`` (infinite gameplay) as a bar to the edge marked with the sign.
-- :func:`classes_figure`: games per class (SABER Section 3.2).
-- :func:`aggregates_figure`: each aggregate's point estimate with its interval (rliable's
-  interval-estimate plot), on an axis around the data; Atari-X estimates also carry the paper's
-  expected error (Table 2).
-- :func:`profile_figure`: the fraction of runs scoring above tau, every run of every game
-  pooled (Agarwal et al. 2021, Section 4), with stratified bootstrap bands when there are runs.
-- :func:`improvement_figure`: the probability of improvement P(X > Y) of every pair of results
-  with its interval (Agarwal et al. 2021; rliable's ``plot_probability_of_improvement``).
-- :func:`game_table_figure`: the per-game table drawn as a figure, for a paper's appendix.
+Each function's docstring says what it draws, and from which paper.
 
 The four a paper shows (aggregates, profile, improvement, table; :mod:`.paper`) take
 ``figure_width`` (inches) and ``font_size`` (points), the report page's 10 in and 10 pt by
@@ -166,7 +154,12 @@ def _scored(data: ReportData) -> tuple[list[Entry], list[str]]:
 
 
 def per_game_figure(data: ReportData) -> Figure | None:
-    """Per-game normalised score bars of every entry, games top to bottom in the spec's order."""
+    """Per-game normalised score bars of every entry, games top to bottom in the spec's order.
+
+    One horizontal bar per entry (a dot plot beyond four entries), bootstrap CIs as whiskers, a
+    symmetric log axis when the scores span orders of magnitude, ``inf`` (infinite gameplay) as
+    a bar to the edge marked with the sign.
+    """
     metric = data.metric
     entries, games = _scored(data)
     norm = data.normalisation(metric)
@@ -336,8 +329,9 @@ def aggregates_figure(
     """Aggregate point estimates with intervals, one panel per aggregate, entries as rows.
 
     rliable's interval-estimate plot (``plot_interval_estimates``). Each panel's axis spans its
-    points, intervals and expected ranges with a margin, reaching to 0 or the 100 % mark only
-    where they lie near the data, so an interval is never a sliver of an axis from 0 to 100 %.
+    points, intervals and expected ranges (an Atari-X estimate's expected error, Atari-5 Table 2)
+    with a margin, reaching to 0 or the 100 % mark only where they lie near the data, so an
+    interval is never a sliver of an axis from 0 to 100 %.
     A level of the score (:attr:`~arcadebench.specs.statistics.Statistic.level`) whose values
     spread over orders of magnitude is on a symmetric log axis with labelled ticks at 1, 2 and
     5 times powers of ten; anything else is linear. As many panels sit side by side as the
@@ -693,8 +687,9 @@ def improvement_figure(
 ) -> Figure | None:
     """P(X > Y) of every pair of results: a point and its interval per pair, X left, Y right.
 
-    rliable's ``plot_probability_of_improvement`` layout: one row per pair, the 0.5 line where
-    neither is better, X named on the left axis (in its colour) and Y on the right.
+    Agarwal et al. (2021); rliable's ``plot_probability_of_improvement`` layout: one row per
+    pair, the 0.5 line where neither is better, X named on the left axis (in its colour) and Y
+    on the right.
 
     Args:
         data: the report.
