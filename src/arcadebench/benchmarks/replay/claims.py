@@ -36,7 +36,14 @@ from arcadebench.benchmarks.scoring.results import results_inputs, score
 from arcadebench.errors import ArcadebenchError, first_line
 from arcadebench.specs import Spec, list_specs, load_spec
 
-__all__ = ["RELATIVE_TOLERANCE", "ResultsCheck", "ResultsClaim", "check_results", "read_claim"]
+__all__ = [
+    "RELATIVE_TOLERANCE",
+    "ResultsCheck",
+    "ResultsClaim",
+    "check_results",
+    "named_spec",
+    "read_claim",
+]
 
 RELATIVE_TOLERANCE = 1e-9
 """How far a recomputed float may be from the claimed one (the scorer is deterministic, so this
@@ -288,17 +295,26 @@ def _jobs_without_logs(claim: ResultsClaim) -> list[str]:
     return [f"{game}/{seed}" for game, seed in claim.jobs if (game, seed) not in found]
 
 
+def named_spec(name: object, given: Spec | None) -> tuple[Spec | None, str]:
+    """The spec a results file or a log names, or ``None`` and why.
+
+    ``given`` (a YAML spec passed with ``--spec``) if it has that name, else the built-in one.
+    """
+    if given is not None and given.name == name:
+        return given, ""
+    if isinstance(name, str) and name in list_specs():
+        return load_spec(name), ""
+    return None, f"its spec {name!r} is not built in: pass its YAML file (--spec)"
+
+
 def _spec(document: Mapping[str, Any], given: Spec | None) -> tuple[Spec | None, str]:
     """The spec the results were scored with, or why there is none here."""
     named = document.get("spec")
     name = named.get("name") if isinstance(named, dict) else None
     hash_ = named.get("hash") if isinstance(named, dict) else None
-    if given is not None and given.name == name:
-        spec = given
-    elif isinstance(name, str) and name in list_specs():
-        spec = load_spec(name)
-    else:
-        return None, f"its spec {name!r} is not built in: pass its YAML file (--spec)"
+    spec, problem = named_spec(name, given)
+    if spec is None:
+        return None, problem
     if hash_ != spec.hash:
         return spec, (
             f"it was scored with spec hash {hash_!r}, {spec.name} is {spec.hash!r}: another "

@@ -53,6 +53,7 @@ from arcadebench.benchmarks.replay.claims import (
     ResultsCheck,
     ResultsClaim,
     check_results,
+    named_spec,
     read_claim,
 )
 from arcadebench.benchmarks.replay.completeness import Findings, check_completeness
@@ -60,7 +61,7 @@ from arcadebench.benchmarks.replay.logs import LoggedEpisode, RecordedRun, find_
 from arcadebench.benchmarks.replay.processes import map_on_cores
 from arcadebench.errors import ArcadebenchError, InvalidArgument, ReplayDamaged, first_line
 from arcadebench.records import DIGEST_EVERY, REPLAY_FORMATS, decode_replay, load_replay
-from arcadebench.specs import Spec, list_specs, load_spec, spec_reference
+from arcadebench.specs import Spec, load_spec, spec_reference
 
 __all__ = ["EpisodeCheck", "RunCheck", "Verification", "verify"]
 
@@ -269,12 +270,11 @@ def _spec_of(run: RecordedRun, given: Spec | None) -> tuple[Spec | None, str]:
     name = run.spec_name
     if name is None:
         return None, "the log has no header: the spec and settings it was played under are unknown"
-    if given is not None and given.name == name:
-        builtin = spec_reference(given) == given.name
-        return given, "built-in" if builtin else f"custom ({Path(given.source).name})"
-    if name in list_specs():
-        return load_spec(name), "built-in"
-    return None, f"its spec {name!r} is not built in: pass its YAML file (--spec)"
+    spec, problem = named_spec(name, given)
+    if spec is None:
+        return None, problem
+    builtin = spec is not given or spec_reference(given) == given.name
+    return spec, "built-in" if builtin else f"custom ({Path(spec.source).name})"
 
 
 def _header_problems(run: RecordedRun, spec: Spec) -> list[str]:
