@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any, Literal
 
 import numpy as np
@@ -32,7 +31,7 @@ from arcadebench.benchmarks.scoring.tables import dig
 from arcadebench.errors import InvalidArgument, did_you_mean
 from arcadebench.records import RunLog
 from arcadebench.specs import Spec, SpecDiff
-from arcadebench.specs.model import Normalisation
+from arcadebench.specs.model import EMPTY, Normalisation
 from arcadebench.specs.statistics import SPLITS, STATISTICS
 
 __all__ = [
@@ -46,7 +45,6 @@ __all__ = [
     "stat_label",
 ]
 
-_EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 Interval = tuple[float, float]
 
@@ -74,30 +72,30 @@ class Entry:
     kind: Literal["result", "reference"] = "result"
     source: str = ""
     per_game: bool = True
-    errors: Mapping[str, Interval] = field(default_factory=lambda: _EMPTY)
+    errors: Mapping[str, Interval] = field(default_factory=lambda: EMPTY)
     curves: tuple[RunLog, ...] = ()
     protocol: str | None = None
 
     @property
     def games(self) -> Mapping[str, Mapping[str, Any]]:
         """Per-game cells (empty for aggregate-only references)."""
-        games: Mapping[str, Mapping[str, Any]] = self.block.get("games", _EMPTY)
+        games: Mapping[str, Mapping[str, Any]] = self.block.get("games", EMPTY)
         return games
 
     @property
     def aggregates(self) -> Mapping[str, Any]:
         """The aggregates object of the results format."""
-        aggregates: Mapping[str, Any] = self.block.get("aggregates", _EMPTY)
+        aggregates: Mapping[str, Any] = self.block.get("aggregates", EMPTY)
         return aggregates
 
     def value(self, game: str, metric: str) -> float | None:
         """The per-game ``metric`` (``raw`` or a normalised score), ``None`` when absent."""
-        value = self.games.get(game, _EMPTY).get(metric)
+        value = self.games.get(game, EMPTY).get(metric)
         return float(value) if isinstance(value, int | float) else None
 
     def game_interval(self, game: str, metric: str) -> Interval | None:
         """The per-game bootstrap interval of ``metric``, when the game has several runs."""
-        bounds = self.games.get(game, _EMPTY).get("ci", _EMPTY).get(metric)
+        bounds = self.games.get(game, EMPTY).get("ci", EMPTY).get(metric)
         return _interval(bounds)
 
     def aggregate(
@@ -117,7 +115,7 @@ class Entry:
 
     def runs(self, game: str) -> list[float]:
         """The per-run raw scores of ``game`` (empty when absent)."""
-        runs = self.games.get(game, _EMPTY).get("runs", [])
+        runs = self.games.get(game, EMPTY).get("runs", [])
         return [float(r) for r in runs if isinstance(r, int | float) and not isinstance(r, bool)]
 
 

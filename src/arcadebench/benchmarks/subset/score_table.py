@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -22,6 +22,7 @@ from numpy.typing import NDArray
 from arcadebench.benchmarks.scoring.normalise import log_normalise, normalise
 from arcadebench.errors import InputError, SubsetError, UnknownGame, did_you_mean
 from arcadebench.specs import Spec, load_spec
+from arcadebench.specs.model import EMPTY
 
 if TYPE_CHECKING:  # pragma: no cover
     from _csv import Reader  # what csv.reader returns (it has line_num)
@@ -40,7 +41,6 @@ _DATASET_FILE = Path(__file__).resolve().parents[2] / "data" / "atari5_dataset.c
 
 Target = Literal["median", "mean"]
 _TARGETS = ("median", "mean")
-_EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
 _COLUMNS = {
@@ -77,7 +77,7 @@ class ScoreTable:
     algorithms: tuple[str, ...]
     games: tuple[str, ...]
     scores: NDArray[np.float64]
-    constants: Mapping[str, tuple[float, float]] = field(default_factory=lambda: _EMPTY)
+    constants: Mapping[str, tuple[float, float]] = field(default_factory=lambda: EMPTY)
     source: str = "<scores>"
 
     def __post_init__(self) -> None:
