@@ -31,7 +31,7 @@ from arcadebench._table import count
 from arcadebench.benchmarks.leaderboard.board import BoardSettings, Submission
 from arcadebench.benchmarks.leaderboard.rankings import ProtocolPage, short_hash
 from arcadebench.benchmarks.report.markup import Markup, element, safe_url
-from arcadebench.benchmarks.report.page import CSS, number_cell, page_section, scroll_table
+from arcadebench.benchmarks.report.page import html_page, number_cell, page_section, scroll_table
 from arcadebench.benchmarks.report.report_data import stat_label
 from arcadebench.benchmarks.scoring.tables import in_units
 from arcadebench.errors import InvalidArgument
@@ -145,17 +145,9 @@ def document(title: str, heading: str, depth: int, *body: object, sub: object = 
 
     ``depth``: how many folders below the site's the page is (its links go up as many).
     """
-    head = element(
-        "head",
-        element("meta", charset="utf-8"),
-        element("meta", http_equiv="Content-Security-Policy", content=_CSP),
-        element("meta", name="viewport", content="width=device-width, initial-scale=1"),
-        element("title", title),
-        element("style", Markup(CSS + _EXTRA_CSS)),
-    )
     nav = element("nav", local("a", "index.html", depth, "board"))
     page = element("body", nav, element("h1", heading), element("p", sub, class_="sub"), body)
-    return "<!DOCTYPE html>\n" + element("html", head, page, lang="en") + "\n"
+    return html_page(title, page, _CSP, _EXTRA_CSS)
 
 
 def text_of(value: Any) -> str:

@@ -19,7 +19,7 @@ obtained under another protocol are labelled in every table they appear in.
 The style sheet and the cells, tables and sections are public for the leaderboard's site
 (``arcadebench.benchmarks.leaderboard.site``), which looks like the report.
 
-Functions: render_page, number_cell, scroll_table, page_section. Data: CSS.
+Functions: render_page, html_page, number_cell, scroll_table, page_section. Data: CSS.
 """
 
 from __future__ import annotations
@@ -47,7 +47,15 @@ from arcadebench.benchmarks.scoring.tables import aggregate_paths, dig, in_units
 from arcadebench.specs.card import protocol_card
 from arcadebench.specs.diff import Row
 
-__all__ = ["CSS", "FigureFile", "number_cell", "page_section", "render_page", "scroll_table"]
+__all__ = [
+    "CSS",
+    "FigureFile",
+    "html_page",
+    "number_cell",
+    "page_section",
+    "render_page",
+    "scroll_table",
+]
 
 _CSP = (
     "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; "
@@ -740,14 +748,6 @@ def render_page(
     nav = element("nav", [element("a", text, href=f"#{anchor}") for anchor, text, _ in shown])
     results = sum(e.kind == "result" for e in data.entries)
     references = len(data.entries) - results
-    head = element(
-        "head",
-        element("meta", charset="utf-8"),
-        element("meta", http_equiv="Content-Security-Policy", content=_CSP),
-        element("meta", name="viewport", content="width=device-width, initial-scale=1"),
-        element("title", f"arcadebench report \u2014 {spec.name} v{spec.version}"),
-        element("style", Markup(CSS)),
-    )
     body = element(
         "body",
         element("h1", f"arcadebench report \u2014 {spec.title}"),
@@ -766,5 +766,18 @@ def render_page(
         _protocols(data),
         nav,
         [markup for _, _, markup in shown],
+    )
+    return html_page(f"arcadebench report \u2014 {spec.name} v{spec.version}", body)
+
+
+def html_page(title: str, body: Markup, csp: str = _CSP, extra_css: str = "") -> str:
+    """A whole page: ``body`` under the head (charset, ``csp``, viewport, ``title``, the style)."""
+    head = element(
+        "head",
+        element("meta", charset="utf-8"),
+        element("meta", http_equiv="Content-Security-Policy", content=csp),
+        element("meta", name="viewport", content="width=device-width, initial-scale=1"),
+        element("title", title),
+        element("style", Markup(CSS + extra_css)),
     )
     return "<!DOCTYPE html>\n" + element("html", head, body, lang="en") + "\n"
