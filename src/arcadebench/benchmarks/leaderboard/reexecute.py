@@ -31,7 +31,7 @@ import math
 import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
@@ -336,29 +336,23 @@ class Reexecution:
                 f"got {found!r}"
             )
         try:
+            types = {"str": str, "int": int, "float": float, "bool": bool}
             games = tuple(
                 GameReexecution(
-                    game=str(g["game"]),
-                    claimed_episodes=int(g["claimed_episodes"]),
-                    claimed_mean=float(g["claimed_mean"]),
-                    rerun_episodes=int(g["rerun_episodes"]),
-                    rerun_mean=float(g["rerun_mean"]),
-                    p_value=float(g["p_value"]),
-                    adjusted_p=float(g["adjusted_p"]),
-                    reproduced=bool(g["reproduced"]),
+                    **{f.name: types[str(f.type)](g[f.name]) for f in fields(GameReexecution)}
                 )
                 for g in data["games"]
             )
             digest, untestable = data["policy_sha256"], data["untestable"]
             return cls(
                 policy=str(data["policy"]),
-                policy_sha256=None if digest is None else str(digest),
+                policy_sha256=_text(digest),
                 seed=int(data["seed"]),
                 episodes=int(data["episodes"]),
                 alpha=float(data["alpha"]),
                 test=str(data["test"]),
                 games=games,
-                untestable=None if untestable is None else str(untestable),
+                untestable=_text(untestable),
                 log_dir=Path(data["log_dir"]),
             )
         except (KeyError, TypeError, ValueError) as error:
@@ -366,6 +360,10 @@ class Reexecution:
                 f"`data` must be a re-execution's as_dict(), got one with a missing or bad "
                 f"field ({type(error).__name__}: {first_line(error)})"
             ) from None
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
 
 
 def _count(n: int, noun: str) -> str:
@@ -492,11 +490,15 @@ def _check_claims(spec: Spec, claimed: Mapping[str, Sequence[float]]) -> dict[st
     return games
 
 
-def _check_settings(policy: object, episodes: object, seed: object, alpha: object) -> None:
+def _check_policy(policy: object) -> None:
     if not isinstance(policy, str) or not policy:
         raise InvalidArgument(
             f"`policy` must be an agent reference such as 'torchscript:policy.pt', got {policy!r}"
         )
+
+
+def _check_settings(policy: object, episodes: object, seed: object, alpha: object) -> None:
+    _check_policy(policy)
     if type(episodes) is not int or episodes <= 0:
         raise InvalidArgument(f"`episodes` must be a positive integer, got {episodes!r}")
     if type(seed) is not int or seed < 0:
@@ -542,27 +544,18 @@ def _verdict(
         raw[game] = permutation_pvalue(returns, played, np.random.default_rng(generator))
     adjusted = holm(raw)
     level = alpha / len(claimed)
-    powerless = [
-        (
-            game,
-            len(returns),
-            len(rerun[game]),
-            min_attainable_pvalue(len(returns), len(rerun[game])),
-        )
+    details = ", ".join(
+        f"{game} ({len(returns)} claimed, {len(rerun[game])} re-run: the smallest p the test "
+        f"gives is {_p(p)}, above {_p(level)})"
         for game, returns in claimed.items()
-    ]
-    powerless = [entry for entry in powerless if entry[3] > level]
-    untestable = None
-    if powerless:
-        details = ", ".join(
-            f"{game} ({n} claimed, {m} re-run: the smallest p the test gives is {_p(p)}, "
-            f"above {_p(level)})"
-            for game, n, m, p in powerless
-        )
-        untestable = (
-            f"too few episodes to refute any claim on {details}, at family-wise {alpha:g} over "
-            f"{_count(len(claimed), 'game')}; more episodes (claimed or re-run) are needed"
-        )
+        if (p := min_attainable_pvalue(len(returns), len(rerun[game]))) > level
+    )
+    untestable = (
+        f"too few episodes to refute any claim on {details}, at family-wise {alpha:g} over "
+        f"{_count(len(claimed), 'game')}; more episodes (claimed or re-run) are needed"
+        if details
+        else None
+    )
     return Reexecution(
         policy=policy,
         policy_sha256=digest,
@@ -635,13 +628,11 @@ def _played_sha256(spec: Spec, logs: Iterable[Path]) -> str | None:
     Raises:
         ArcadebenchError: the headers disagree, or the file changed.
     """
-    recorded: set[tuple[str | None, str | None]] = set()
-    for path in logs:
-        for log in parse_log(spec, path):
-            digest, file = log.agent.get("sha256"), log.agent.get("file")
-            recorded.add(
-                (None if digest is None else str(digest), None if file is None else str(file))
-            )
+    recorded = {
+        (_text(log.agent.get("sha256")), _text(log.agent.get("file")))
+        for path in logs
+        for log in parse_log(spec, path)
+    }
     if len(recorded) > 1:
         raise ArcadebenchError(
             f"the re-run's logs record {len(recorded)} different policies: its log directory was "
@@ -674,23 +665,17 @@ def policy_sha256(policy: str) -> str | None:
         >>> policy_sha256("random") is None
         True
     """
-    if not isinstance(policy, str) or not policy:
-        raise InvalidArgument(
-            f"`policy` must be an agent reference such as 'torchscript:policy.pt', got {policy!r}"
-        )
+    _check_policy(policy)
     if policy in BUILTIN_AGENTS:
         return None
     kind = saved_kind(policy)
     if kind is not None:
         read = kind.read(policy, "cpu")
-        file = getattr(read, "path", None)
-        identity = agent_identity(
-            "saved", read.name, policy, read, learns=False, file=None if file is None else str(file)
-        )
+        file = _text(getattr(read, "path", None))
+        identity = agent_identity("saved", read.name, policy, read, learns=False, file=file)
     else:
         identity = agent_identity("module", policy, policy, _import_attr(policy), learns=False)
-    digest = identity.record.get("sha256")
-    return None if digest is None else str(digest)
+    return _text(identity.record.get("sha256"))
 
 
 def _import_attr(policy: str) -> Any:
