@@ -31,6 +31,7 @@ from arcadebench._table import count, render_table
 from arcadebench._version import __version__
 from arcadebench.benchmarks.conformance.play import NOOP_RESETS, atari_settings, play_game
 from arcadebench.benchmarks.conformance.verdicts import STATUSES, GameCheck, judge
+from arcadebench.benchmarks.replay.processes import clean_start_method
 from arcadebench.errors import InvalidArgument
 from arcadebench.specs import Spec, load_spec, spec_reference
 from arcadebench.wrappers._checks import check_int
@@ -179,11 +180,6 @@ def _plays(spec: Spec) -> tuple[tuple[str, Any], ...]:
     return (*settings.items(), ("scored", spec.evaluation.scored))
 
 
-def _context() -> Any:
-    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-    return multiprocessing.get_context(method)
-
-
 def _play_all(
     jobs: dict[_JobKey, tuple[str, str]],
     frames: int,
@@ -208,7 +204,10 @@ def _play_all(
                 results[key] = failed(error)
             done(game)
         return results
-    pool = ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=_context())
+    pool = ProcessPoolExecutor(
+        max_workers=min(workers, len(jobs)),
+        mp_context=multiprocessing.get_context(clean_start_method()),
+    )
     try:
         futures = {
             pool.submit(play_game, ref, game, frames, seed, env_kwargs): key

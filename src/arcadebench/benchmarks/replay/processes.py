@@ -5,7 +5,7 @@ item in flight, the crashed one's neighbours too; here those are played again, e
 of its own, so that only the item that crashes is given up. ``verify`` replays its chains of
 episodes this way and the report its clips.
 
-Functions: map_on_cores.
+Functions: map_on_cores, clean_start_method.
 """
 
 from __future__ import annotations
@@ -15,12 +15,17 @@ import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import TypeVar
+from typing import Literal, TypeVar
 
-__all__ = ["map_on_cores"]
+__all__ = ["clean_start_method", "map_on_cores"]
 
 T = TypeVar("T")  # an item
 R = TypeVar("R")  # its outcome
+
+
+def clean_start_method() -> Literal["forkserver", "spawn"]:
+    """How to start a process that shares nothing with its caller: forkserver, else spawn."""
+    return "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
 
 
 def map_on_cores(
@@ -39,8 +44,7 @@ def map_on_cores(
     workers = workers or os.cpu_count() or 1
     if workers == 1 or len(items) <= 1:
         return [function(item) for item in items]
-    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-    context = multiprocessing.get_context(method)
+    context = multiprocessing.get_context(clean_start_method())
     results: dict[int, R] = {}
     pending = list(range(len(items)))
     alone = False  # after a crash, each item of the lost pool goes to a pool of its own

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import wait
 from typing import Any, Literal, TypeAlias, cast
 
+from arcadebench.benchmarks.replay.processes import clean_start_method
 from arcadebench.benchmarks.runner.job import Job
 from arcadebench.benchmarks.runner.messages import Order, Stop
 from arcadebench.benchmarks.runner.pool import (
@@ -89,9 +90,7 @@ def start_method(agent: AgentRef) -> StartMethod:
         and not any(name in sys.modules for name in frameworks)
     ):
         return "fork"
-    if "forkserver" in multiprocessing.get_all_start_methods():
-        return "forkserver"
-    return "spawn"  # pragma: no cover - Windows
+    return clean_start_method()
 
 
 _Context: TypeAlias = (
