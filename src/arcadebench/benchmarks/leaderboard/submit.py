@@ -69,12 +69,7 @@ _RESULTS = "results.json"
 
 
 class _Rejected(Exception):
-    """A submission that fails a check: its one-line reason, and what was known by then."""
-
-    def __init__(self, reason: str, **known: Any) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.known = known
+    """A submission that fails a check; its message is the one-line reason."""
 
 
 def read_meta(path: str | os.PathLike[str] | None) -> dict[str, Any]:
@@ -157,76 +152,72 @@ def add_submission(
             )
         secret = read_secret(secret_file)
         check_secret(secret, board.settings.secret_sha256)
-    label = name or details.get("name") or _agent_name(run) or run.resolve().name
+    document = _read_results(run)
+    label = name or details.get("name") or _agent_name(document) or run.resolve().name
     try:
         checked = submission_name(str(label))
     except InvalidArgument:
         checked = "submission"
     incoming = board.path / ".incoming" / checked
-    with board.changing():
-        return _add(board, run, incoming, checked, details, policy, secret, workers, backend)
-
-
-def _add(
-    board: Board,
-    run: Path,
-    incoming: Path,
-    checked: str,
-    details: dict[str, Any],
-    policy: str | None,
-    secret: str | None,
-    workers: int | None,
-    backend: Literal["local", "ray"],
-) -> Submission:
-    """Accept the run, or record its rejection; nothing of the run stays but what was accepted."""
-    try:
-        return _accept(board, run, incoming, checked, details, policy, secret, workers, backend)
-    except _Rejected as rejected:
-        record = Submission(
-            name=checked,
-            status="rejected",
-            reason=rejected.reason,
-            added=now(),
-            meta=details,
-            **rejected.known,
-        )
-        board.rejected_folder.mkdir(parents=True, exist_ok=True)
-        stamp = record.added.replace(":", "").replace("-", "")
-        record.write(board.rejected_folder / f"{stamp}-{checked}.json")
-        return record
-    finally:  # what was accepted has moved into place; nothing else of the run stays
-        shutil.rmtree(incoming, ignore_errors=True)
-        if incoming.parent.is_dir() and not any(incoming.parent.iterdir()):
-            incoming.parent.rmdir()
+    known: dict[str, Any] = {}  # what the checks found, kept with a rejection
+    with board.changing():  # accepted, or its rejection recorded; nothing else of the run stays
+        try:
+            return _accept(
+                board, run, incoming, details, document, policy, secret, workers, backend, known
+            )
+        except _Rejected as rejected:
+            record = Submission(
+                name=checked,
+                status="rejected",
+                reason=str(rejected),
+                added=now(),
+                meta=details,
+                **known,
+            )
+            board.rejected_folder.mkdir(parents=True, exist_ok=True)
+            stamp = record.added.replace(":", "").replace("-", "")
+            record.write(board.rejected_folder / f"{stamp}-{checked}.json")
+            return record
+        finally:  # what was accepted has moved into place
+            shutil.rmtree(incoming, ignore_errors=True)
+            if incoming.parent.is_dir() and not any(incoming.parent.iterdir()):
+                incoming.parent.rmdir()
 
 
 def _accept(
     board: Board,
     run: Path,
     incoming: Path,
-    name: str,
     meta: Mapping[str, Any],
+    document: Any,
     policy: str | None,
     secret: str | None,
     workers: int | None,
     backend: Literal["local", "ray"],
+    known: dict[str, Any],
 ) -> Submission:
-    """Check a submission in a copy inside the board, and move the copy into place."""
-    document = _results(run)
-    spec, spec_record = _protocol(board, document)
-    headers = _headers(run, spec_record, {"spec": spec_record})
-    algorithm, entry = _one_agent(document, spec_record)
-    known: dict[str, Any] = {"spec": spec_record, "algorithm": algorithm}
+    """Check a submission in a copy inside the board, and move the copy into place.
+
+    ``incoming``: where the copy is checked, named as the submission; what the checks find goes
+    into ``known`` (the spec, the agent...), which a rejection keeps.
+    """
+    name = incoming.name
+    if isinstance(document, _Rejected):
+        raise document
+    if not isinstance(document, Mapping) or not isinstance(document.get("algorithms"), Mapping):
+        raise _Rejected(f"damaged folder: {_RESULTS} is not an arcadebench results file")
+    spec, spec_record = _protocol(board, document, known)
+    headers = _headers(run, spec_record)
+    algorithm, entry = _one_agent(document)
+    known["algorithm"] = algorithm
     if board.taken(name):
-        raise _Rejected(
-            f"the name {name!r} is taken on this board: submit under another (--name)", **known
-        )
-    _regular_files_only(run, known)
+        raise _Rejected(f"the name {name!r} is taken on this board: submit under another (--name)")
+    _regular_files_only(run)
     shutil.rmtree(incoming, ignore_errors=True)
     try:
         shutil.copytree(run, incoming / "run", symlinks=True)
     except (OSError, shutil.Error) as error:
-        raise _Rejected(f"damaged folder: it cannot be copied: {_first(error)}", **known) from None
+        raise _Rejected(f"damaged folder: it cannot be copied: {_first(error)}") from None
     copy = incoming / "run"
     logs = [copy / log.relative_to(run) for log in headers]  # the copies the board keeps
     outside = [
@@ -237,8 +228,7 @@ def _accept(
     if outside:
         raise _Rejected(
             f"{_RESULTS} was scored from inputs outside its folder ({outside[0]}): a submission "
-            "holds everything it claims; score the logs inside the folder",
-            **known,
+            "holds everything it claims; score the logs inside the folder"
         )
     evaluation = spec.evaluation.scored == "after_training" or entry.get("frozen_policy") is True
     scored: Literal["training", "evaluation"] = "evaluation" if evaluation else "training"
@@ -263,15 +253,14 @@ def _accept(
     }
     known["verification"] = verification
     if not found.ok or verified == 0:
-        raise _Rejected(f"verification failed: {_failures(found)}", **known)
+        raise _Rejected(f"verification failed: {_failures(found)}")
     fingerprint = verification["fingerprint"] = _fingerprint(logs)  # lines verified in bounds
     for other in board.accepted():
         if (other.verification or {}).get("fingerprint") == fingerprint:
             raise _Rejected(
-                f"the same episodes as the accepted {other.name!r}: a run is submitted once",
-                **known,
+                f"the same episodes as the accepted {other.name!r}: a run is submitted once"
             )
-    agent = known["agent"] = _agent(headers, known)
+    agent = known["agent"] = _agent(headers)
     if policy is not None and agent.get("learns") is True:
         raise InvalidArgument(
             f"`policy` must be a frozen policy, but the logs record a learning agent "
@@ -291,10 +280,32 @@ def _accept(
         {"name": "results", "ok": True, "detail": "every number of results.json recomputed"},
     ]
     reexecution = None
-    if policy is not None and secret is not None:
-        reexecution = _reexecute(
-            board, incoming, name, policy, secret, spec, logs, workers, backend, known
-        )
+    if policy is not None and secret is not None:  # played on the board's hidden seed
+        digest = policy_sha256(policy)
+        if digest is None or digest != agent.get("sha256"):
+            raise _Rejected(
+                f"the policy is not the one that played the run: its SHA-256 is "
+                f"{short_hash(digest)}, the logs record {short_hash(agent.get('sha256'))}"
+            )
+        claimed = scored_returns(spec, logs)
+        try:
+            outcome = reexecute(
+                policy,
+                spec,
+                claimed,
+                episodes=board.settings.episodes,
+                seed=hidden_seed(secret, name, digest),
+                alpha=board.settings.alpha,
+                log_dir=incoming / "reexecution",
+                workers=workers,
+                backend=backend,
+            )
+        except ArcadebenchError as error:
+            raise _Rejected(f"the policy could not be re-executed: {_first(error)}") from None
+        reexecution = {**outcome.as_dict(), "summary": outcome.summary()}
+        if not outcome.ok:
+            known["reexecution"] = reexecution
+            raise _Rejected(outcome.summary())
         checks.append({"name": "re-execution", "ok": True, "detail": reexecution["summary"]})
     report([copy], incoming / "report", spec=spec, episodes=True)
     record = Submission(
@@ -329,64 +340,58 @@ def _fingerprint(logs: Iterable[Path]) -> str:
     return "sha256:" + digest.hexdigest()
 
 
-def _regular_files_only(run: Path, known: Mapping[str, Any]) -> None:
+def _regular_files_only(run: Path) -> None:
     """Refuse a folder with a link or a special file: the board keeps what it checked, only."""
     for path in sorted(run.rglob("*")):
         if path.is_symlink() or not (path.is_file() or path.is_dir()):
             what = "a link" if path.is_symlink() else "not a regular file"
             raise _Rejected(
                 f"damaged folder: {path.relative_to(run)} is {what}; a submission is regular "
-                "files (copy what it points to into the folder)",
-                **known,
+                "files (copy what it points to into the folder)"
             )
 
 
-def _results(run: Path) -> Mapping[str, Any]:
-    """The run's results file, read as JSON, or the rejection of a damaged folder."""
+def _read_results(run: Path) -> Any:
+    """The run's results file read as JSON, or the rejection of a folder without a readable one."""
     path = run / _RESULTS
     if not path.is_file():
-        raise _Rejected(
+        return _Rejected(
             f"damaged folder: it has no {_RESULTS}; submit the output folder of "
             "`arcadebench run` (or score the logs into it with `arcadebench score --json`)"
         )
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as error:
-        raise _Rejected(f"damaged folder: {_RESULTS} cannot be read: {_first(error)}") from None
-    if not isinstance(document, Mapping) or not isinstance(document.get("algorithms"), Mapping):
-        raise _Rejected(f"damaged folder: {_RESULTS} is not an arcadebench results file")
-    return document
+        return _Rejected(f"damaged folder: {_RESULTS} cannot be read: {_first(error)}")
 
 
-def _protocol(board: Board, document: Mapping[str, Any]) -> tuple[Spec, dict[str, Any]]:
+def _protocol(
+    board: Board, document: Mapping[str, Any], known: dict[str, Any]
+) -> tuple[Spec, dict[str, Any]]:
     """The built-in spec the results were scored under, at the version of the board's page."""
     claimed = document.get("spec")
     if not isinstance(claimed, Mapping) or not isinstance(claimed.get("name"), str):
         raise _Rejected(f"damaged folder: {_RESULTS} names no spec")
-    record = {k: claimed.get(k) for k in ("name", "version", "hash")}
+    record = known["spec"] = {k: claimed.get(k) for k in ("name", "version", "hash")}
     if record["name"] not in list_specs():
-        raise _Rejected(
-            f"the board ranks built-in protocols only, and {record['name']!r} is none",
-            spec=record,
-        )
+        raise _Rejected(f"the board ranks built-in protocols only, and {record['name']!r} is none")
     spec = load_spec(str(record["name"]))
     page = board.page_spec(spec.name)
     if page is not None and page.get("hash") != record["hash"]:
         raise _Rejected(
             f"another version of {spec.name} than this board's page ({short_hash(record['hash'])}, "
             f"the page's {short_hash(page.get('hash'))}): rows are only compared within one spec "
-            "hash",
-            spec=record,
+            "hash"
         )
     return spec, record
 
 
-def _headers(run: Path, spec: Mapping[str, Any], known: Mapping[str, Any]) -> dict[Path, Any]:
+def _headers(run: Path, spec: Mapping[str, Any]) -> dict[Path, Any]:
     """Each log's header, all of one protocol: the results' (else the rejection of the mix)."""
     try:
         headers = {log: log_header(log) for log in find_logs([run])}
     except ArcadebenchError as error:
-        raise _Rejected(f"damaged folder: {error}", **known) from None
+        raise _Rejected(f"damaged folder: {error}") from None
     others = sorted(
         {
             f"{header.get('spec')} ({short_hash(header.get('spec_hash'))})"
@@ -397,87 +402,40 @@ def _headers(run: Path, spec: Mapping[str, Any], known: Mapping[str, Any]) -> di
     if others:
         raise _Rejected(
             f"mixed protocols in one folder: {spec['name']} ({short_hash(spec['hash'])}) and "
-            f"{', '.join(others)}: submit each protocol's run in a folder of its own",
-            **known,
+            f"{', '.join(others)}: submit each protocol's run in a folder of its own"
         )
     return headers
 
 
-def _one_agent(
-    document: Mapping[str, Any], spec: Mapping[str, Any]
-) -> tuple[str, Mapping[str, Any]]:
+def _one_agent(document: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]]:
     """The one agent the results file scores, and its block."""
     names = list(document["algorithms"])
     if len(names) != 1:
         raise _Rejected(
             f"a submission is one agent's run, but {_RESULTS} scores {len(names)} "
             f"({', '.join(map(repr, names[:4]))}): give each agent an output folder of its own "
-            "(`arcadebench run --out`)",
-            spec=spec,
+            "(`arcadebench run --out`)"
         )
     entry = document["algorithms"][names[0]]
     if not isinstance(entry, Mapping):
-        raise _Rejected(f"damaged folder: {_RESULTS}'s {names[0]!r} is not a mapping", spec=spec)
+        raise _Rejected(f"damaged folder: {_RESULTS}'s {names[0]!r} is not a mapping")
     return names[0], entry
 
 
-def _reexecute(
-    board: Board,
-    incoming: Path,
-    name: str,
-    policy: str,
-    secret: str,
-    spec: Spec,
-    logs: list[Path],
-    workers: int | None,
-    backend: Literal["local", "ray"],
-    known: Mapping[str, Any],
-) -> dict[str, Any]:
-    """Play the policy on the board's hidden seed and test the claims; its record."""
-    logged = known["agent"].get("sha256")
-    digest = policy_sha256(policy)
-    if digest is None or digest != logged:
-        raise _Rejected(
-            f"the policy is not the one that played the run: its SHA-256 is {short_hash(digest)}, "
-            f"the logs record {short_hash(logged)}",
-            **known,
-        )
-    claimed = scored_returns(spec, logs)
-    try:
-        outcome = reexecute(
-            policy,
-            spec,
-            claimed,
-            episodes=board.settings.episodes,
-            seed=hidden_seed(secret, name, digest),
-            alpha=board.settings.alpha,
-            log_dir=incoming / "reexecution",
-            workers=workers,
-            backend=backend,
-        )
-    except ArcadebenchError as error:
-        raise _Rejected(f"the policy could not be re-executed: {_first(error)}", **known) from None
-    record = {**outcome.as_dict(), "summary": outcome.summary()}
-    if not outcome.ok:
-        raise _Rejected(outcome.summary(), **{**known, "reexecution": record})
-    return record
-
-
-def _agent(headers: Mapping[Path, Mapping[str, Any]], known: Mapping[str, Any]) -> dict[str, Any]:
+def _agent(headers: Mapping[Path, Mapping[str, Any]]) -> dict[str, Any]:
     """The agent block the logs' headers record: one agent, or the rejection of several."""
     blocks = {json.dumps(header.get("agent"), sort_keys=True) for header in headers.values()}
     if len(blocks) != 1:
-        raise _Rejected(f"the logs were played by {len(blocks)} different agents, not one", **known)
+        raise _Rejected(f"the logs were played by {len(blocks)} different agents, not one")
     block = json.loads(blocks.pop())
     return block if isinstance(block, dict) else {}
 
 
-def _agent_name(run: Path) -> str | None:
-    """The one agent a run folder's results name, if it can be read."""
+def _agent_name(document: Any) -> str | None:
+    """The one agent a run folder's results name, if they could be read."""
     try:
-        document = json.loads((run / _RESULTS).read_text(encoding="utf-8"))
         names = list(document["algorithms"])
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError, KeyError, TypeError):
+    except (KeyError, TypeError):
         return None
     return names[0] if len(names) == 1 else None
 
