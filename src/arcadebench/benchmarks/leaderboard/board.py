@@ -49,6 +49,7 @@ except ImportError:  # pragma: no cover - not on Linux/macOS
 __all__ = [
     "BOARD_FILE",
     "BOARD_FORMAT",
+    "NAME",
     "SUBMISSION_FILE",
     "SUBMISSION_FORMAT",
     "Board",
@@ -56,6 +57,7 @@ __all__ = [
     "Submission",
     "close_board",
     "load_board",
+    "load_json",
     "now",
     "open_board",
     "submission_name",
@@ -70,7 +72,8 @@ SUBMISSION_FILE = "submission.json"
 SUBMISSION_FORMAT = "arcadebench-submission/1"
 """The ``format`` of a submission's record."""
 
-_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+"""A submission's name (:func:`submission_name` makes them), matched whole."""
 
 Status = Literal["accepted", "rejected"]
 Badge = Literal["replay-verified", "re-executed on hidden seeds"]
@@ -214,15 +217,16 @@ class Board:
 
     def accepted(self) -> list[Submission]:
         """The accepted submissions, in the order they were added."""
-        found = []
-        for record in sorted(self.submissions_folder.glob(f"*/{SUBMISSION_FILE}")):
-            found.append(Submission.from_dict(_read_json(record), record.parent, str(record)))
+        found = [
+            Submission.from_dict(load_json(record), record.parent, str(record))
+            for record in sorted(self.submissions_folder.glob(f"*/{SUBMISSION_FILE}"))
+        ]
         return sorted(found, key=lambda s: (s.added, s.name))
 
     def rejected(self) -> list[Submission]:
         """The rejections, in the order they were made."""
         return [
-            Submission.from_dict(_read_json(record), None, str(record))
+            Submission.from_dict(load_json(record), None, str(record))
             for record in sorted(self.rejected_folder.glob("*.json"))
         ]
 
@@ -262,7 +266,7 @@ class Board:
 def submission_name(text: str) -> str:
     """``text`` as a submission name: lower case, letters, digits, ``.``, ``_`` and ``-``."""
     slug = re.sub(r"[^a-z0-9._-]+", "-", text.lower()).strip("-._")[:64]
-    if not _NAME.match(slug):
+    if not NAME.fullmatch(slug):
         raise InvalidArgument(
             f"`name` must have a letter or digit (a submission's name on the board), got {text!r}"
         )
@@ -328,7 +332,7 @@ def load_board(path: str | os.PathLike[str]) -> Board:
             f"`board` must be a board's folder, got {str(board)!r}: it has no {BOARD_FILE}; "
             f"open one with `arcadebench leaderboard open {board} --secret-file FILE`"
         )
-    data = _read_json(file)
+    data = load_json(file)
     if not isinstance(data, Mapping) or data.get("format") != BOARD_FORMAT:
         raise InputError(str(file), None, f"is not a board's settings ({BOARD_FORMAT})")
     fields = {k: v for k, v in data.items() if k in BoardSettings.__dataclass_fields__}
@@ -349,7 +353,8 @@ def close_board(path: str | os.PathLike[str], secret_file: str | os.PathLike[str
     return Board(board.path, settings)
 
 
-def _read_json(path: Path) -> Any:
+def load_json(path: Path) -> Any:
+    """The JSON in ``path``, or an :class:`~arcadebench.errors.InputError` naming the file."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as error:

@@ -28,14 +28,13 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from arcadebench.benchmarks.leaderboard.board import Board, Submission
+from arcadebench.benchmarks.leaderboard.board import NAME, Board, Submission
 from arcadebench.benchmarks.report.references import reference_entries
 from arcadebench.benchmarks.report.report_data import Entry
 from arcadebench.benchmarks.scoring.normalise import headline_metric
@@ -49,7 +48,6 @@ from arcadebench.specs.statistics import STATISTICS
 __all__ = ["ProtocolPage", "Ranking", "Row", "headline_aggregate", "rank_board", "short_hash"]
 
 Scored = Literal["training", "evaluation"]
-_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")  # as the board names submissions
 
 SCORED: tuple[Scored, ...] = ("training", "evaluation")
 """The two kinds of row, in the order a page shows their tables."""
@@ -249,7 +247,7 @@ def _page(spec: Spec, submissions: list[Submission], *, reps: int, ci: float) ->
 def _left_out(spec: Spec, record: Mapping[str, Any], submission: Submission) -> str | None:
     """Why ``submission`` cannot be a row of ``spec``'s page, or ``None``."""
     theirs = submission.spec or {}
-    if not _NAME.fullmatch(submission.name):
+    if not NAME.fullmatch(submission.name):
         return "its name is not a submission name (lower-case letters, digits, '.', '_', '-')"
     if theirs.get("hash") != record.get("hash"):
         return (

@@ -39,7 +39,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from arcadebench.benchmarks.leaderboard.board import Board, Submission, load_board
+from arcadebench.benchmarks.leaderboard.board import NAME, Board, Submission, load_board, load_json
 from arcadebench.benchmarks.leaderboard.ranking_page import protocol_page
 from arcadebench.benchmarks.leaderboard.rankings import ProtocolPage, Row, rank_board
 from arcadebench.benchmarks.leaderboard.site_html import (
@@ -70,7 +70,6 @@ SITE_FORMAT = "arcadebench-site/1"
 DATA_FORMAT = "arcadebench-leaderboard/1"
 """The ``format`` of the site's JSON data."""
 
-_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")  # a submission's name, as the board makes them
 _CLIP = re.compile(re.escape(CLIP_PREFIX) + r"\d+_([a-z0-9-]+)_(best|worst)\.gif")
 _GIF = (b"GIF87a", b"GIF89a")
 
@@ -106,7 +105,7 @@ def build_site(
     files: dict[str, Content] = {}
     links: dict[str, dict[str, str | None]] = {}
     for submission in found.accepted():
-        if not _NAME.fullmatch(submission.name) or check_path(submission.name) in files:
+        if not NAME.fullmatch(submission.name) or check_path(submission.name) in files:
             continue
         clips, report = _assets(submission, files)
         links[submission.name] = {"check": check_path(submission.name), "report": report}
@@ -221,18 +220,10 @@ def _row_data(page: ProtocolPage, row: Row, links: Mapping[str, str | None]) -> 
 def _board_data(
     board: Board, pages: Sequence[ProtocolPage], rejected: int, notes: Sequence[str]
 ) -> dict[str, Any]:
-    settings = board.settings
+    keys = "title opened closed secret_sha256 secret episodes alpha sample sample_above_frames"
     return {
         "format": DATA_FORMAT,
-        "title": settings.title,
-        "opened": settings.opened,
-        "closed": settings.closed,
-        "secret_sha256": settings.secret_sha256,
-        "secret": settings.secret,
-        "episodes": settings.episodes,
-        "alpha": settings.alpha,
-        "sample": settings.sample,
-        "sample_above_frames": settings.sample_above_frames,
+        **{key: getattr(board.settings, key) for key in keys.split()},
         "protocols": [
             {
                 "spec": page.spec.name,
@@ -329,10 +320,7 @@ def _previous_site(board: Path, out: Path) -> set[str]:
             f"`out` must be a new or empty folder, or a site built before, got {str(out)!r}: "
             f"it holds other files and no {SITE_MARKER}; give a folder of its own"
         )
-    try:
-        data = json.loads(marker.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as error:
-        raise InputError(str(marker), None, f"cannot be read as JSON: {error}") from None
+    data = load_json(marker)
     if not isinstance(data, Mapping) or data.get("format") != SITE_FORMAT:
         raise InputError(str(marker), None, f"is not a site's marker ({SITE_FORMAT})")
     listed = data.get("files")
