@@ -55,18 +55,14 @@ def protocol_page(settings: BoardSettings, page: ProtocolPage, reports: frozense
     spec = page.spec
     blocks = [row.block for r in page.rankings for row in r.rows]
     percent = percent_metrics([*blocks, *(e.block for e in page.references)])
-    parts: list[object] = []
-    for ranking in page.rankings:
-        parts.append(_ranking(page, ranking, percent, reports))
-    for ranking in page.rankings:
-        parts.append(_games(page, ranking, percent))
-    parts.append(_references(page, percent))
-    parts.append(notes_section(page.notes))
     return document(
         f"{spec.name} \u2014 {settings.title}",
         spec.title,
         0,
-        parts,
+        [_ranking(page, ranking, percent, reports) for ranking in page.rankings],
+        [_games(page, ranking, percent) for ranking in page.rankings],
+        _references(page, percent),
+        notes_section(page.notes),
         sub=[
             f"{settings.title} \u00b7 spec {spec.name} v{page.record.get('version')} "
             f"({short_hash(page.record.get('hash'))}) \u00b7 {count(page.rows, 'row')} \u00b7 ",

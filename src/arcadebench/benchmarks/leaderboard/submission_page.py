@@ -39,6 +39,14 @@ from arcadebench.specs.names import display_name
 
 __all__ = ["check_page"]
 
+_TESTS = {  # a re-execution's per-game numbers, in the order shown, and their columns
+    "claimed_episodes": "claimed episodes",
+    "claimed_mean": "claimed mean",
+    "rerun_episodes": "re-run episodes",
+    "rerun_mean": "re-run mean",
+    "p_value": "p",
+    "adjusted_p": "Holm-adjusted p",
+}
 _REEXECUTION = {  # what a re-execution record says, in the order shown, and how it is named
     "summary": "outcome",
     "policy_sha256": "policy's SHA-256",
@@ -157,16 +165,6 @@ def _reexecution(submission: Submission) -> Markup | None:
         for key, label in _REEXECUTION.items()
         if found.get(key) is not None
     ]
-    head = [
-        "game",
-        "claimed episodes",
-        "claimed mean",
-        "re-run episodes",
-        "re-run mean",
-        "p",
-        "Holm-adjusted p",
-        "reproduced",
-    ]
     rows = []
     games = found.get("games")
     for test in games if isinstance(games, list) else ():
@@ -176,17 +174,7 @@ def _reexecution(submission: Submission) -> Markup | None:
             element(
                 "tr",
                 element("td", display_name(str(test.get("game", "")))),
-                [
-                    number_cell(_number(test.get(key)))
-                    for key in (
-                        "claimed_episodes",
-                        "claimed_mean",
-                        "rerun_episodes",
-                        "rerun_mean",
-                        "p_value",
-                        "adjusted_p",
-                    )
-                ],
+                [number_cell(_number(test.get(key))) for key in _TESTS],
                 element("td", "yes" if test.get("reproduced") is True else "no"),
             )
         )
@@ -194,7 +182,7 @@ def _reexecution(submission: Submission) -> Markup | None:
         "reexecution",
         "Re-execution on hidden seeds",
         pairs(about),
-        scroll_table(head, rows) if rows else None,
+        scroll_table(["game", *_TESTS.values(), "reproduced"], rows) if rows else None,
     )
 
 
