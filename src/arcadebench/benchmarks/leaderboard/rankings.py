@@ -304,17 +304,15 @@ def _ranking(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # rows missing games: every page says which it has
         points = score(spec, inputs, reps=0, seed=0, ci=ci, compare=[])
-    headline = headline_aggregate(spec, points)
-    direction = STATISTICS[headline[-1]].direction if headline[-1] in STATISTICS else 1
-    values = {name: _value(points.algorithms[name], headline)[0] for name in inputs}
-    order = sorted(
-        inputs, key=lambda n: (values[n] is None, -direction * (values[n] or 0.0))
-    )  # stable: ties keep the board's order (when they were added)
-    top = order[0]
-    metric = headline_metric(spec)
-    pairs = [(name, top) for name in order[1:] if _shares_game(points, name, top, metric)]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+        headline = headline_aggregate(spec, points)
+        direction = STATISTICS[headline[-1]].direction if headline[-1] in STATISTICS else 1
+        values = {name: _value(points.algorithms[name], headline)[0] for name in inputs}
+        order = sorted(
+            inputs, key=lambda n: (values[n] is None, -direction * (values[n] or 0.0))
+        )  # stable: ties keep the board's order (when they were added)
+        top = order[0]
+        metric = headline_metric(spec)
+        pairs = [(name, top) for name in order[1:] if _shares_game(points, name, top, metric)]
         results = score(spec, inputs, reps=reps, seed=0, ci=ci, compare=pairs)
     compared = {str(c["x"]): c for c in results.comparisons}
     ranked: list[Row] = []

@@ -311,14 +311,8 @@ class Reexecution:
         """Plain JSON-able data (:meth:`from_dict` reads it back)."""
         return {
             "format": REEXECUTION_FORMAT,
-            "policy": self.policy,
-            "policy_sha256": self.policy_sha256,
-            "seed": self.seed,
-            "episodes": self.episodes,
-            "alpha": self.alpha,
-            "test": self.test,
+            **asdict(self),
             "games": [asdict(game) for game in self.games],
-            "untestable": self.untestable,
             "log_dir": str(self.log_dir),
         }
 

@@ -101,7 +101,9 @@ def build_site(
     pages, orphans = rank_board(found, reps=reps)
     rejected = found.rejected()
     settings = found.settings
-    ranked = {row.name: (page, row) for page in pages for r in page.rankings for row in r.rows}
+    ranked = {
+        row.name: (row, r.headline) for page in pages for r in page.rankings for row in r.rows
+    }
     files: dict[str, Content] = {}
     links: dict[str, dict[str, str | None]] = {}
     for submission in found.accepted():
@@ -109,8 +111,7 @@ def build_site(
             continue
         clips, report = _assets(submission, files)
         links[submission.name] = {"check": check_path(submission.name), "report": report}
-        page, row = ranked.get(submission.name, (None, None))
-        headline = _headline_of(page, row)
+        row, headline = ranked.get(submission.name, (None, None))
         files[check_path(submission.name)] = check_page(
             settings, submission, row, headline, clips, report is not None
         ).encode("utf-8")
@@ -137,37 +138,33 @@ def page_data(
     site's folder.
     """
     spec = page.spec
-    tables = []
-    for ranking in page.rankings:
-        rows = [_row_data(page, row, (links or {}).get(row.name, {})) for row in ranking.rows]
-        tables.append(
-            {
-                "scored": ranking.scored,
-                "headline": {
-                    "path": list(ranking.headline),
-                    "label": aggregate_label(ranking.headline),
-                },
-                "top": ranking.top.name,
-                "settings": dict(ranking.results.settings),
-                "rows": rows,
-            }
-        )
-    references = []
-    for entry in page.references:
-        headlines = {
-            ".".join(r.headline): _pair(*entry.aggregate(*r.headline)) for r in page.rankings
+    tables = [
+        {
+            "scored": ranking.scored,
+            "headline": {
+                "path": list(ranking.headline),
+                "label": aggregate_label(ranking.headline),
+            },
+            "top": ranking.top.name,
+            "settings": dict(ranking.results.settings),
+            "rows": [_row_data(page, row, (links or {}).get(row.name, {})) for row in ranking.rows],
         }
-        references.append(
-            {
-                "name": entry.name,
-                "status": "published (not verified)",
-                "source": entry.source,
-                "protocol": entry.protocol,
-                "per_game": entry.per_game,
-                "headline": headlines,
-                "aggregates": entry.aggregates,
-            }
-        )
+        for ranking in page.rankings
+    ]
+    references = [
+        {
+            "name": entry.name,
+            "status": "published (not verified)",
+            "source": entry.source,
+            "protocol": entry.protocol,
+            "per_game": entry.per_game,
+            "headline": {
+                ".".join(r.headline): _pair(*entry.aggregate(*r.headline)) for r in page.rankings
+            },
+            "aggregates": entry.aggregates,
+        }
+        for entry in page.references
+    ]
     data: dict[str, Any] = _plain(
         {
             "format": DATA_FORMAT,
@@ -247,12 +244,6 @@ def _rejection(record: Submission) -> dict[str, Any]:
         "spec": dict(as_mapping(record.spec)) or None,
         "reason": record.reason,
     }
-
-
-def _headline_of(page: ProtocolPage | None, row: Row | None) -> tuple[str, ...] | None:
-    if page is None or row is None:
-        return None
-    return next((r.headline for r in page.rankings if row in r.rows), None)
 
 
 def _assets(submission: Submission, files: dict[str, Content]) -> tuple[list[Clip], str | None]:
