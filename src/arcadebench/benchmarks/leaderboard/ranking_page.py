@@ -158,36 +158,28 @@ def _games(page: ProtocolPage, ranking: Ranking, percent: frozenset[str]) -> Mar
         {game for row in ranking.rows for game in row.block.get("games", {})},
         key=lambda game: display_name(game).lower(),
     )
-    top = element(
-        "tr",
-        element("th", "game", rowspan=2),
-        [element("th", row.name, colspan=len(metrics)) for row in ranking.rows],
-    )
     sub = element(
         "tr", [element("th", m if m == "raw" else m.upper()) for _ in ranking.rows for m in metrics]
     )
     body = []
     for game in games:
-        cells = []
-        for row in ranking.rows:
-            cell = row.block.get("games", {}).get(game)
-            for metric in metrics:
-                if cell is None:
-                    cells.append(number_cell(None, title="not played"))
-                    continue
-                interval = cell.get("ci", {}).get(metric)
-                cells.append(number_cell(*units(percent, (metric,), cell.get(metric), interval)))
+        cells = [
+            number_cell(None, title="not played")
+            if (cell := row.block.get("games", {}).get(game)) is None
+            else number_cell(
+                *units(percent, (metric,), cell.get(metric), cell.get("ci", {}).get(metric))
+            )
+            for row in ranking.rows
+            for metric in metrics
+        ]
         body.append(element("tr", element("th", display_name(game)), cells, data_game=game))
-    table = element(
-        "div",
-        element("table", element("thead", top, sub), element("tbody", body)),
-        class_="scroll",
-    )
+    head = [element("th", "game", rowspan=2)]
+    head += [element("th", row.name, colspan=len(metrics)) for row in ranking.rows]
     return page_section(
         f"games-{ranking.scored}",
         f"Per game: {_SCORED_TITLES[ranking.scored].split(':')[0].lower()}",
         element("p", "Mean over runs, with its CI where a game has several runs.", class_="sub"),
-        table,
+        scroll_table(head, body, sub),
     )
 
 

@@ -121,11 +121,9 @@ def _checks(submission: Submission) -> Markup:
         element(
             "tr",
             element("td", str(check.get("name", ""))),
-            element(
-                "td",
-                "passed" if check.get("ok") is True else "failed",
-                class_="ok" if check.get("ok") is True else "failed",
-            ),
+            element("td", "passed", class_="ok")
+            if check.get("ok") is True
+            else element("td", "failed", class_="failed"),
             element("td", str(check.get("detail", ""))),
         )
         for check in map(as_mapping, submission.checks)
@@ -165,19 +163,17 @@ def _reexecution(submission: Submission) -> Markup | None:
         for key, label in _REEXECUTION.items()
         if found.get(key) is not None
     ]
-    rows = []
     games = found.get("games")
-    for test in games if isinstance(games, list) else ():
-        if not isinstance(test, Mapping):
-            continue
-        rows.append(
-            element(
-                "tr",
-                element("td", display_name(str(test.get("game", "")))),
-                [number_cell(_number(test.get(key))) for key in _TESTS],
-                element("td", "yes" if test.get("reproduced") is True else "no"),
-            )
+    rows = [
+        element(
+            "tr",
+            element("td", display_name(str(test.get("game", "")))),
+            [number_cell(_number(test.get(key))) for key in _TESTS],
+            element("td", "yes" if test.get("reproduced") is True else "no"),
         )
+        for test in (games if isinstance(games, list) else ())
+        if isinstance(test, Mapping)
+    ]
     return page_section(
         "reexecution",
         "Re-execution on hidden seeds",
