@@ -199,36 +199,29 @@ def index_page(
     notes: Sequence[str] = (),
 ) -> str:
     """The board's front page: its settings, the secret's digest, a link per protocol."""
-    secret: list[object] = [
-        element("code", settings.secret_sha256),
-        element(
-            "small",
-            "Published when the board opened; the secret itself, from which the seeds of every "
-            "re-execution are drawn, is revealed when it closes.",
-        ),
-    ]
+    revealed: list[tuple[str, object]] = []
+    if settings.secret is not None:
+        text = (
+            "Its SHA-256 is the digest above. Each re-executed submission's seed is "
+            "hidden_seed(secret, name, policy_sha256) of "
+            "arcadebench.benchmarks.leaderboard.secret, from its name and the "
+            "policy's SHA-256 on its check page: recompute it to check every draw."
+        )
+        revealed = [
+            ("secret (revealed)", [element("code", settings.secret), element("small", text)])
+        ]
+    published = (
+        "Published when the board opened; the secret itself, from which the seeds of every "
+        "re-execution are drawn, is revealed when it closes."
+    )
     rows: list[tuple[str, object]] = [
         ("opened", settings.opened),
         ("closed", settings.closed or "open: taking submissions"),
-        ("secret's SHA-256", secret),
-    ]
-    if settings.secret is not None:
-        rows.append(
-            (
-                "secret (revealed)",
-                [
-                    element("code", settings.secret),
-                    element(
-                        "small",
-                        "Its SHA-256 is the digest above. Each re-executed submission's seed is "
-                        "hidden_seed(secret, name, policy_sha256) of "
-                        "arcadebench.benchmarks.leaderboard.secret, from its name and the "
-                        "policy's SHA-256 on its check page: recompute it to check every draw.",
-                    ),
-                ],
-            )
-        )
-    rows += [
+        (
+            "secret's SHA-256",
+            [element("code", settings.secret_sha256), element("small", published)],
+        ),
+        *revealed,
         ("re-execution", f"{settings.episodes} episodes a game, Holm's α = {settings.alpha:g}"),
         (
             "replay",
