@@ -48,7 +48,6 @@ from arcadebench.benchmarks.envs.roms import require_roms
 from arcadebench.benchmarks.runner.agents import Agent
 from arcadebench.benchmarks.runner.backends import LocalBackend
 from arcadebench.benchmarks.runner.compatibility import fit_agent
-from arcadebench.benchmarks.runner.job import Job
 from arcadebench.benchmarks.runner.plan import (
     agent_log_dir,
     plan_jobs,
@@ -85,115 +84,6 @@ def _positive_int(name: str, value: object, allow_none: bool = True) -> None:
         return
     if type(value) is not int or value <= 0:
         raise ArcadebenchError(f"`{name}` must be a positive integer, got {value!r}")
-
-
-def _check_arguments(
-    spec: Spec,
-    games: Any,
-    split: Any,
-    episodes: Any,
-    steps: Any,
-    seeds: Any,
-    workers: Any,
-    backend: Any,
-    address: Any,
-    episode_time_limit: Any,
-    env_kwargs: Any,
-    num_envs: Any = None,
-    device: Any = "cpu",
-) -> tuple[list[str], list[int], int | None, int | None]:
-    if spec.platform == "none":
-        raise ArcadebenchError(
-            f"the {spec.name!r} spec defines scores only, no environments to run"
-        )
-    if games is not None and split is not None:
-        raise ArcadebenchError(
-            f"`games` and `split` are alternatives, got both ({games!r}, {split!r})"
-        )
-    if isinstance(games, str):
-        games = [games]
-    if games is None:
-        names = list(spec.games_of(split) if split is not None else spec.default_games)
-    else:
-        if not games or not all(isinstance(g, str) for g in games):
-            raise ArcadebenchError(f"`games` must be a non-empty list of game names, got {games!r}")
-        names = list(dict.fromkeys(spec.resolve_game(g) for g in games))
-    _positive_int("episodes", episodes)
-    _positive_int("steps", steps)
-    _positive_int("num_envs", num_envs)
-    if not isinstance(device, str) or not device:
-        raise ArcadebenchError(
-            f"`device` must be a device name such as 'cpu' or 'cuda', got {device!r}"
-        )
-    after_training = spec.evaluation.scored == "after_training"
-    if after_training:  # steps of training, then episodes of evaluation
-        episodes = episodes or spec.evaluation.episodes
-        steps = steps or spec.evaluation.budget_steps
-    elif episodes is not None and steps is not None:
-        raise ArcadebenchError(
-            f"`episodes` and `steps` are alternatives, got both ({episodes!r}, {steps!r})"
-        )
-    if episodes is None and steps is None:
-        if spec.evaluation.budget_steps is None:
-            raise ArcadebenchError(
-                f"`episodes` or `steps` must be given for the {spec.name!r} spec "
-                "(it fixes no step budget), "
-                "got neither; e.g. episodes=3"
-            )
-        steps = spec.evaluation.budget_steps
-    if (
-        steps is not None
-        and spec.evaluation.budget_steps is not None
-        and steps > spec.evaluation.budget_steps
-    ):
-        raise ArcadebenchError(
-            f"`steps` must be at most the {spec.name!r} budget of "
-            f"{spec.evaluation.budget_steps:,} steps, got {steps:,}"
-        )
-    if isinstance(seeds, int) and not isinstance(seeds, bool):
-        seeds = [seeds]
-    if (
-        not isinstance(seeds, Sequence)
-        or not seeds
-        or not all(type(s) is int and s >= 0 for s in seeds)
-        or len(set(seeds)) != len(seeds)
-    ):
-        raise ArcadebenchError(f"`seeds` must be distinct non-negative integers, got {seeds!r}")
-    _positive_int("workers", workers)
-    if backend not in ("local", "ray"):
-        raise ArcadebenchError(f"`backend` must be 'local' or 'ray', got {backend!r}")
-    if address is not None and backend != "ray":
-        raise ArcadebenchError(f"`address` must only be given with backend='ray', got {address!r}")
-    if episode_time_limit is not None and (
-        isinstance(episode_time_limit, bool)
-        or not isinstance(episode_time_limit, int | float)
-        or not episode_time_limit > 0
-    ):
-        raise ArcadebenchError(
-            f"`episode_time_limit` must be a positive number of seconds, got {episode_time_limit!r}"
-        )
-    reserved = sorted(set(env_kwargs) & set(_RESERVED_KWARGS))
-    if reserved:
-        raise ArcadebenchError(
-            f"`env_kwargs` must not set {', '.join(reserved)} (the runner does), got {env_kwargs!r}"
-        )
-    return names, list(seeds), episodes, steps
-
-
-def _check_name(name: object) -> None:
-    if name is None:
-        return
-    if not isinstance(name, str) or not name.strip() or not name.isprintable() or len(name) > 80:
-        raise ArcadebenchError(
-            "`name` must be a label of at most 80 printable characters for the tables and "
-            f"figures (e.g. 'PPO (ours)'), got {name!r}"
-        )
-
-
-def _stderr_path(job: Job) -> str:
-    spec = load_spec(job.spec)
-    path = log_path(job.log_dir, spec.name, job.game, job.run)
-    return str(path.with_suffix(".stderr.txt"))
 
 
 def evaluate(
@@ -292,28 +182,93 @@ def evaluate(
     """
     spec = spec if isinstance(spec, Spec) else load_spec(spec)
     env_kwargs = dict(env_kwargs or {})
-    games, seeds, episodes, steps = _check_arguments(
-        spec,
-        games,
-        split,
-        episodes,
-        steps,
-        seeds,
-        workers,
-        backend,
-        address,
-        episode_time_limit,
-        env_kwargs,
-        num_envs,
-        device,
-    )
+    if spec.platform == "none":
+        raise ArcadebenchError(
+            f"the {spec.name!r} spec defines scores only, no environments to run"
+        )
+    if games is not None and split is not None:
+        raise ArcadebenchError(
+            f"`games` and `split` are alternatives, got both ({games!r}, {split!r})"
+        )
+    if isinstance(games, str):
+        games = [games]
+    if games is None:
+        games = list(spec.games_of(split) if split is not None else spec.default_games)
+    else:
+        if not games or not all(isinstance(g, str) for g in games):
+            raise ArcadebenchError(f"`games` must be a non-empty list of game names, got {games!r}")
+        games = list(dict.fromkeys(spec.resolve_game(g) for g in games))
+    _positive_int("episodes", episodes)
+    _positive_int("steps", steps)
+    _positive_int("num_envs", num_envs)
+    if not isinstance(device, str) or not device:
+        raise ArcadebenchError(
+            f"`device` must be a device name such as 'cpu' or 'cuda', got {device!r}"
+        )
+    if spec.evaluation.scored == "after_training":  # steps of training, then evaluation episodes
+        episodes = episodes or spec.evaluation.episodes
+        steps = steps or spec.evaluation.budget_steps
+    elif episodes is not None and steps is not None:
+        raise ArcadebenchError(
+            f"`episodes` and `steps` are alternatives, got both ({episodes!r}, {steps!r})"
+        )
+    if episodes is None and steps is None:
+        if spec.evaluation.budget_steps is None:
+            raise ArcadebenchError(
+                f"`episodes` or `steps` must be given for the {spec.name!r} spec "
+                "(it fixes no step budget), got neither; e.g. episodes=3"
+            )
+        steps = spec.evaluation.budget_steps
+    if (
+        steps is not None
+        and spec.evaluation.budget_steps is not None
+        and steps > spec.evaluation.budget_steps
+    ):
+        raise ArcadebenchError(
+            f"`steps` must be at most the {spec.name!r} budget of "
+            f"{spec.evaluation.budget_steps:,} steps, got {steps:,}"
+        )
+    if isinstance(seeds, int) and not isinstance(seeds, bool):
+        seeds = [seeds]
+    if (
+        not isinstance(seeds, Sequence)
+        or not seeds
+        or not all(type(s) is int and s >= 0 for s in seeds)
+        or len(set(seeds)) != len(seeds)
+    ):
+        raise ArcadebenchError(f"`seeds` must be distinct non-negative integers, got {seeds!r}")
+    _positive_int("workers", workers)
+    if backend not in ("local", "ray"):
+        raise ArcadebenchError(f"`backend` must be 'local' or 'ray', got {backend!r}")
+    if address is not None and backend != "ray":
+        raise ArcadebenchError(f"`address` must only be given with backend='ray', got {address!r}")
+    if episode_time_limit is not None and (
+        isinstance(episode_time_limit, bool)
+        or not isinstance(episode_time_limit, int | float)
+        or not episode_time_limit > 0
+    ):
+        raise ArcadebenchError(
+            f"`episode_time_limit` must be a positive number of seconds, got {episode_time_limit!r}"
+        )
+    reserved = sorted(set(env_kwargs) & set(_RESERVED_KWARGS))
+    if reserved:
+        raise ArcadebenchError(
+            f"`env_kwargs` must not set {', '.join(reserved)} (the runner does), got {env_kwargs!r}"
+        )
+    seeds = list(seeds)
     if spec.platform == "retro":  # a missing ROM: one line with the import command, before any job
         require_roms(spec, games)
     if progress not in ("auto", "bars", "lines", "off"):
         raise ArcadebenchError(
             f"`progress` must be 'auto', 'bars', 'lines' or 'off', got {progress!r}"
         )
-    _check_name(name)
+    if name is not None and (
+        not isinstance(name, str) or not name.strip() or not name.isprintable() or len(name) > 80
+    ):
+        raise ArcadebenchError(
+            "`name` must be a label of at most 80 printable characters for the tables and "
+            f"figures (e.g. 'PPO (ours)'), got {name!r}"
+        )
     if overwrite and resume:
         raise ArcadebenchError(
             "`overwrite` and `resume` are alternatives (overwrite removes what resume would "
@@ -371,7 +326,7 @@ def evaluate(
     if num_envs is None:
         builtin = ref.kind == "builtin"
         num_envs = 1 if builtin else GPU_ENVS if device.startswith("cuda") else DEFAULT_ENVS
-    # one of the two quotas is set (_check_arguments)
+    # one of the two quotas is set (checked above)
     quota, unit = (episodes, "episodes") if episodes is not None else (steps or 0, "steps")
     outcomes: list[JobOutcome] = []
     if to_run:
@@ -424,7 +379,9 @@ def evaluate(
 
 def _keep_output(outcome: JobOutcome) -> None:
     """A failed job's worker output (its traceback, a crash's trace) in ``<log>.stderr.txt``."""
-    path = Path(_stderr_path(outcome.job))
+    job = outcome.job
+    path = log_path(job.log_dir, load_spec(job.spec).name, job.game, job.run)
+    path = path.with_suffix(".stderr.txt")
     if outcome.status == "done" or not outcome.trace:
         path.unlink(missing_ok=True)
         return
