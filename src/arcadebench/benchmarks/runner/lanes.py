@@ -142,13 +142,10 @@ class Lanes:
             relay = Relay(start, self.line_sender(stream))
         try:
             mon = attach_log(env, job, relay, steps=None, policy=policy, resume=True)
-        except ArcadebenchError as error:  # the log refused it (in use, another run's)
-            env.close()
-            self.send(JobFailed(job.key, failure_of(error), lane=lane_id))
-            return
-        except Exception as error:  # the env's monitor: not the agent's doing
-            env.close()
-            self.send(JobFailed(job.key, failure_of(error), traceback.format_exc(), lane_id))
+        except Exception as error:  # the log refused it (in use, another run's), or the env's
+            env.close()  # monitor failed: not the agent's doing
+            trace = "" if isinstance(error, ArcadebenchError) else traceback.format_exc()
+            self.send(JobFailed(job.key, failure_of(error), trace, lane_id))
             return
         self.lanes[lane_id] = _Lane(lane_id, job, env, mon, actor)
 
@@ -238,8 +235,7 @@ class Lanes:
             self.send(Exhausted(lane.job.key, lane.id))
 
     def _finished(self, lane: _Lane) -> None:
-        record = dict(lane.mon.last_episode or {})
-        self.send(EpisodeEnded(lane.job.key, event_fields(record), lane.id))
+        self.send(EpisodeEnded(lane.job.key, event_fields(lane.mon), lane.id))
         lane.index = None
         if lane.mon.exhausted:
             lane.queue.clear()

@@ -109,8 +109,9 @@ def checked_actions(
     )
 
 
-def event_fields(record: Mapping[str, Any]) -> dict[str, Any]:
-    """What the parent hears of a finished episode (the progress display's fields)."""
+def event_fields(mon: Any) -> dict[str, Any]:
+    """What the parent hears of the monitor's last episode (the progress display's fields)."""
+    record = mon.last_episode or {}
     return {k: record.get(k) for k in _EVENT_FIELDS} | {"rss_kb": _rss_kb()}
 
 
@@ -303,12 +304,11 @@ def _play(
                 f"the agent raised in {where(0)}: {type(error).__name__}: {error}"
             ) from error
         played += 1
-        record: dict[str, Any] = dict(mon.last_episode or {})
-        continues = record.get("end_reason") == "life_lost"
+        continues = (mon.last_episode or {}).get("end_reason") == "life_lost"
         if quiet:
             send(Steps(job.key, mon.total_steps, mon.total_frames))
         else:
-            send(EpisodeEnded(job.key, event_fields(record)))
+            send(EpisodeEnded(job.key, event_fields(mon)))
     return played
 
 
