@@ -168,14 +168,6 @@ def _death(exitcode: int | None) -> str:
     return f"the worker process exited with status {exitcode} without reporting"
 
 
-def _read(path: str) -> str:
-    try:
-        with open(path, errors="replace") as handle:
-            return handle.read()
-    except OSError:
-        return ""
-
-
 @dataclass
 class _Process:
     """A local worker process and its end of the pipe."""
@@ -269,7 +261,9 @@ class _LocalPool(WorkerPool):
         self._receive(worker)  # what it said before it ended
         del self.processes[worker]
         found.conn.close()
-        text = _read(found.stderr)
+        text = ""
+        with contextlib.suppress(OSError), open(found.stderr, errors="replace") as handle:
+            text = handle.read()
         return Loss(_death(found.process.exitcode) + tail_summary(text), trace=text[-_TRACE_BYTES:])
 
     def kill(self, worker: int) -> None:

@@ -37,6 +37,7 @@ Functions: check_reachable.
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import itertools
 import os
@@ -107,19 +108,17 @@ def _connect(ray: Any, address: str | None, workers: int) -> bool:
     """Join the cluster at ``address`` or start a local instance; whether one was started."""
     if ray.is_initialized():
         return False
-    options: dict[str, Any] = {
-        "include_dashboard": False,
-        "log_to_driver": False,
-        "configure_logging": False,
-    }
-    if address is None:
-        options["num_cpus"] = workers
-    else:
+    if address is not None:
         check_reachable(address)
-    try:
+    cpus = {"num_cpus": workers} if address is None else {}
+    try:  # "local": a new instance, never a stray one
         ray.init(
-            address=address or "local", **options
-        )  # "local": a new instance, never a stray one
+            address=address or "local",
+            include_dashboard=False,
+            log_to_driver=False,
+            configure_logging=False,
+            **cpus,
+        )
     except Exception as error:  # noqa: BLE001 - Ray raises many types here
         where = (
             f"connect to the Ray cluster at {address}" if address else "start a local Ray instance"
@@ -150,19 +149,12 @@ class _Mailbox:
         return items
 
 
-def _read_end(path: str) -> str:
-    """The last :data:`_STDERR_BYTES` of a file, or ``""``."""
-    try:
-        with open(path, "rb") as handle:
-            handle.seek(max(0, os.fstat(handle.fileno()).st_size - _STDERR_BYTES))
-            return handle.read().decode(errors="replace")
-    except OSError:
-        return ""
-
-
 def _take_stderr(path: str) -> str:
     """A small task on a dead actor's node: the end of its stderr file, which it removes."""
-    text = _read_end(path)
+    text = ""
+    with contextlib.suppress(OSError), open(path, "rb") as handle:
+        handle.seek(max(0, os.fstat(handle.fileno()).st_size - _STDERR_BYTES))
+        text = handle.read().decode(errors="replace")
     Path(path).unlink(missing_ok=True)
     return text
 
@@ -496,31 +488,21 @@ class _RayPool(WorkerPool):
     def stop(self) -> None:
         """Stop the actors (letting them close their lanes), write what they sent, clean up."""
         for actor in self.actors.values():
-            try:
+            with contextlib.suppress(Exception):  # best effort
                 actor.handle.give.remote([Stop()])
-            except Exception:  # noqa: BLE001 - best effort
-                pass
         refs = [actor.serve for actor in self.actors.values()]
         if refs:
-            try:
+            with contextlib.suppress(Exception):
                 self.ray.wait(refs, num_returns=len(refs), timeout=_STOP_GRACE)
-            except Exception:  # noqa: BLE001 - best effort
-                pass
-        try:
+        with contextlib.suppress(Exception):  # the mailbox may be gone
             self.collect()  # the episodes that reached the mailbox are finished: keep them
-        except Exception:  # noqa: BLE001 - best effort: the mailbox may be gone
-            pass
         for actor in self.actors.values():
-            try:
+            with contextlib.suppress(Exception):
                 self.ray.kill(actor.handle, no_restart=True)
-            except Exception:  # noqa: BLE001 - best effort
-                pass
         self.actors.clear()
         self.streams.close_all()
-        try:
+        with contextlib.suppress(Exception):
             self.ray.kill(self.mailbox)
-        except Exception:  # noqa: BLE001 - best effort
-            pass
 
 
 class RayBackend:

@@ -20,6 +20,7 @@ Functions: worker_main, limit_threads.
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import os
 import signal
@@ -45,13 +46,12 @@ from arcadebench.benchmarks.runner.messages import (
     failure_of,
 )
 from arcadebench.benchmarks.runner.reference import AgentRef, LoadedAgent
-from arcadebench.benchmarks.runner.worker import run_job
+from arcadebench.benchmarks.runner.worker import Send, run_job
 from arcadebench.errors import ArcadebenchError, IncompatibleAgent
 from arcadebench.records import Relay
 
 __all__ = ["Worker", "WorkerOptions", "limit_threads", "worker_main"]
 
-Send = Callable[[Report], None]
 Receive = Callable[[bool], list[Order]]
 """``receive(block)`` returns the messages waiting (at least one when ``block``)."""
 
@@ -170,7 +170,7 @@ def limit_threads(threads: int) -> None:
         os.environ.setdefault(variable, str(threads))
 
 
-def _stop(signum: int, frame: Any) -> None:
+def _stop(signum: int, _frame: Any) -> None:
     raise SystemExit(128 + signum)
 
 
@@ -219,7 +219,5 @@ def worker_main(
         else:
             receive(True)  # the parent stops a worker that refused
     finally:
-        try:
+        with contextlib.suppress(OSError):
             conn.close()
-        except OSError:
-            pass
