@@ -146,7 +146,7 @@ class RunProgress:
                 self._last_redraw = now
                 self._bars.refresh()
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, *_: object) -> None:
         if self._bars is not None:
             self._bars.__exit__(None, None, None)
             self._bars = None
@@ -174,8 +174,7 @@ class RunProgress:
     def __call__(self, event: Progress | Waiting) -> None:
         """Handle one progress message."""
         if isinstance(event, Waiting):
-            if self.mode != "off":
-                self._line(event.message)
+            self._line(event.message)
             return
         key = event.key
         if key in self.training and isinstance(event, EpisodeStarted | EpisodeEnded):
@@ -189,7 +188,8 @@ class RunProgress:
                 if self.unit == "steps":
                     self.done[key] = event.steps
                 self.frames[key] = self._trained_frames.get(key, 0) + event.frames
-            self._plain_heartbeat()
+            if self.mode == "lines" and time.monotonic() - self._last_line > _PLAIN_INTERVAL:
+                self._line(f"[{self._summary()}]")
         elif isinstance(event, EpisodeEnded):
             self._episode(key, event.record)
         elif isinstance(event, JobDone):
@@ -197,8 +197,7 @@ class RunProgress:
         elif isinstance(event, JobFailed):
             self.training.pop(key, None)
             self.failures.append((key, event.failure))
-            if self.mode != "off":
-                self._line(f"{key} FAILED: {event.failure}")
+            self._line(f"{key} FAILED: {event.failure}")
             self._remove(key)
         self._refresh(key)
 
@@ -208,7 +207,7 @@ class RunProgress:
         self.units_at_start += min(self.done[key], self.quota)
         self.frames[key] = self.frames_at_start[key] = frames
         self.started[key] = time.monotonic()
-        trains = self._trains_first(key)
+        trains = self._after_training and self.jobs[key].phase == "training"  # a learner first
         if trains:
             self.training[key] = (steps, frames)
         if self._bars is not None:
@@ -238,11 +237,18 @@ class RunProgress:
             )
 
     def _done(self, key: str, summary: dict[str, Any]) -> None:
-        if self.mode != "off" and (self.mode == "lines" or summary.get("budget")):
+        if self.mode == "lines" or summary.get("budget"):
             # a budget or step quota cuts the episode in flight: it is not one of them
             cut = "complete episode" if summary.get("budget") else "episode"
             episodes = "evaluation episode" if self._after_training else cut
-            limit = self._limit(key, summary)
+            limit = job_limit(
+                self.spec,
+                self.jobs[key],
+                steps=int(summary.get("total_steps") or 0),
+                frames=int(summary.get("total_frames") or 0),
+                exhausted=bool(summary.get("budget")),
+                evaluation=self._after_training,
+            )
             self._line(
                 f"{key} done: {count(summary['episodes'], episodes)}, "
                 f"{summary['total_steps']:,} steps, {summary['total_frames']:,} frames"
@@ -251,10 +257,6 @@ class RunProgress:
         self._remove(key)
 
     # -- a job's training before its evaluation ------------------------------------------------
-    def _trains_first(self, key: str) -> bool:
-        """Whether the job trains a learner before playing its evaluation episodes."""
-        return self._after_training and self.jobs[key].phase == "training"
-
     def _training_steps(self, key: str, steps: int, frames: int) -> None:
         self.training[key] = (steps, frames)
         self.frames[key] = frames
@@ -275,27 +277,16 @@ class RunProgress:
         self._trained_frames[key] = frames
         job = self.jobs[key]
         limit = job_limit(self.spec, job, steps=steps, frames=frames, exhausted=True)
-        if self.mode != "off":
-            self._line(
-                f"{key} trained: {steps:,} steps, {frames:,} frames ({limit}); "
-                f"now {count(self.quota, 'evaluation episode')}"
-            )
+        self._line(
+            f"{key} trained: {steps:,} steps, {frames:,} frames ({limit}); "
+            f"now {count(self.quota, 'evaluation episode')}"
+        )
         task = self._tasks.get(key)
         if task is not None and self._bars is not None:
             # reset, not update: the bar's speed and ETA start again, in episodes
             self._bars.reset(
                 task, description=key, total=self.quota, completed=0, rate="", unit=self.unit
             )
-
-    def _limit(self, key: str, summary: dict[str, Any]) -> str:
-        return job_limit(
-            self.spec,
-            self.jobs[key],
-            steps=int(summary.get("total_steps") or 0),
-            frames=int(summary.get("total_frames") or 0),
-            exhausted=bool(summary.get("budget")),
-            evaluation=self._after_training,
-        )
 
     def _summary(self) -> str:
         return (
@@ -309,10 +300,6 @@ class RunProgress:
             self._bars.console.print(text, markup=False, highlight=False)
         elif self.mode != "off":
             print(text, file=self.stream, flush=True)
-
-    def _plain_heartbeat(self) -> None:
-        if self.mode == "lines" and time.monotonic() - self._last_line > _PLAIN_INTERVAL:
-            self._line(f"[{self._summary()}]")
 
     def _remove(self, key: str) -> None:
         task = self._tasks.pop(key, None)
