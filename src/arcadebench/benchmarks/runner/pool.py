@@ -140,18 +140,13 @@ def worker_count(jobs: Sequence[Job], workers: int, lanes: int) -> int:
     return max(1, min(workers, at_once))
 
 
-def hang_message(key: str, episode: int | None, limit: float) -> str:
-    """Why a job (``game/run``) whose episode ran past ``limit`` seconds was stopped."""
+def hung_reason(key: str, episode: int | None, limit: float) -> Reason:
+    """Why each job of a worker stopped for a hang failed: the hung one, and the others."""
     game, _, run = key.rpartition("/")
-    return (
+    message = (
         f"episode {episode} of {game} run {run!r} ran past the wall-clock limit of {limit:g} s "
         "(the agent or the emulator hangs); the worker was stopped"
     )
-
-
-def hung_reason(key: str, episode: int | None, limit: float) -> Reason:
-    """Why each job of a worker stopped for a hang failed: the hung one, and the others."""
-    message = hang_message(key, episode, limit)
 
     def reason(job: str, _: int | None) -> Failure:
         said = message if job == key else f"its worker was stopped: {message}"

@@ -110,6 +110,11 @@ class _JobState:
     exhausted: bool = False
     summary: dict[str, Any] | None = None
 
+    @property
+    def to_give(self) -> bool:
+        """Whether episode indices of it are left to give out."""
+        return bool(self.todo) and self.failure is None and not self.exhausted
+
 
 @dataclass
 class _LaneState:
@@ -178,9 +183,7 @@ class Scheduler:
     @property
     def work_left(self) -> bool:
         """Whether something is still to be given to a worker."""
-        return bool(self.whole) or any(
-            s.todo and s.failure is None and not s.exhausted for s in self.states.values()
-        )
+        return bool(self.whole) or any(s.to_give for s in self.states.values())
 
     def busy(self, worker: int) -> bool:
         """Whether the worker has something in flight."""
@@ -213,18 +216,12 @@ class Scheduler:
             try:
                 starts = self.streams.open_job(state.job) if self.streams is not None else None
             except Exception as error:  # noqa: BLE001 - the log refuses the job: it fails alone
-                self._fail(key, Failure(FailureKind.LOG, str(error)))
+                self.fail(key, Failure(FailureKind.LOG, str(error)))
                 continue
             self.workers[worker].job = key
             state.started = True
             return [PlayJob(state.job, starts)]
         return []
-
-    def _next_job(self) -> str | None:
-        for key, state in self.states.items():
-            if state.todo and state.failure is None and not state.exhausted:
-                return key
-        return None
 
     def _feed(self, worker: int, lane_id: int, ahead: int) -> list[Order]:
         """One more episode index for a lane, opening it on another job if it must."""
@@ -233,7 +230,7 @@ class Scheduler:
             return []
         if lane.job is not None:
             state = self.states[lane.job]
-            if state.todo and state.failure is None and not state.exhausted:
+            if state.to_give:
                 index = state.todo.popleft()
                 lane.queue.append(index)
                 return [PlayEpisode(lane_id, index)]
@@ -241,7 +238,7 @@ class Scheduler:
                 return []
         messages: list[Order] = []
         while True:
-            key = self._next_job()
+            key = next((k for k, s in self.states.items() if s.to_give), None)
             if key is None:
                 return messages
             state = self.states[key]
@@ -257,7 +254,7 @@ class Scheduler:
                     else (None, None)
                 )
             except Exception as error:  # noqa: BLE001 - the log refuses the job: it fails alone
-                self._fail(key, Failure(FailureKind.LOG, str(error)))
+                self.fail(key, Failure(FailureKind.LOG, str(error)))
                 continue
             lane.job = key
             if not state.started:
@@ -302,7 +299,7 @@ class Scheduler:
             lane.queue.clear()
             if self.streams is not None:
                 self.streams.close_lane(worker, event.lane)
-            self._fail(event.key, event.failure, event.trace)
+            self.fail(event.key, event.failure, event.trace)
         elif isinstance(event, JobDone | JobFailed):
             state.job, state.heard, state.episode, state.since = None, False, None, None
             if self.streams is not None:
@@ -311,7 +308,7 @@ class Scheduler:
                 self.states[event.key].summary = event.summary
                 self.on_event(event)
             else:
-                self._fail(event.key, event.failure, event.trace)
+                self.fail(event.key, event.failure, event.trace)
         elif isinstance(event, JobStarted | Steps):  # a whole job's progress
             self.on_event(event)
 
@@ -353,17 +350,14 @@ class Scheduler:
         if job.started:
             self.on_event(JobDone(key, job.summary))
 
-    def fail(self, key: str, failure: Failure) -> None:
-        """Fail a job for a reason the transport found (its log cannot be written...)."""
-        self._fail(key, failure)
-
     def fail_all(self, failure: Failure) -> None:
         """Fail every job without an outcome (the cluster has no CPU for the work left)."""
         self.whole.clear()
         for key in self.states:
-            self._fail(key, failure)
+            self.fail(key, failure)
 
-    def _fail(self, key: str, failure: Failure, trace: str = "") -> None:
+    def fail(self, key: str, failure: Failure, trace: str = "") -> None:
+        """Fail a job (a worker's report, or a reason the transport found: its log...)."""
         job = self.states[key]
         if job.failure is not None or job.summary is not None:
             return
@@ -415,7 +409,7 @@ class Scheduler:
             if requeue_unstarted and key not in begun:
                 self._requeue(state, key)
             else:
-                self._fail(key, reason(key, episode), trace)
+                self.fail(key, reason(key, episode), trace)
         if self.streams is not None:
             for lane_id, lane in enumerate(state.lanes):
                 if lane.job is not None:
