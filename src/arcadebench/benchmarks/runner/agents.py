@@ -58,10 +58,7 @@ import gymnasium as gym
 import numpy as np
 
 from arcadebench.benchmarks.runner.jerk import JerkAgent
-from arcadebench.errors import (
-    AgentError,
-    ArcadebenchError,
-)
+from arcadebench.errors import AgentError, ArcadebenchError
 
 __all__ = [
     "BUILTIN_AGENTS",
@@ -222,8 +219,7 @@ class Actor:
     """
 
     def __init__(self, agent: Any, game: str, seed: int) -> None:
-        obj = agent
-        self.agent = obj
+        obj = self.agent = agent
         self.batched = is_batched(obj)
         self._batch: Callable[..., Any] | None = None
         self._takes_rngs = False

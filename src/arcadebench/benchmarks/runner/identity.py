@@ -102,10 +102,8 @@ def agent_identity(
     Raises:
         ArcadebenchError: a saved policy's file that cannot be read.
     """
-    record: dict[str, Any] = {"kind": kind, "name": name}
-    if reference is not None:
-        record["reference"] = reference
-    record["learns"] = learns
+    named = {"reference": reference} if reference is not None else {}
+    record: dict[str, Any] = {"kind": kind, "name": name, **named, "learns": learns}
     if kind == "builtin":  # arcadebench's own code: its version, in the header, says it
         return AgentIdentity(record)
     saved = kind == "saved"
@@ -167,12 +165,8 @@ def named_logs(log_dir: Path, spec: str, label: str) -> list[tuple[Path, dict[st
     Raises:
         InputError: a log whose first line cannot be read.
     """
-    found = []
-    for path in sorted(log_dir.glob(f"{spec}/*/*.jsonl")):
-        header = _header(path) or {}
-        if header.get("algorithm", label) == label:
-            found.append((path, header))
-    return found
+    headers = ((path, _header(path) or {}) for path in sorted(log_dir.glob(f"{spec}/*/*.jsonl")))
+    return [(path, header) for path, header in headers if header.get("algorithm", label) == label]
 
 
 def check_logged_agents(
@@ -199,7 +193,9 @@ def check_logged_agents(
     noted: set[str] = set()
     for path, header in logs:
         logged = header.get("agent")
-        if isinstance(logged, Mapping) and not _same_agent(logged, identity.record):
+        if isinstance(logged, Mapping) and any(
+            logged.get(key) != identity.record.get(key) for key in _IDENTIFYING
+        ):
             raise ArcadebenchError(
                 f"{path} was played by {describe(logged)}, not by this run's agent "
                 f"{identity.describe()}: scoring them as one run would mix two agents; use "
@@ -217,10 +213,6 @@ def check_logged_agents(
                         RuntimeWarning,
                         stacklevel=3,
                     )
-
-
-def _same_agent(logged: Mapping[str, Any], current: Mapping[str, Any]) -> bool:
-    return all(logged.get(key) == current.get(key) for key in _IDENTIFYING)
 
 
 def _header(path: Path) -> dict[str, Any] | None:

@@ -130,11 +130,7 @@ class JerkAgent:
         self._return = 0.0
         self._replay: tuple[list[float], list[np.ndarray]] | None = None
         self._replay_index = 0
-        self._segment_left = False
-        self._segment_length = self.explore_steps
-        self._segment_steps = 0
-        self._segment_reward = 0.0
-        self._jump_steps_left = 0
+        self._start_segment(left=False)
 
     def _begin_episode(self) -> None:
         self._new_episode = False

@@ -142,10 +142,7 @@ def _settings(deviations: Mapping[str, Any]) -> str:
 
 
 def _same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-    def canonical(value: Mapping[str, Any]) -> str:
-        return json.dumps(value, sort_keys=True, default=str)
-
-    return canonical(a) == canonical(b)
+    return json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True, default=str)
 
 
 def plays_in_lanes(agent: AgentRef, spec: Spec, episodes: int | None, steps: int | None) -> bool:
@@ -165,12 +162,11 @@ def plays_in_lanes(agent: AgentRef, spec: Spec, episodes: int | None, steps: int
         >>> plays_in_lanes(resolve_agent("random", saber), saber, None, 2000)
         False
     """
-    after_training = spec.evaluation.scored == "after_training"
     settings = spec.environment
     continued = (
         isinstance(settings, AtariSettings)
         and settings.life_loss_terminal_in_training
-        and not after_training
+        and spec.evaluation.scored != "after_training"
     )
     return agent.batched and not agent.learns and episodes is not None and not continued
 
