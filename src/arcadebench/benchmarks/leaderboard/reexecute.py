@@ -369,11 +369,11 @@ def _p(value: float) -> str:
     return f"{value:.2g}"
 
 
-def _describe_test(games: int, alpha: float, permutations: int = PERMUTATIONS) -> str:
+def _describe_test(games: int, alpha: float) -> str:
     """The test of a re-execution in one sentence."""
     return (
         "two-sided permutation test of the difference of mean episode returns (exact up to "
-        f"{EXACT_SPLITS:,} splits, else {permutations:,} permutations), Holm-corrected across "
+        f"{EXACT_SPLITS:,} splits, else {PERMUTATIONS:,} permutations), Holm-corrected across "
         f"{_count(games, 'game')} at family-wise {alpha:g}"
     )
 

@@ -101,9 +101,7 @@ def build_site(
     pages, orphans = rank_board(found, reps=reps)
     rejected = found.rejected()
     settings = found.settings
-    ranked = {
-        row.name: (row, r.headline) for page in pages for r in page.rankings for row in r.rows
-    }
+    ranked = {row.name: (row, r.headline) for p in pages for r in p.rankings for row in r.rows}
     files: dict[str, Content] = {}
     links: dict[str, dict[str, str | None]] = {}
     for submission in found.accepted():
