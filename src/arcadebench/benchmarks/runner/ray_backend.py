@@ -226,7 +226,6 @@ class _Streams:
         self.receivers: dict[int, RunReceiver] = {}
         self.lanes: dict[tuple[int, int], int] = {}
         self.jobs: dict[str, list[int]] = {}
-        self.broken: dict[int, str] = {}  # stream -> the job that failed to write it
         self.owner: dict[int, str] = {}
         self._ids = itertools.count()
 
@@ -279,17 +278,17 @@ class _Streams:
         if receiver is not None:
             receiver.close()
 
-    def append(self, stream: int, line: bytes) -> str | None:
-        """Write a line an actor sent; the job whose log cannot be written, if that failed."""
+    def append(self, stream: int, line: bytes) -> tuple[str, Failure] | None:
+        """Write a line an actor sent; if that failed, the job whose log it is, and its failure."""
         receiver = self.receivers.get(stream)
         if receiver is None:
             return None  # a late line of a stream given up on
         try:
             receiver.append(line)
         except (OSError, ArcadebenchError) as error:
-            self.broken[stream] = f"the driver could not write {receiver.log}: {error}"
+            message = f"the driver could not write {receiver.log}: {error}"
             self._close(stream)
-            return self.owner.get(stream)
+            return self.owner[stream], Failure(FailureKind.LOG, message)
         return None
 
     def close_all(self) -> None:
@@ -379,8 +378,7 @@ class _RayPool(WorkerPool):
             if isinstance(message, Line):
                 broken = self.streams.append(message.stream, message.line)
                 if broken is not None:
-                    failure = Failure(FailureKind.LOG, self.streams.broken[message.stream])
-                    self.scheduler.fail(broken, failure)
+                    self.scheduler.fail(*broken)
             elif isinstance(message, ActorStarted):
                 self.ran()
                 if actor is not None:
