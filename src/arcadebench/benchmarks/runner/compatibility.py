@@ -151,7 +151,6 @@ def fit_agent(
     declared = agent.observation_space or agent.action_space
     if spec.platform != "atari" or declared is None:
         return env_kwargs  # nothing to compare; retro: no emulator in this process
-    label = agent.name
     settings = spec.environment
     full = bool(env_kwargs.get("full_action_space", getattr(settings, "full_action_space", True)))
     spaces = _spaces(make, spec, game, env_kwargs)
@@ -159,14 +158,14 @@ def fit_agent(
         other = _spaces(make, spec, game, {**env_kwargs, "full_action_space": not full})
         sets = {full: spaces[1], not full: other[1]}
         chosen = action_set_override(
-            agent, full=sets[True], minimal=sets[False], label=label, game=game
+            agent, full=sets[True], minimal=sets[False], label=agent.name, game=game
         )
         if chosen is not None and chosen != full:
             env_kwargs, spaces, full = {**env_kwargs, "full_action_space": chosen}, other, chosen
     check_compatible(
         agent,
         *spaces,
-        label=label,
+        label=agent.name,
         spec=spec,
         game=game,
         full_action_space=full,

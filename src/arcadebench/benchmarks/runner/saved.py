@@ -103,10 +103,9 @@ def saved_kinds() -> Mapping[str, SavedPolicyKind]:
     """
     found: dict[str, SavedPolicyKind] = {}
     named = [(prefix, target, "arcadebench") for prefix, target in _BUILT_IN.items()]
-    named += [
-        (point.name, point.value, point.dist.name if point.dist is not None else "a package")
-        for point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
-    ]
+    for point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        package = point.dist.name if point.dist is not None else "a package"
+        named.append((point.name, point.value, package))
     for prefix, target, package in named:
         kind = _load(target, package)
         if kind.prefix != prefix or prefix in found:
