@@ -196,16 +196,14 @@ class Scheduler:
         out: dict[int, list[Order]] = {}
         alive = [w for w, s in self.workers.items() if s.alive]
         for worker in alive:
-            state = self.workers[worker]
-            if self.whole and state.job is None and not self.busy(worker):
+            if self.whole and not self.busy(worker):  # busy: a job, or a lane's episodes
                 out.setdefault(worker, []).extend(self._give_job(worker))
         for ahead in range(self.depth):
             for lane in range(self.lanes):
                 for worker in alive:
-                    if self.workers[worker].job is not None:
-                        continue
-                    messages = self._feed(worker, lane, ahead)
-                    if messages:
+                    if self.workers[worker].job is None and (
+                        messages := self._feed(worker, lane, ahead)
+                    ):
                         out.setdefault(worker, []).extend(messages)
         return out
 
