@@ -236,12 +236,8 @@ class Actor:
                 return action[0] if isinstance(action, tuple) else action
 
             self.act = act
-        elif self._batch is not None:
-
-            def act_one(obs: Any) -> Any:
-                return self.act_rows(np.expand_dims(obs, 0), [self._rng])[0]
-
-            self.act = act_one
+        elif self._batch is not None:  # a batch of one row
+            self.act = lambda obs: self.act_rows(np.expand_dims(obs, 0), [self._rng])[0]
         elif callable(obj):
             self.act = obj
         else:

@@ -79,10 +79,8 @@ bottleneck: a bigger batch keeps the device busy while they step."""
 _RESERVED_KWARGS = ("log_dir", "run", "resume", "spec", "game")
 
 
-def _positive_int(name: str, value: object, allow_none: bool = True) -> None:
-    if value is None and allow_none:
-        return
-    if type(value) is not int or value <= 0:
+def _positive_int(name: str, value: object) -> None:
+    if value is not None and (type(value) is not int or value <= 0):
         raise ArcadebenchError(f"`{name}` must be a positive integer, got {value!r}")
 
 
