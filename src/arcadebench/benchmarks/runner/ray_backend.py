@@ -545,9 +545,8 @@ class RayBackend:
             jobs, lanes=settings.lanes, depth=2, on_event=on_event, streams=streams
         )
         try:
-            cpus = settings.workers
-            if self.address is not None:
-                cpus = int(ray.cluster_resources().get("CPU", 0))
+            on_cluster = self.address is not None
+            cpus = int(ray.cluster_resources().get("CPU", 0)) if on_cluster else settings.workers
             wanted = worker_count(jobs, max(settings.workers, cpus), settings.lanes)
             pool = _RayPool(ray, scheduler, streams, agent, settings, wanted, self.cpu_wait)
             return pool.run(tick)
