@@ -229,8 +229,7 @@ class RunProgress:
             end = episode_end(self.spec, self.jobs[key], self.settings, record)
             self._line(
                 f"{key} episode {record.get('index', record['episode'])}: "
-                f"return {record['return']:g}, "
-                f"{record['steps']:,} steps, "
+                f"return {record['return']:g}, {record['steps']:,} steps, "
                 f"{record['frames']:,} frames, {record['wall_time']:.1f} s"
                 + (f" ({end})" if end else "")
                 + f"  [{self._summary()}]"
