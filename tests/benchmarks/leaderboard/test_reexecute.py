@@ -185,7 +185,7 @@ def test_honest_claims_reproduce_on_the_hidden_seed(policy, honest, tmp_path):
     # what was played: the file the header records, on the hidden seed, into log_dir
     file = policy.split(":")[1]
     digest = hashlib.sha256(Path(file).read_bytes()).hexdigest()
-    assert done.policy_sha256 == policy_sha256(policy) == digest
+    assert done.policy_sha256 == policy_sha256(policy, SPEC) == digest
     (log,) = spec_logs(tmp_path, SPEC.name)
     assert log.name == f"{SEED}.eval.jsonl" and done.log_dir == tmp_path and done.seed == SEED
     rerun = scored_returns(SPEC, [log])["breakout"]

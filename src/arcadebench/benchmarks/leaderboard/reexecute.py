@@ -25,7 +25,6 @@ scored_returns.
 
 from __future__ import annotations
 
-import importlib
 import itertools
 import math
 import os
@@ -38,10 +37,9 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from arcadebench.benchmarks.runner.agents import BUILTIN_AGENTS
 from arcadebench.benchmarks.runner.evaluate import evaluate
-from arcadebench.benchmarks.runner.identity import agent_identity, file_sha256
-from arcadebench.benchmarks.runner.saved import saved_kind
+from arcadebench.benchmarks.runner.identity import file_sha256
+from arcadebench.benchmarks.runner.reference import resolve_agent
 from arcadebench.errors import (
     AgentError,
     ArcadebenchError,
@@ -643,12 +641,13 @@ def _played_sha256(spec: Spec, logs: Iterable[Path]) -> str | None:
     return digest
 
 
-def policy_sha256(policy: str) -> str | None:
+def policy_sha256(policy: str, spec: Spec) -> str | None:
     """The SHA-256 a log header records for ``policy`` (``agent.sha256``), or ``None``.
 
-    What :func:`~arcadebench.benchmarks.runner.identity.agent_identity` records: a saved
-    policy's file, a ``module:attr`` agent's module file, nothing for a built-in agent. The
-    board compares it with the submission's header before playing the policy again, and
+    What the runner records of the agent it resolves once
+    (:func:`~arcadebench.benchmarks.runner.reference.resolve_agent`): a saved policy's file, a
+    ``module:attr`` agent's module file, nothing for a built-in agent. The board compares it
+    with the submission's header before playing the policy again, and
     :attr:`Reexecution.policy_sha256` is what the re-run itself recorded.
 
     Raises:
@@ -656,36 +655,8 @@ def policy_sha256(policy: str) -> str | None:
             damaged file, a module that does not import.
 
     Example:
-        >>> policy_sha256("random") is None
+        >>> policy_sha256("random", load_spec("saber")) is None
         True
     """
     _check_policy(policy)
-    if policy in BUILTIN_AGENTS:
-        return None
-    kind = saved_kind(policy)
-    if kind is not None:
-        read = kind.read(policy, "cpu")
-        file = _text(getattr(read, "path", None))
-        identity = agent_identity("saved", read.name, policy, read, learns=False, file=file)
-    else:
-        identity = agent_identity("module", policy, policy, _import_attr(policy), learns=False)
-    return _text(identity.record.get("sha256"))
-
-
-def _import_attr(policy: str) -> Any:
-    """What ``module:attr`` names, as the runner imports it."""
-    module_name, sep, attr = policy.partition(":")
-    if not sep or not module_name or not attr:
-        raise ArcadebenchError(
-            f"`policy` must be a built-in agent, a saved policy or 'module:attr', got {policy!r}"
-        )
-    try:
-        obj: Any = importlib.import_module(module_name)
-        for part in attr.split("."):
-            obj = getattr(obj, part)
-    except Exception as error:  # noqa: BLE001 - importing the user's module: whatever it raises
-        raise ArcadebenchError(
-            f"cannot import the policy {policy!r} ({type(error).__name__}: {first_line(error)}); "
-            "is it on PYTHONPATH?"
-        ) from None
-    return obj
+    return _text(resolve_agent(policy, spec).identity.record.get("sha256"))

@@ -281,7 +281,7 @@ def _accept(
     ]
     reexecution = None
     if policy is not None and secret is not None:  # played on the board's hidden seed
-        digest = policy_sha256(policy)
+        digest = policy_sha256(policy, spec)
         if digest is None or digest != agent.get("sha256"):
             raise _Rejected(
                 f"the policy is not the one that played the run: its SHA-256 is "
