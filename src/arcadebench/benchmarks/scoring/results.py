@@ -700,18 +700,6 @@ class Results:
         """The aggregate tables the spec's papers printed (``()`` without the spec)."""
         return self.protocol.published if self.protocol is not None else ()
 
-    def reference_rows(
-        self, names: Collection[str] | None = None
-    ) -> list[tuple[PublishedScores, Mapping[str, Any]]]:
-        """Each published per-game result of the spec, scored on the games these results have.
-
-        Scored on the same games, so that its aggregates compare with these results' (a
-        reference's printed aggregates cover all of its games; these cover ours). ``names``:
-        only these references (``None``: every one).
-        """
-        blocks = self.reference_blocks(names)
-        return [(reference, block["aggregates"]) for reference, block in blocks]
-
     def reference_blocks(
         self, names: Collection[str] | None = None, *, intervals: bool = False
     ) -> list[tuple[PublishedScores, Mapping[str, Any]]]:
