@@ -126,8 +126,16 @@ class RunIdentity(NamedTuple):
 
 
 def _identity_fields(run: RunIdentity) -> dict[str, Any]:
-    """The fields that open every line of a log: the spec and the run (``spec`` to ``seed``)."""
-    return dict(zip(RunIdentity._fields[:7], run, strict=False))
+    """The fields that open every line of a log: the spec and the run."""
+    return {
+        "spec": run.spec,
+        "spec_version": run.spec_version,
+        "spec_hash": run.spec_hash,
+        "env_id": run.env_id,
+        "game": run.game,
+        "run": run.run,
+        "seed": run.seed,
+    }
 
 
 def header_record(
