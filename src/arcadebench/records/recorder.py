@@ -201,9 +201,19 @@ class RunRecorder:
     @property
     def identity(self) -> RunIdentity:
         """What the run's log lines repeat about it (the seed is this stream's)."""
-        spec = self.spec  # the other fields, env_id to deviations, are the recorder's own
-        own = (getattr(self, name) for name in RunIdentity._fields[3:])
-        return RunIdentity(spec.name, spec.version, spec.hash, *own)
+        spec = self.spec
+        return RunIdentity(
+            spec.name,
+            spec.version,
+            spec.hash,
+            self.env_id,
+            self.game,
+            self.run,
+            self.seed,
+            self.algorithm,
+            self.settings,
+            self.deviations,
+        )
 
     @property
     def log(self) -> Path | None:
